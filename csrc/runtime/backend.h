@@ -1,0 +1,86 @@
+/* The backend table: model code is written once as calls through this table,
+ * and each device (the CPU here, CUDA in cuda/) fills it in. The CUDA backend
+ * lives in its own shared library and hands the core a filled-in table from
+ * sw_cuda_backend_open(), so the struct layout is a versioned ABI. */
+#ifndef SW_BACKEND_H
+#define SW_BACKEND_H
+
+#include <stddef.h>
+
+#include "pool.h"
+#include "status.h"
+#include "tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bump when the table's layout changes; the loader refuses a mismatch. */
+#define SW_BACKEND_ABI 1
+
+typedef enum sw_device_kind { SW_DEVICE_CPU = 0, SW_DEVICE_CUDA = 1 } sw_device_kind;
+
+typedef struct sw_device_info {
+    char name[128];
+    size_t total_bytes;   /* device memory (GPU) or physical memory (CPU) */
+    size_t free_bytes;
+    int compute_major;    /* GPU only */
+    int compute_minor;
+    int threads;          /* CPU only: worker threads in use */
+} sw_device_info;
+
+typedef struct sw_backend sw_backend;
+
+struct sw_backend {
+    int abi;
+    sw_device_kind kind;
+    const char *name;
+    void *impl;          /* backend-private state */
+
+    /* Memory: all bytes come from the backend's counted pool. */
+    void *(*alloc)(sw_backend *b, size_t bytes, sw_error *err);
+    void (*free)(sw_backend *b, void *ptr);
+    sw_pool_stats (*memory)(sw_backend *b);
+    void (*trim)(sw_backend *b);
+    sw_status (*device_info)(sw_backend *b, sw_device_info *info, sw_error *err);
+    sw_status (*upload)(sw_backend *b, void *dst, const void *host_src, size_t bytes,
+                        sw_error *err);
+    sw_status (*download)(sw_backend *b, void *host_dst, const void *src, size_t bytes,
+                          sw_error *err);
+    sw_status (*synchronize)(sw_backend *b, sw_error *err);
+
+    /* Ops. Shapes are checked by the sw_* wrappers in ops.c before these run,
+     * so a backend only sees valid, f32 (or as documented) operands. */
+
+    /* c[m,n] = alpha * a[m,k] @ op(b) + beta * c; op(b) = b[k,n] or b[n,k]^T */
+    sw_status (*matmul)(sw_backend *be, const sw_tensor *a, const sw_tensor *b,
+                        sw_tensor *c, int trans_b, float alpha, float beta, sw_error *err);
+    /* out = a + b, where b has a's shape or is a row vector broadcast over rows */
+    sw_status (*add)(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *out,
+                     sw_error *err);
+    sw_status (*mul)(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *out,
+                     sw_error *err);
+    sw_status (*scale)(sw_backend *be, const sw_tensor *a, float s, sw_tensor *out,
+                       sw_error *err);
+    sw_status (*gelu)(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
+    /* softmax over the last dimension */
+    sw_status (*softmax)(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
+    /* layer norm over the last dimension with gamma, beta of that length */
+    sw_status (*layernorm)(sw_backend *be, const sw_tensor *a, const sw_tensor *gamma,
+                           const sw_tensor *beta, float eps, sw_tensor *out, sw_error *err);
+    /* dtype conversion between f32, f16 and bf16 */
+    sw_status (*convert)(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
+
+    /* Frees every byte the backend holds and the backend itself. */
+    void (*destroy)(sw_backend *b);
+};
+
+/* Name of the symbol the CUDA library exports, and its type. */
+#define SW_CUDA_ENTRY "sw_cuda_backend_open"
+typedef sw_status (*sw_cuda_open_fn)(int device_index, int abi, sw_backend **out,
+                                     sw_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

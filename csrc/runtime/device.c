@@ -1,0 +1,122 @@
+#include "device.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_cpu.h"
+
+sw_device_options sw_device_default_options(void)
+{
+    sw_device_options o = {"auto", NULL, 0};
+    return o;
+}
+
+/* The CUDA library is loaded once per process and never unloaded: CUDA's
+ * runtime keeps threads and atexit handlers that must not outlive its code.
+ * Every byte it allocated is returned by the backend's destroy, not dlclose. */
+static pthread_mutex_t cuda_lib_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *cuda_lib_handle;
+
+static sw_cuda_open_fn load_cuda_library(const char *path, sw_error *err)
+{
+    const char *name = path ? path : "libsaywho_cuda.so";
+    pthread_mutex_lock(&cuda_lib_lock);
+    if (!cuda_lib_handle)
+        cuda_lib_handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    void *h = cuda_lib_handle;
+    const char *why = h ? NULL : dlerror();
+    pthread_mutex_unlock(&cuda_lib_lock);
+    if (!h) {
+        sw_fail(err, SW_ERR_DEVICE, "the CUDA backend library %s could not be loaded: %s", name,
+                why ? why : "unknown reason");
+        return NULL;
+    }
+    sw_cuda_open_fn fn;
+    void *sym = dlsym(h, SW_CUDA_ENTRY);
+    memcpy(&fn, &sym, sizeof fn);
+    if (!fn)
+        sw_fail(err, SW_ERR_DEVICE, "%s does not export %s: a mismatched saywho installation", name,
+                SW_CUDA_ENTRY);
+    return fn;
+}
+
+static sw_status parse_device(const char *spec, int *want_cuda, int *auto_mode, int *index,
+                              sw_error *err)
+{
+    *want_cuda = 0;
+    *auto_mode = 0;
+    *index = 0;
+    if (!spec || strcmp(spec, "auto") == 0) {
+        *auto_mode = 1;
+        return SW_OK;
+    }
+    if (strcmp(spec, "cpu") == 0)
+        return SW_OK;
+    if (strcmp(spec, "cuda") == 0 || strcmp(spec, "gpu") == 0) {
+        *want_cuda = 1;
+        return SW_OK;
+    }
+    if (strncmp(spec, "cuda:", 5) == 0) {
+        char *end = NULL;
+        long i = strtol(spec + 5, &end, 10);
+        if (end && *end == '\0' && end != spec + 5 && i >= 0 && i < 1024) {
+            *want_cuda = 1;
+            *index = (int)i;
+            return SW_OK;
+        }
+    }
+    return sw_fail(err, SW_ERR_ARG,
+                   "device must be \"auto\", \"cpu\", \"cuda\" or \"cuda:N\", not \"%s\"", spec);
+}
+
+static sw_status open_cuda(const char *library, int index, sw_backend **out, sw_error *err)
+{
+    sw_cuda_open_fn open_fn = load_cuda_library(library, err);
+    if (!open_fn)
+        return err->code;
+    sw_status st = open_fn(index, SW_BACKEND_ABI, out, err);
+    if (st == SW_OK && (*out == NULL || (*out)->abi != SW_BACKEND_ABI)) {
+        if (*out)
+            (*out)->destroy(*out);
+        *out = NULL;
+        return sw_fail(err, SW_ERR_DEVICE, "the CUDA backend library has a different ABI version");
+    }
+    return st;
+}
+
+sw_status sw_device_open(const sw_device_options *opt, sw_backend **out, char *fallback_reason,
+                         size_t reason_len, sw_error *err)
+{
+    sw_device_options defaults = sw_device_default_options();
+    if (!opt)
+        opt = &defaults;
+    *out = NULL;
+    if (fallback_reason && reason_len)
+        fallback_reason[0] = '\0';
+    int want_cuda, auto_mode, index;
+    if (parse_device(opt->device, &want_cuda, &auto_mode, &index, err) != SW_OK)
+        return err->code;
+    if (want_cuda || auto_mode) {
+        sw_error cuda_err = {SW_OK, ""};
+        if (open_cuda(opt->cuda_library, index, out, &cuda_err) == SW_OK)
+            return SW_OK;
+        if (want_cuda)
+            return sw_fail(err, SW_ERR_DEVICE, "device \"%s\" cannot be used: %s", opt->device,
+                           cuda_err.msg);
+        if (fallback_reason && reason_len)
+            snprintf(fallback_reason, reason_len, "%s", cuda_err.msg);
+    }
+    return sw_cpu_backend_open(opt->cpu_threads, out, err);
+}
+
+sw_status sw_cuda_probe(const char *cuda_library, sw_error *err)
+{
+    sw_backend *b = NULL;
+    if (open_cuda(cuda_library, 0, &b, err) != SW_OK)
+        return err->code;
+    b->destroy(b);
+    return SW_OK;
+}

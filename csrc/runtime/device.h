@@ -1,0 +1,26 @@
+/* Choosing a device: "cpu", "cuda", "cuda:N" or "auto". The CUDA backend is a
+ * separate shared library, dlopen'ed only here and only when asked for, so the
+ * core runs on machines with no GPU, no driver and no CUDA libraries. */
+#ifndef SW_DEVICE_H
+#define SW_DEVICE_H
+
+#include "backend.h"
+
+typedef struct sw_device_options {
+    const char *device;       /* "cpu", "cuda", "cuda:N", "auto" (NULL = "auto") */
+    const char *cuda_library; /* path of libsaywho_cuda.so; NULL = the loader's search */
+    int cpu_threads;          /* <= 0: one per available CPU */
+} sw_device_options;
+
+sw_device_options sw_device_default_options(void);
+
+/* Opens the backend the options ask for. With "auto", a CUDA failure is not an
+ * error: the CPU backend is returned and `fallback_reason` (at least 256 bytes,
+ * may be NULL) says why. With "cuda", the failure is SW_ERR_DEVICE. */
+sw_status sw_device_open(const sw_device_options *opt, sw_backend **out, char *fallback_reason,
+                         size_t reason_len, sw_error *err);
+
+/* Whether the CUDA backend could be used, without keeping it open. */
+sw_status sw_cuda_probe(const char *cuda_library, sw_error *err);
+
+#endif

@@ -1,0 +1,58 @@
+/* A tensor is a dense, row-major block of one dtype that lives on one backend.
+ * It is a plain struct: model code reads its shape, the backend owns its bytes
+ * (they come from the backend's pool and go back there in sw_tensor_free). */
+#ifndef SW_TENSOR_H
+#define SW_TENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SW_MAX_DIMS 4
+
+typedef enum sw_dtype {
+    SW_F32 = 0,
+    SW_F16 = 1,
+    SW_BF16 = 2,
+    SW_I8 = 3,
+    SW_I32 = 4
+} sw_dtype;
+
+struct sw_backend;
+
+typedef struct sw_tensor {
+    sw_dtype dtype;
+    int ndim;
+    int64_t shape[SW_MAX_DIMS];
+    void *data;                 /* host or device pointer, per backend */
+    struct sw_backend *backend; /* who owns data; NULL for a borrowed view */
+} sw_tensor;
+
+size_t sw_dtype_size(sw_dtype dtype);
+const char *sw_dtype_name(sw_dtype dtype);
+
+int64_t sw_tensor_numel(const sw_tensor *t);
+size_t sw_tensor_nbytes(const sw_tensor *t);
+
+/* Allocates an uninitialised tensor on `backend`. */
+sw_status sw_tensor_new(struct sw_backend *backend, sw_dtype dtype, int ndim,
+                        const int64_t *shape, sw_tensor *out, sw_error *err);
+
+/* Returns the bytes to the backend's pool; safe on a zeroed tensor. */
+void sw_tensor_free(sw_tensor *t);
+
+/* A tensor that points at memory someone else owns (e.g. a NumPy array). */
+sw_tensor sw_tensor_view(sw_dtype dtype, int ndim, const int64_t *shape, void *data);
+
+/* 1 when both have the same dtype and shape. */
+int sw_tensor_same_shape(const sw_tensor *a, const sw_tensor *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

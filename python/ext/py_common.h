@@ -1,0 +1,41 @@
+/* Shared by the translation units of the one extension module saywho._core.
+ * Each part (audio, features, runtime) registers its functions and types
+ * through a swpy_init_* function called from module.c. */
+#ifndef SWPY_COMMON_H
+#define SWPY_COMMON_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#define PY_ARRAY_UNIQUE_SYMBOL saywho_ARRAY_API
+#ifndef SWPY_MODULE_MAIN
+#define NO_IMPORT_ARRAY
+#endif
+#include <numpy/arrayobject.h>
+
+#include "status.h"
+
+/* Exception classes, created in module.c. */
+extern PyObject *SwError;        /* saywho.SaywhoError */
+extern PyObject *SwAudioError;   /* saywho.AudioError */
+extern PyObject *SwModelError;   /* saywho.ModelError */
+extern PyObject *SwDeviceError;  /* saywho.DeviceError */
+extern PyObject *SwOptionError;  /* saywho.OptionError, also a ValueError */
+
+/* Raises the exception that matches err->code, prefixed by `context` (for
+ * audio, the file name) and returns NULL. */
+PyObject *swpy_raise(const sw_error *err, const char *context);
+
+/* A C-contiguous float32 array from any array-like; NULL with an exception.
+ * ndim_min/ndim_max bound the accepted number of dimensions. */
+PyArrayObject *swpy_float32_array(PyObject *obj, const char *what, int ndim_min, int ndim_max);
+
+/* Wraps a malloc'ed float buffer as a NumPy array that frees it. Takes
+ * ownership of data in every case (frees it on failure). */
+PyObject *swpy_array_from_malloc(float *data, int ndim, const npy_intp *dims);
+
+int swpy_init_audio(PyObject *module);
+int swpy_init_features(PyObject *module);
+int swpy_init_runtime(PyObject *module);
+
+#endif

@@ -1,0 +1,131 @@
+/* Features across the edge: Whisper's log-mel, its filterbank, and the
+ * Kaldi fbank of the speaker-embedding models. */
+#include "py_common.h"
+
+#include <stdlib.h>
+
+#include "fbank.h"
+#include "mel.h"
+
+static PyObject *py_log_mel(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"samples", "n_mels", "padding", NULL};
+    PyObject *obj;
+    int n_mels = 80;
+    Py_ssize_t padding = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|in:log_mel_spectrogram", kwlist, &obj,
+                                     &n_mels, &padding))
+        return NULL;
+    if (padding < 0)
+        return PyErr_Format(SwOptionError, "padding must be >= 0, got %zd", padding);
+    PyArrayObject *arr = swpy_float32_array(obj, "samples", 1, 1);
+    if (!arr)
+        return NULL;
+    float *out = NULL;
+    size_t frames = 0;
+    sw_error err = {SW_OK, ""};
+    const float *x = PyArray_DATA(arr);
+    size_t n = (size_t)PyArray_DIM(arr, 0);
+    Py_BEGIN_ALLOW_THREADS
+    sw_log_mel(x, n, (size_t)padding, n_mels, NULL, &out, &frames, &err);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(arr);
+    if (err.code != SW_OK)
+        return swpy_raise(&err, "log_mel_spectrogram");
+    npy_intp dims[2] = {n_mels, (npy_intp)frames};
+    return swpy_array_from_malloc(out, 2, dims);
+}
+
+static PyObject *py_mel_filters(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"n_mels", "n_fft", "sample_rate", NULL};
+    int n_mels = 80, n_fft = 400, sample_rate = 16000;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|iii:mel_filters", kwlist, &n_mels, &n_fft,
+                                     &sample_rate))
+        return NULL;
+    float *out = NULL;
+    sw_error err = {SW_OK, ""};
+    if (sw_mel_filters(sample_rate, n_fft, n_mels, &out, &err) != SW_OK)
+        return swpy_raise(&err, "mel_filters");
+    npy_intp dims[2] = {n_mels, n_fft / 2 + 1};
+    return swpy_array_from_malloc(out, 2, dims);
+}
+
+static int parse_fbank_options(PyObject *kwargs, sw_fbank_options *o)
+{
+    *o = sw_fbank_default_options();
+    if (!kwargs)
+        return 0;
+    static char *kwlist[] = {"sample_rate",  "num_mel_bins", "frame_length_ms",
+                             "frame_shift_ms", "low_freq",   "high_freq",
+                             "preemphasis",  "remove_dc_offset", "input_scale",
+                             "subtract_mean", NULL};
+    PyObject *empty = PyTuple_New(0);
+    if (!empty)
+        return -1;
+    int ok = PyArg_ParseTupleAndKeywords(
+        empty, kwargs, "|iiffffffpfp:fbank", kwlist, &o->sample_rate, &o->num_mel_bins,
+        &o->frame_length_ms, &o->frame_shift_ms, &o->low_freq, &o->high_freq, &o->preemphasis,
+        &o->remove_dc_offset, &o->input_scale, &o->subtract_mean);
+    Py_DECREF(empty);
+    return ok ? 0 : -1;
+}
+
+static PyObject *py_fbank(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    PyObject *obj;
+    if (!PyArg_ParseTuple(args, "O:fbank", &obj))
+        return NULL;
+    sw_fbank_options o;
+    if (parse_fbank_options(kwargs, &o) != 0)
+        return NULL;
+    PyArrayObject *arr = swpy_float32_array(obj, "samples", 1, 1);
+    if (!arr)
+        return NULL;
+    float *out = NULL;
+    size_t frames = 0;
+    sw_error err = {SW_OK, ""};
+    const float *x = PyArray_DATA(arr);
+    size_t n = (size_t)PyArray_DIM(arr, 0);
+    Py_BEGIN_ALLOW_THREADS
+    sw_fbank(x, n, &o, NULL, &out, &frames, &err);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(arr);
+    if (err.code != SW_OK)
+        return swpy_raise(&err, "fbank");
+    npy_intp dims[2] = {(npy_intp)frames, o.num_mel_bins};
+    return swpy_array_from_malloc(out, 2, dims);
+}
+
+static PyObject *py_kaldi_mel_banks(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    if (PyTuple_GET_SIZE(args) != 0)
+        return PyErr_Format(PyExc_TypeError, "kaldi_mel_banks takes keyword arguments only");
+    sw_fbank_options o;
+    if (parse_fbank_options(kwargs, &o) != 0)
+        return NULL;
+    float *out = NULL;
+    int bins = 0;
+    sw_error err = {SW_OK, ""};
+    if (sw_kaldi_mel_banks(&o, &out, &bins, &err) != SW_OK)
+        return swpy_raise(&err, "kaldi_mel_banks");
+    npy_intp dims[2] = {o.num_mel_bins, bins};
+    return swpy_array_from_malloc(out, 2, dims);
+}
+
+static PyMethodDef feature_methods[] = {
+    {"log_mel_spectrogram", (PyCFunction)(void (*)(void))py_log_mel, METH_VARARGS | METH_KEYWORDS,
+     "log_mel_spectrogram(samples, n_mels=80, padding=0) -> float32 [n_mels, frames]"},
+    {"mel_filters", (PyCFunction)(void (*)(void))py_mel_filters, METH_VARARGS | METH_KEYWORDS,
+     "mel_filters(n_mels=80, n_fft=400, sample_rate=16000) -> Slaney mel filterbank"},
+    {"fbank", (PyCFunction)(void (*)(void))py_fbank, METH_VARARGS | METH_KEYWORDS,
+     "fbank(samples, **options) -> float32 [frames, num_mel_bins] (Kaldi style)"},
+    {"kaldi_mel_banks", (PyCFunction)(void (*)(void))py_kaldi_mel_banks,
+     METH_VARARGS | METH_KEYWORDS, "kaldi_mel_banks(**options) -> the fbank's filters"},
+    {NULL, NULL, 0, NULL},
+};
+
+int swpy_init_features(PyObject *module)
+{
+    return PyModule_AddFunctions(module, feature_methods);
+}

@@ -1,0 +1,30 @@
+"""saywho: who said what, and when.
+
+One native engine for transcription (Whisper), diarization (pyannote's
+models and algorithm) and their alignment, with a C/CUDA core that needs
+neither torch nor torchaudio.
+"""
+
+from . import _core
+from ._core import AudioError, DeviceError, ModelError, OptionError, SaywhoError
+from .audio import SAMPLE_RATE, load_audio
+from .features import fbank, log_mel_spectrogram, pad_or_trim
+from .pipeline import Pipeline
+from .sample import sample_path
+
+__version__ = _core.__version__
+
+__all__ = [
+    "AudioError",
+    "DeviceError",
+    "ModelError",
+    "OptionError",
+    "Pipeline",
+    "SAMPLE_RATE",
+    "SaywhoError",
+    "fbank",
+    "load_audio",
+    "log_mel_spectrogram",
+    "pad_or_trim",
+    "sample_path",
+]

@@ -1,0 +1,68 @@
+"""Opening a device: where the CUDA backend library and cuBLAS are found."""
+
+from __future__ import annotations
+
+import glob
+import logging
+import os
+import sys
+from pathlib import Path
+
+from . import _core
+
+log = logging.getLogger("saywho")
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def cuda_library_path() -> str | None:
+    """The CUDA backend shipped beside the extension, or None in a CPU-only build."""
+    path = Path(_core.__file__).resolve().parent / "libsaywho_cuda.so"
+    return str(path) if path.exists() else None
+
+
+def cublas_search_path() -> str:
+    """Directories where pip-installed CUDA libraries live (torch's copy first).
+
+    saywho never asks pip for cuBLAS: it uses the copy that torch (or anything
+    else) already put in site-packages/nvidia/..., then the system's.
+    """
+    dirs: list[str] = []
+    for base in sys.path:
+        for pattern in ("nvidia/cublas/lib", "nvidia/cu13/lib", "nvidia/cu12/lib"):
+            dirs.extend(glob.glob(os.path.join(base, pattern)))
+    extra = os.environ.get("SAYWHO_CUBLAS_PATH")
+    if extra:
+        dirs = extra.split(os.pathsep) + dirs
+    seen: list[str] = []
+    for d in dirs:
+        if d and d not in seen:
+            seen.append(d)
+    return os.pathsep.join(seen)
+
+
+def validate_device(device: str) -> str:
+    if not isinstance(device, str):
+        raise _core.OptionError(f"device must be a string such as 'auto', not {device!r}")
+    base = device.split(":", 1)[0]
+    if base not in DEVICES:
+        raise _core.OptionError(f"device must be one of 'auto', 'cpu', 'cuda', 'cuda:N', not {device!r}")
+    return device
+
+
+def open_runtime(device: str = "auto", threads: int = 0) -> _core.Runtime:
+    """Opens the backend; for "auto" it logs one line when it falls back to the CPU."""
+    validate_device(device)
+    library = cuda_library_path()
+    if device != "cpu":
+        os.environ["SAYWHO_CUBLAS_PATH"] = cublas_search_path()
+        if library is None:
+            reason = "this saywho was built without its CUDA backend"
+            if device.startswith("cuda"):
+                raise _core.DeviceError(f"device {device!r} cannot be used: {reason}")
+            log.info("saywho runs on the CPU: %s", reason)
+            return _core.Runtime(device="cpu", threads=threads)
+    runtime = _core.Runtime(device=device, cuda_library=library, threads=threads)
+    if runtime.fallback_reason:
+        log.info("saywho runs on the CPU: %s", runtime.fallback_reason)
+    return runtime

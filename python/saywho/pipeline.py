@@ -1,0 +1,101 @@
+"""The Pipeline: one device, its memory, and the stages that run on it.
+
+Open it in a ``with`` block; leaving the block (also on an exception) or
+calling ``close()`` returns every byte the core took.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from . import _core
+from .audio import load_audio
+from .device import open_runtime
+from .memory import MemoryReport, log_checkpoint
+
+log = logging.getLogger("saywho")
+
+
+class Pipeline:
+    """saywho's entry point.
+
+    ``device`` is "auto" (the GPU when the CUDA backend loads and a GPU
+    answers, else the CPU, saying why), "cpu", "cuda" or "cuda:N";
+    ``device="cuda"`` without a usable GPU raises ``DeviceError``. ``threads``
+    sizes the CPU backend (0: one per CPU this process may use).
+    """
+
+    def __init__(self, device: str = "auto", threads: int = 0, log_memory: bool = True):
+        if not isinstance(threads, int) or threads < 0:
+            raise _core.OptionError(f"threads must be an int >= 0, not {threads!r}")
+        self._runtime = open_runtime(device, threads)
+        self._log_memory = log_memory
+        self.checkpoint("After Pipeline Start")
+
+    # -- lifecycle -----------------------------------------------------------
+    def __enter__(self) -> Pipeline:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Returns all memory of the core; calling it again does nothing."""
+        runtime = self._runtime
+        if runtime is None or runtime.closed:
+            return
+        runtime.close()
+        log.debug("saywho pipeline closed")
+
+    def __del__(self):
+        # A pipeline dropped without close() still gives its memory back.
+        runtime = getattr(self, "_runtime", None)
+        if runtime is not None:
+            runtime.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._runtime.closed
+
+    def _open_runtime(self) -> _core.Runtime:
+        if self._runtime.closed:
+            raise _core.DeviceError("this Pipeline is closed")
+        return self._runtime
+
+    # -- device and memory ---------------------------------------------------
+    @property
+    def device(self) -> str:
+        """"cpu" or "cuda": where this pipeline runs."""
+        return self._open_runtime().device
+
+    @property
+    def device_name(self) -> str:
+        return self._open_runtime().device_name
+
+    @property
+    def fallback_reason(self) -> str | None:
+        """Why device="auto" chose the CPU, or None."""
+        return self._runtime.fallback_reason
+
+    def memory(self) -> MemoryReport:
+        """The pools' allocated, reserved and peak bytes, and the device's free/total.
+
+        After close() every count is zero.
+        """
+        device = self._runtime.device or "closed"
+        return MemoryReport.from_counts(device, self._runtime.memory())
+
+    def checkpoint(self, stage: str) -> MemoryReport:
+        """Logs the memory line for ``stage`` (and a warning above 70% / 85%)."""
+        report = self.memory()
+        if self._log_memory:
+            log_checkpoint(report, stage)
+        return report
+
+    # -- stages --------------------------------------------------------------
+    def load_audio(self, source, sample_rate: int | None = None) -> np.ndarray:
+        """16 kHz mono float32 samples of a file or an array (see saywho.load_audio)."""
+        self._open_runtime()
+        return load_audio(source, sample_rate=sample_rate)
