@@ -62,8 +62,7 @@ static sw_status check_options(const sw_fbank_options *o, sw_error *err)
     return SW_OK;
 }
 
-sw_status sw_kaldi_mel_banks(const sw_fbank_options *o, float **out, int *n_fft_bins,
-                             sw_error *err)
+sw_status sw_kaldi_mel_banks(const sw_fbank_options *o, float **out, int *n_fft_bins, sw_error *err)
 {
     *out = NULL;
     if (check_options(o, err) != SW_OK)
@@ -170,7 +169,7 @@ sw_status sw_fbank(const float *samples, size_t n_samples, const sw_fbank_option
                        n_samples, window_samples(o));
 
     fbank_job j = {samples, o, window_samples(o), shift_samples(o), 0, 0, NULL, NULL, NULL,
-                   NULL, 0};
+                   NULL,    0};
     double *hamming = NULL;
     float *banks = NULL, *result = NULL;
     sw_fft *fft = NULL;

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define SW_FFT_MAX_RADIX 61
+#define SW_FFT_MAX_RADIX   61
 #define SW_FFT_MAX_FACTORS 40
 
 struct sw_fft {

@@ -9,10 +9,10 @@
 #include "status.h"
 #include "threads.h"
 
-#define SW_WHISPER_N_FFT 400
-#define SW_WHISPER_HOP 160
+#define SW_WHISPER_N_FFT       400
+#define SW_WHISPER_HOP         160
 #define SW_WHISPER_SAMPLE_RATE 16000
-#define SW_WHISPER_N_BINS (SW_WHISPER_N_FFT / 2 + 1)
+#define SW_WHISPER_N_BINS      (SW_WHISPER_N_FFT / 2 + 1)
 
 /* librosa's Slaney-style mel filterbank (htk=False, norm="slaney"), which is
  * what Whisper ships as mel_filters.npz: n_mels x (n_fft / 2 + 1), row-major,

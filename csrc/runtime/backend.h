@@ -22,11 +22,11 @@ typedef enum sw_device_kind { SW_DEVICE_CPU = 0, SW_DEVICE_CUDA = 1 } sw_device_
 
 typedef struct sw_device_info {
     char name[128];
-    size_t total_bytes;   /* device memory (GPU) or physical memory (CPU) */
+    size_t total_bytes; /* device memory (GPU) or physical memory (CPU) */
     size_t free_bytes;
-    int compute_major;    /* GPU only */
+    int compute_major; /* GPU only */
     int compute_minor;
-    int threads;          /* CPU only: worker threads in use */
+    int threads; /* CPU only: worker threads in use */
 } sw_device_info;
 
 typedef struct sw_backend sw_backend;
@@ -35,7 +35,7 @@ struct sw_backend {
     int abi;
     sw_device_kind kind;
     const char *name;
-    void *impl;          /* backend-private state */
+    void *impl; /* backend-private state */
 
     /* Memory: all bytes come from the backend's counted pool. */
     void *(*alloc)(sw_backend *b, size_t bytes, sw_error *err);
@@ -53,15 +53,14 @@ struct sw_backend {
      * so a backend only sees valid, f32 (or as documented) operands. */
 
     /* c[m,n] = alpha * a[m,k] @ op(b) + beta * c; op(b) = b[k,n] or b[n,k]^T */
-    sw_status (*matmul)(sw_backend *be, const sw_tensor *a, const sw_tensor *b,
-                        sw_tensor *c, int trans_b, float alpha, float beta, sw_error *err);
+    sw_status (*matmul)(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *c,
+                        int trans_b, float alpha, float beta, sw_error *err);
     /* out = a + b, where b has a's shape or is a row vector broadcast over rows */
     sw_status (*add)(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *out,
                      sw_error *err);
     sw_status (*mul)(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *out,
                      sw_error *err);
-    sw_status (*scale)(sw_backend *be, const sw_tensor *a, float s, sw_tensor *out,
-                       sw_error *err);
+    sw_status (*scale)(sw_backend *be, const sw_tensor *a, float s, sw_tensor *out, sw_error *err);
     sw_status (*gelu)(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
     /* softmax over the last dimension */
     sw_status (*softmax)(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
@@ -77,8 +76,7 @@ struct sw_backend {
 
 /* Name of the symbol the CUDA library exports, and its type. */
 #define SW_CUDA_ENTRY "sw_cuda_backend_open"
-typedef sw_status (*sw_cuda_open_fn)(int device_index, int abi, sw_backend **out,
-                                     sw_error *err);
+typedef sw_status (*sw_cuda_open_fn)(int device_index, int abi, sw_backend **out, sw_error *err);
 
 #ifdef __cplusplus
 }

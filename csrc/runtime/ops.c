@@ -11,8 +11,7 @@ int64_t sw_rows(const sw_tensor *t)
     return len == 0 ? 0 : sw_tensor_numel(t) / len;
 }
 
-static sw_status same_backend(const char *op, const sw_tensor *a, const sw_tensor *b,
-                              sw_error *err)
+static sw_status same_backend(const char *op, const sw_tensor *a, const sw_tensor *b, sw_error *err)
 {
     if (!a->backend || !b->backend)
         return sw_fail(err, SW_ERR_ARG, "%s: operand has no backend (a borrowed view?)", op);
@@ -25,8 +24,7 @@ static sw_status same_backend(const char *op, const sw_tensor *a, const sw_tenso
 static sw_status need_f32(const char *op, const sw_tensor *t, sw_error *err)
 {
     if (t->dtype != SW_F32)
-        return sw_fail(err, SW_ERR_ARG, "%s: expects float32, got %s", op,
-                       sw_dtype_name(t->dtype));
+        return sw_fail(err, SW_ERR_ARG, "%s: expects float32, got %s", op, sw_dtype_name(t->dtype));
     return SW_OK;
 }
 
@@ -40,8 +38,8 @@ static sw_status unary_check(const char *op, const sw_tensor *a, const sw_tensor
     return SW_OK;
 }
 
-sw_status sw_matmul(const sw_tensor *a, const sw_tensor *b, sw_tensor *c, int trans_b,
-                    float alpha, float beta, sw_error *err)
+sw_status sw_matmul(const sw_tensor *a, const sw_tensor *b, sw_tensor *c, int trans_b, float alpha,
+                    float beta, sw_error *err)
 {
     if (same_backend("matmul", a, b, err) || same_backend("matmul", a, c, err))
         return err->code;
@@ -108,8 +106,8 @@ sw_status sw_softmax(const sw_tensor *a, sw_tensor *out, sw_error *err)
     return a->backend->softmax(a->backend, a, out, err);
 }
 
-sw_status sw_layernorm(const sw_tensor *a, const sw_tensor *gamma, const sw_tensor *beta,
-                       float eps, sw_tensor *out, sw_error *err)
+sw_status sw_layernorm(const sw_tensor *a, const sw_tensor *gamma, const sw_tensor *beta, float eps,
+                       sw_tensor *out, sw_error *err)
 {
     if (unary_check("layernorm", a, out, err) || same_backend("layernorm", a, gamma, err) ||
         same_backend("layernorm", a, beta, err) || need_f32("layernorm", gamma, err) ||

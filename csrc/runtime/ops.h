@@ -10,15 +10,15 @@
 extern "C" {
 #endif
 
-sw_status sw_matmul(const sw_tensor *a, const sw_tensor *b, sw_tensor *c, int trans_b,
-                    float alpha, float beta, sw_error *err);
+sw_status sw_matmul(const sw_tensor *a, const sw_tensor *b, sw_tensor *c, int trans_b, float alpha,
+                    float beta, sw_error *err);
 sw_status sw_add(const sw_tensor *a, const sw_tensor *b, sw_tensor *out, sw_error *err);
 sw_status sw_mul(const sw_tensor *a, const sw_tensor *b, sw_tensor *out, sw_error *err);
 sw_status sw_scale(const sw_tensor *a, float s, sw_tensor *out, sw_error *err);
 sw_status sw_gelu(const sw_tensor *a, sw_tensor *out, sw_error *err);
 sw_status sw_softmax(const sw_tensor *a, sw_tensor *out, sw_error *err);
-sw_status sw_layernorm(const sw_tensor *a, const sw_tensor *gamma, const sw_tensor *beta,
-                       float eps, sw_tensor *out, sw_error *err);
+sw_status sw_layernorm(const sw_tensor *a, const sw_tensor *gamma, const sw_tensor *beta, float eps,
+                       sw_tensor *out, sw_error *err);
 sw_status sw_convert(const sw_tensor *a, sw_tensor *out, sw_error *err);
 
 /* Rows and row length when a tensor is seen as a matrix over its last dim. */

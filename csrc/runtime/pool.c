@@ -9,12 +9,12 @@
  * wastes at most a quarter of itself and a repeated request of the same size
  * (the common case: the same model layer, the next 30 s window) reuses it. */
 #define SW_MIN_CLASS_BYTES 256u
-#define SW_NUM_CLASSES (4 * 56)
+#define SW_NUM_CLASSES     (4 * 56)
 
 typedef struct block {
     void *ptr;
-    size_t size;   /* size-class bytes */
-    int live;      /* 1 handed out, 0 cached, -1 tombstone */
+    size_t size; /* size-class bytes */
+    int live;    /* 1 handed out, 0 cached, -1 tombstone */
 } block;
 
 typedef struct free_node {
@@ -27,9 +27,9 @@ struct sw_pool {
     sw_raw_allocator raw;
     size_t alignment;
     pthread_mutex_t lock;
-    block *table;      /* open addressing, keyed by pointer */
-    size_t capacity;   /* power of two */
-    size_t used;       /* slots that are not empty (live, cached or tombstone) */
+    block *table;    /* open addressing, keyed by pointer */
+    size_t capacity; /* power of two */
+    size_t used;     /* slots that are not empty (live, cached or tombstone) */
     free_node *bins[SW_NUM_CLASSES];
     sw_pool_stats stats;
 };
@@ -192,7 +192,8 @@ void *sw_pool_alloc(sw_pool *pool, size_t bytes)
     if (bytes == 0)
         bytes = 1;
     int cls = class_of(bytes);
-    size_t size = cls < 0 ? (bytes + pool->alignment - 1) & ~(pool->alignment - 1) : class_bytes(cls);
+    size_t size =
+        cls < 0 ? (bytes + pool->alignment - 1) & ~(pool->alignment - 1) : class_bytes(cls);
     void *ptr = NULL;
 
     pthread_mutex_lock(&pool->lock);

@@ -16,12 +16,12 @@ extern "C" {
 #endif
 
 typedef struct sw_pool_stats {
-    size_t allocated;      /* bytes in blocks handed out and not yet freed */
-    size_t reserved;       /* bytes held from the system (allocated + cached) */
+    size_t allocated; /* bytes in blocks handed out and not yet freed */
+    size_t reserved;  /* bytes held from the system (allocated + cached) */
     size_t peak_allocated;
     size_t peak_reserved;
     size_t live_blocks;
-    size_t total_allocs;   /* sw_pool_alloc calls that succeeded */
+    size_t total_allocs; /* sw_pool_alloc calls that succeeded */
 } sw_pool_stats;
 
 /* Where the pool gets memory from: malloc for the host, cudaMalloc for a GPU. */

@@ -10,13 +10,13 @@ extern "C" {
 
 typedef enum sw_status {
     SW_OK = 0,
-    SW_ERR_ARG,      /* an option or argument out of range */
-    SW_ERR_NOMEM,    /* host or device allocation failed */
-    SW_ERR_AUDIO,    /* unreadable, empty or corrupt audio */
-    SW_ERR_MODEL,    /* missing or mismatched weights */
-    SW_ERR_DEVICE,   /* no usable GPU, driver or library problem */
-    SW_ERR_IO,       /* file system */
-    SW_ERR_INTERNAL  /* a bug in saywho */
+    SW_ERR_ARG,     /* an option or argument out of range */
+    SW_ERR_NOMEM,   /* host or device allocation failed */
+    SW_ERR_AUDIO,   /* unreadable, empty or corrupt audio */
+    SW_ERR_MODEL,   /* missing or mismatched weights */
+    SW_ERR_DEVICE,  /* no usable GPU, driver or library problem */
+    SW_ERR_IO,      /* file system */
+    SW_ERR_INTERNAL /* a bug in saywho */
 } sw_status;
 
 #define SW_ERROR_MSG_LEN 512

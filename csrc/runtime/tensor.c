@@ -46,7 +46,8 @@ static sw_status check_shape(sw_dtype dtype, int ndim, const int64_t *shape, sw_
     if (sw_dtype_size(dtype) == 0)
         return sw_fail(err, SW_ERR_ARG, "unknown dtype %d", (int)dtype);
     if (ndim < 0 || ndim > SW_MAX_DIMS)
-        return sw_fail(err, SW_ERR_ARG, "a tensor has 0 to %d dimensions, not %d", SW_MAX_DIMS, ndim);
+        return sw_fail(err, SW_ERR_ARG, "a tensor has 0 to %d dimensions, not %d", SW_MAX_DIMS,
+                       ndim);
     int64_t n = 1;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0)

@@ -15,13 +15,7 @@ extern "C" {
 
 #define SW_MAX_DIMS 4
 
-typedef enum sw_dtype {
-    SW_F32 = 0,
-    SW_F16 = 1,
-    SW_BF16 = 2,
-    SW_I8 = 3,
-    SW_I32 = 4
-} sw_dtype;
+typedef enum sw_dtype { SW_F32 = 0, SW_F16 = 1, SW_BF16 = 2, SW_I8 = 3, SW_I32 = 4 } sw_dtype;
 
 struct sw_backend;
 
@@ -40,8 +34,8 @@ int64_t sw_tensor_numel(const sw_tensor *t);
 size_t sw_tensor_nbytes(const sw_tensor *t);
 
 /* Allocates an uninitialised tensor on `backend`. */
-sw_status sw_tensor_new(struct sw_backend *backend, sw_dtype dtype, int ndim,
-                        const int64_t *shape, sw_tensor *out, sw_error *err);
+sw_status sw_tensor_new(struct sw_backend *backend, sw_dtype dtype, int ndim, const int64_t *shape,
+                        sw_tensor *out, sw_error *err);
 
 /* Returns the bytes to the backend's pool; safe on a zeroed tensor. */
 void sw_tensor_free(sw_tensor *t);

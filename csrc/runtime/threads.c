@@ -16,7 +16,7 @@ struct sw_threadpool {
     sw_range_fn fn;
     void *ctx;
     size_t n, chunk, next;
-    int active;          /* workers still inside the current job */
+    int active; /* workers still inside the current job */
     unsigned long generation;
 };
 

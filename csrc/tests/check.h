@@ -9,24 +9,24 @@
 static int sw_checks_run;
 static int sw_checks_failed;
 
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        sw_checks_run++;                                                               \
-        if (!(cond)) {                                                                 \
-            sw_checks_failed++;                                                        \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);   \
-        }                                                                              \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        sw_checks_run++;                                                                           \
+        if (!(cond)) {                                                                             \
+            sw_checks_failed++;                                                                    \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_NEAR(a, b, tol)                                                          \
-    do {                                                                               \
-        double sw_a_ = (double)(a), sw_b_ = (double)(b);                               \
-        sw_checks_run++;                                                               \
-        if (!(fabs(sw_a_ - sw_b_) <= (tol))) {                                         \
-            sw_checks_failed++;                                                        \
-            fprintf(stderr, "%s:%d: %s = %.9g, %s = %.9g, tolerance %g\n", __FILE__,   \
-                    __LINE__, #a, sw_a_, #b, sw_b_, (double)(tol));                    \
-        }                                                                              \
+#define CHECK_NEAR(a, b, tol)                                                                      \
+    do {                                                                                           \
+        double sw_a_ = (double)(a), sw_b_ = (double)(b);                                           \
+        sw_checks_run++;                                                                           \
+        if (!(fabs(sw_a_ - sw_b_) <= (tol))) {                                                     \
+            sw_checks_failed++;                                                                    \
+            fprintf(stderr, "%s:%d: %s = %.9g, %s = %.9g, tolerance %g\n", __FILE__, __LINE__, #a, \
+                    sw_a_, #b, sw_b_, (double)(tol));                                              \
+        }                                                                                          \
     } while (0)
 
 static inline int sw_check_summary(const char *name)

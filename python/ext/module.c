@@ -33,8 +33,8 @@ PyObject *swpy_raise(const sw_error *err, const char *context)
 
 PyArrayObject *swpy_float32_array(PyObject *obj, const char *what, int ndim_min, int ndim_max)
 {
-    PyArrayObject *arr = (PyArrayObject *)PyArray_FROMANY(obj, NPY_FLOAT32, 0, 0,
-                                                          NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST);
+    PyArrayObject *arr = (PyArrayObject *)PyArray_FROMANY(
+        obj, NPY_FLOAT32, 0, 0, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST);
     if (!arr)
         return NULL;
     int nd = PyArray_NDIM(arr);
@@ -88,15 +88,17 @@ static int add_exception(PyObject *m, PyObject **slot, const char *name, PyObjec
 
 static int exec_module(PyObject *m)
 {
-    if (add_exception(m, &SwError, "saywho.SaywhoError", NULL, "Base class of saywho's errors.") != 0)
+    if (add_exception(m, &SwError, "saywho.SaywhoError", NULL, "Base class of saywho's errors.") !=
+        0)
         return -1;
     PyObject *bases = PyTuple_Pack(2, SwError, PyExc_ValueError);
     if (!bases)
         return -1;
     int rc = add_exception(m, &SwAudioError, "saywho.AudioError", bases,
                            "Audio that cannot be read: missing, empty, corrupt, no audio stream.");
-    rc = rc ? rc : add_exception(m, &SwOptionError, "saywho.OptionError", bases,
-                                 "An option or argument out of range.");
+    rc = rc ? rc
+            : add_exception(m, &SwOptionError, "saywho.OptionError", bases,
+                            "An option or argument out of range.");
     Py_DECREF(bases);
     if (rc != 0)
         return -1;
@@ -119,9 +121,15 @@ static int exec_module(PyObject *m)
 }
 
 static struct PyModuleDef core_module = {
-    PyModuleDef_HEAD_INIT, "saywho._core",
-    "saywho's C core: audio decoding, features, runtime and backends.", 0, NULL,
-    NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT,
+    "saywho._core",
+    "saywho's C core: audio decoding, features, runtime and backends.",
+    0,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
 PyMODINIT_FUNC PyInit__core(void)

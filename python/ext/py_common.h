@@ -16,11 +16,11 @@
 #include "status.h"
 
 /* Exception classes, created in module.c. */
-extern PyObject *SwError;        /* saywho.SaywhoError */
-extern PyObject *SwAudioError;   /* saywho.AudioError */
-extern PyObject *SwModelError;   /* saywho.ModelError */
-extern PyObject *SwDeviceError;  /* saywho.DeviceError */
-extern PyObject *SwOptionError;  /* saywho.OptionError, also a ValueError */
+extern PyObject *SwError;       /* saywho.SaywhoError */
+extern PyObject *SwAudioError;  /* saywho.AudioError */
+extern PyObject *SwModelError;  /* saywho.ModelError */
+extern PyObject *SwDeviceError; /* saywho.DeviceError */
+extern PyObject *SwOptionError; /* saywho.OptionError, also a ValueError */
 
 /* Raises the exception that matches err->code, prefixed by `context` (for
  * audio, the file name) and returns NULL. */

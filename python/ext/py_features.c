@@ -26,10 +26,8 @@ static PyObject *py_log_mel(PyObject *self, PyObject *args, PyObject *kwargs)
     sw_error err = {SW_OK, ""};
     const float *x = PyArray_DATA(arr);
     size_t n = (size_t)PyArray_DIM(arr, 0);
-    Py_BEGIN_ALLOW_THREADS
-    sw_log_mel(x, n, (size_t)padding, n_mels, NULL, &out, &frames, &err);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(arr);
+    Py_BEGIN_ALLOW_THREADS sw_log_mel(x, n, (size_t)padding, n_mels, NULL, &out, &frames, &err);
+    Py_END_ALLOW_THREADS Py_DECREF(arr);
     if (err.code != SW_OK)
         return swpy_raise(&err, "log_mel_spectrogram");
     npy_intp dims[2] = {n_mels, (npy_intp)frames};
@@ -56,15 +54,15 @@ static int parse_fbank_options(PyObject *kwargs, sw_fbank_options *o)
     *o = sw_fbank_default_options();
     if (!kwargs)
         return 0;
-    static char *kwlist[] = {"sample_rate",  "num_mel_bins", "frame_length_ms",
-                             "frame_shift_ms", "low_freq",   "high_freq",
-                             "preemphasis",  "remove_dc_offset", "input_scale",
-                             "subtract_mean", NULL};
+    static char *kwlist[] = {
+        "sample_rate", "num_mel_bins", "frame_length_ms",  "frame_shift_ms", "low_freq",
+        "high_freq",   "preemphasis",  "remove_dc_offset", "input_scale",    "subtract_mean",
+        NULL};
     PyObject *empty = PyTuple_New(0);
     if (!empty)
         return -1;
     int ok = PyArg_ParseTupleAndKeywords(
-        empty, kwargs, "|iiffffffpfp:fbank", kwlist, &o->sample_rate, &o->num_mel_bins,
+        empty, kwargs, "|iifffffpfp:fbank", kwlist, &o->sample_rate, &o->num_mel_bins,
         &o->frame_length_ms, &o->frame_shift_ms, &o->low_freq, &o->high_freq, &o->preemphasis,
         &o->remove_dc_offset, &o->input_scale, &o->subtract_mean);
     Py_DECREF(empty);
@@ -87,10 +85,8 @@ static PyObject *py_fbank(PyObject *self, PyObject *args, PyObject *kwargs)
     sw_error err = {SW_OK, ""};
     const float *x = PyArray_DATA(arr);
     size_t n = (size_t)PyArray_DIM(arr, 0);
-    Py_BEGIN_ALLOW_THREADS
-    sw_fbank(x, n, &o, NULL, &out, &frames, &err);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(arr);
+    Py_BEGIN_ALLOW_THREADS sw_fbank(x, n, &o, NULL, &out, &frames, &err);
+    Py_END_ALLOW_THREADS Py_DECREF(arr);
     if (err.code != SW_OK)
         return swpy_raise(&err, "fbank");
     npy_intp dims[2] = {(npy_intp)frames, o.num_mel_bins};

@@ -10,8 +10,7 @@
 #include "ops.h"
 
 typedef struct {
-    PyObject_HEAD
-    sw_backend *backend;
+    PyObject_HEAD sw_backend *backend;
     PyThread_type_lock lock; /* ops run without the GIL; close() waits for them */
     char fallback[512];
 } RuntimeObject;
@@ -39,10 +38,9 @@ static int runtime_init(RuntimeObject *self, PyObject *args, PyObject *kwargs)
     sw_device_options opt = {device, library, threads};
     sw_error err = {SW_OK, ""};
     sw_backend *b = NULL;
-    Py_BEGIN_ALLOW_THREADS
-    sw_device_open(&opt, &b, self->fallback, sizeof self->fallback, &err);
-    Py_END_ALLOW_THREADS
-    if (err.code != SW_OK) {
+    Py_BEGIN_ALLOW_THREADS sw_device_open(&opt, &b, self->fallback, sizeof self->fallback, &err);
+    Py_END_ALLOW_THREADS if (err.code != SW_OK)
+    {
         swpy_raise(&err, NULL);
         return -1;
     }
@@ -55,8 +53,7 @@ static void runtime_release(RuntimeObject *self)
     if (!self->backend)
         return;
     sw_backend *b = self->backend;
-    Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock(self->lock, WAIT_LOCK);
     self->backend = NULL;
     PyThread_release_lock(self->lock);
     b->destroy(b);
@@ -112,9 +109,9 @@ static PyObject *runtime_memory(RuntimeObject *self, PyObject *unused)
     }
     if (set_item(d, "allocated", s.allocated) || set_item(d, "reserved", s.reserved) ||
         set_item(d, "peak_allocated", s.peak_allocated) ||
-        set_item(d, "peak_reserved", s.peak_reserved) || set_item(d, "live_blocks", s.live_blocks) ||
-        set_item(d, "total_allocs", s.total_allocs) || set_item(d, "total", info.total_bytes) ||
-        set_item(d, "free", info.free_bytes)) {
+        set_item(d, "peak_reserved", s.peak_reserved) ||
+        set_item(d, "live_blocks", s.live_blocks) || set_item(d, "total_allocs", s.total_allocs) ||
+        set_item(d, "total", info.total_bytes) || set_item(d, "free", info.free_bytes)) {
         Py_DECREF(d);
         return NULL;
     }
@@ -199,7 +196,8 @@ typedef struct op_args {
 static sw_status run_op(sw_backend *b, op_call *c, const op_args *a, sw_error *err)
 {
     switch (a->op) {
-    case OP_MATMUL: return sw_matmul(&c->in[0], &c->in[1], &c->out, a->trans_b, a->alpha, 0.0f, err);
+    case OP_MATMUL:
+        return sw_matmul(&c->in[0], &c->in[1], &c->out, a->trans_b, a->alpha, 0.0f, err);
     case OP_ADD: return sw_add(&c->in[0], &c->in[1], &c->out, err);
     case OP_MUL: return sw_mul(&c->in[0], &c->in[1], &c->out, err);
     case OP_SCALE: return sw_scale(&c->in[0], a->s, &c->out, err);
@@ -245,8 +243,7 @@ static PyObject *execute(RuntimeObject *self, PyObject **inputs, int n_in, const
     op_call c;
     memset(&c, 0, sizeof c);
     sw_error err = {SW_OK, ""};
-    Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock(self->lock, WAIT_LOCK);
     sw_backend *b = self->backend;
     if (!b) {
         sw_fail(&err, SW_ERR_DEVICE, "this Runtime was closed");
@@ -266,8 +263,8 @@ static PyObject *execute(RuntimeObject *self, PyObject **inputs, int n_in, const
         op_call_free(&c);
     }
     PyThread_release_lock(self->lock);
-    Py_END_ALLOW_THREADS
-    if (err.code != SW_OK) {
+    Py_END_ALLOW_THREADS if (err.code != SW_OK)
+    {
         Py_CLEAR(result);
         swpy_raise(&err, NULL);
     }
@@ -371,7 +368,7 @@ static PyObject *runtime_exit(RuntimeObject *self, PyObject *args)
     Py_RETURN_FALSE;
 }
 
-#define KW (METH_VARARGS | METH_KEYWORDS)
+#define KW    (METH_VARARGS | METH_KEYWORDS)
 #define CF(f) ((PyCFunction)(void (*)(void))(f))
 static PyMethodDef runtime_methods[] = {
     {"close", CF(runtime_close), METH_NOARGS, "Return every byte; idempotent."},
@@ -420,11 +417,8 @@ static PyObject *py_cuda_probe(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "|z:cuda_probe", &library))
         return NULL;
     sw_error err = {SW_OK, ""};
-    Py_BEGIN_ALLOW_THREADS
-    sw_cuda_probe(library, &err);
-    Py_END_ALLOW_THREADS
-    if (err.code == SW_OK)
-        return Py_BuildValue("(Os)", Py_True, "");
+    Py_BEGIN_ALLOW_THREADS sw_cuda_probe(library, &err);
+    Py_END_ALLOW_THREADS if (err.code == SW_OK) return Py_BuildValue("(Os)", Py_True, "");
     return Py_BuildValue("(Os)", Py_False, err.msg);
 }
 

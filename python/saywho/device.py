@@ -5,14 +5,13 @@ from __future__ import annotations
 import glob
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 
 from . import _core
 
 log = logging.getLogger("saywho")
-
-DEVICES = ("auto", "cpu", "cuda")
 
 
 def cuda_library_path() -> str | None:
@@ -44,9 +43,10 @@ def cublas_search_path() -> str:
 def validate_device(device: str) -> str:
     if not isinstance(device, str):
         raise _core.OptionError(f"device must be a string such as 'auto', not {device!r}")
-    base = device.split(":", 1)[0]
-    if base not in DEVICES:
-        raise _core.OptionError(f"device must be one of 'auto', 'cpu', 'cuda', 'cuda:N', not {device!r}")
+    if not re.fullmatch(r"auto|cpu|cuda(:[0-9]{1,4})?", device):
+        raise _core.OptionError(
+            f"device must be one of 'auto', 'cpu', 'cuda', 'cuda:N', not {device!r}"
+        )
     return device
 
 

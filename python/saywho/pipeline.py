@@ -67,7 +67,7 @@ class Pipeline:
     # -- device and memory ---------------------------------------------------
     @property
     def device(self) -> str:
-        """"cpu" or "cuda": where this pipeline runs."""
+        """ "cpu" or "cuda": where this pipeline runs."""
         return self._open_runtime().device
 
     @property

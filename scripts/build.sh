@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Builds and installs the saywho wheel into this Python (C core, extension,
+# and the CUDA backend when nvcc is present).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+  --no-build-isolation .

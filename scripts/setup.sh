@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The first README command: install everything, build, run the main job on
+# the bundled sample.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh
+bash scripts/build.sh
+cd /tmp && python3 -m saywho --verbose

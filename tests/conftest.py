@@ -1,0 +1,50 @@
+"""Shared fixtures: real audio from ../shared/data beside the checkout.
+
+Missing data is an error, not a skip: a test that cannot see its input must
+fail loudly so CI never passes on nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("SAYWHO_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def shared_file(name: str) -> Path:
+    path = SHARED_DATA / name
+    if not path.is_file():
+        pytest.fail(
+            f"test data {path} is missing: saywho's tests need ../shared/data beside the repo"
+        )
+    return path
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.fail(f"{SHARED_DATA} is missing: saywho's tests need ../shared/data beside the repo")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def jfk_wav() -> Path:
+    return shared_file("jfk.wav")
+
+
+@pytest.fixture(scope="session")
+def cuda_reason() -> str | None:
+    """None when the CUDA backend opens here, else why not (for skip reasons)."""
+    from saywho import _core
+    from saywho.device import cublas_search_path, cuda_library_path
+
+    library = cuda_library_path()
+    if library is None:
+        return "needs a GPU: this build has no CUDA backend"
+    os.environ["SAYWHO_CUBLAS_PATH"] = cublas_search_path()
+    ok, reason = _core.cuda_probe(library)
+    return None if ok else f"needs a GPU: {reason}"
