@@ -100,6 +100,7 @@ typedef struct fbank_job {
     const sw_fft *fft;
     const double *hamming;
     const float *banks;
+    const int *b_begin, *b_end; /* non-zero range of each filter */
     float *out;
     int failed;
 } fbank_job;
@@ -111,7 +112,8 @@ static void fbank_frames(void *ctx, size_t begin, size_t end)
     double *frame = calloc((size_t)j->n_fft, sizeof *frame);
     double *power = malloc(sizeof *power * (size_t)j->n_bins);
     double complex *work = malloc(sizeof *work * 2 * (size_t)j->n_fft);
-    if (!frame || !power || !work) {
+    double *energies = malloc(sizeof *energies * (size_t)o->num_mel_bins);
+    if (!frame || !power || !work || !energies) {
         j->failed = 1;
         goto done;
     }
@@ -137,18 +139,16 @@ static void fbank_frames(void *ctx, size_t begin, size_t end)
             frame[i] = 0.0;
         sw_fft_power(j->fft, frame, work, power);
         float *row = j->out + t * (size_t)o->num_mel_bins;
-        for (int b = 0; b < o->num_mel_bins; b++) {
-            const float *f = j->banks + (size_t)b * j->n_bins;
-            double acc = 0.0;
-            for (int k = 0; k < j->n_bins; k++)
-                acc += (double)f[k] * power[k];
-            row[b] = (float)log(acc > FLT_EPSILON ? acc : FLT_EPSILON);
-        }
+        sw_apply_filters(j->banks, o->num_mel_bins, j->n_bins, j->b_begin, j->b_end, power,
+                         energies);
+        for (int b = 0; b < o->num_mel_bins; b++)
+            row[b] = (float)log(energies[b] > FLT_EPSILON ? energies[b] : FLT_EPSILON);
     }
 done:
     free(frame);
     free(power);
     free(work);
+    free(energies);
 }
 
 sw_status sw_fbank(const float *samples, size_t n_samples, const sw_fbank_options *opt,
@@ -168,8 +168,13 @@ sw_status sw_fbank(const float *samples, size_t n_samples, const sw_fbank_option
         return sw_fail(err, SW_ERR_ARG, "fbank: %zu samples are fewer than one frame (%zu)",
                        n_samples, window_samples(o));
 
-    fbank_job j = {samples, o, window_samples(o), shift_samples(o), 0, 0, NULL, NULL, NULL,
-                   NULL,    0};
+    fbank_job j;
+    memset(&j, 0, sizeof j);
+    j.x = samples;
+    j.o = o;
+    j.window = window_samples(o);
+    j.shift = shift_samples(o);
+    int *ranges = NULL;
     double *hamming = NULL;
     float *banks = NULL, *result = NULL;
     sw_fft *fft = NULL;
@@ -179,7 +184,8 @@ sw_status sw_fbank(const float *samples, size_t n_samples, const sw_fbank_option
         goto done;
     hamming = malloc(sizeof *hamming * j.window);
     result = malloc(sizeof *result * frames * (size_t)o->num_mel_bins);
-    if (!hamming || !result) {
+    ranges = malloc(sizeof *ranges * 2 * (size_t)o->num_mel_bins);
+    if (!hamming || !result || !ranges) {
         sw_fail(err, SW_ERR_NOMEM, "fbank of %zu frames", frames);
         goto done;
     }
@@ -188,6 +194,9 @@ sw_status sw_fbank(const float *samples, size_t n_samples, const sw_fbank_option
     j.fft = fft;
     j.hamming = hamming;
     j.banks = banks;
+    sw_filter_ranges(banks, o->num_mel_bins, j.n_bins, ranges, ranges + o->num_mel_bins);
+    j.b_begin = ranges;
+    j.b_end = ranges + o->num_mel_bins;
     j.out = result;
     sw_parallel_for(tp, frames, 64, fbank_frames, &j);
     if (j.failed) {
@@ -209,6 +218,7 @@ sw_status sw_fbank(const float *samples, size_t n_samples, const sw_fbank_option
     *n_frames = frames;
     result = NULL;
 done:
+    free(ranges);
     free(result);
     free(hamming);
     free(banks);

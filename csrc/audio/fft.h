@@ -24,4 +24,12 @@ void sw_fft_power(const sw_fft *fft, const double *in, double complex *work, dou
 
 int sw_fft_size(const sw_fft *fft);
 
+/* Each row of a filterbank (rows x cols) is zero outside [begin, end): find
+ * those ranges so the product with a spectrum skips the zeros. */
+void sw_filter_ranges(const float *filters, int rows, int cols, int *begin, int *end);
+
+/* Dot products of the filter rows with a power spectrum, over their ranges. */
+void sw_apply_filters(const float *filters, int rows, int cols, const int *begin,
+                      const int *end, const double *power, double *out);
+
 #endif

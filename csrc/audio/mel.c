@@ -78,6 +78,7 @@ typedef struct mel_job {
     size_t n, len, n_frames;
     int n_mels;
     const float *filters;
+    const int *f_begin, *f_end; /* non-zero range of each filter */
     const sw_fft *fft;
     const double *window;
     double *log_mel; /* n_frames x n_mels, frame-major while computing */
@@ -98,13 +99,11 @@ static void mel_frames(void *ctx, size_t begin, size_t end)
         for (int i = 0; i < SW_WHISPER_N_FFT; i++)
             frame[i] = padded_sample(j->x, j->n, j->len, start + i) * j->window[i];
         sw_fft_power(j->fft, frame, work, power);
-        for (int m = 0; m < j->n_mels; m++) {
-            const float *f = j->filters + (size_t)m * SW_WHISPER_N_BINS;
-            double acc = 0.0;
-            for (int k = 0; k < SW_WHISPER_N_BINS; k++)
-                acc += (double)f[k] * power[k];
-            j->log_mel[t * (size_t)j->n_mels + (size_t)m] = log10(acc > 1e-10 ? acc : 1e-10);
-        }
+        double *row = j->log_mel + t * (size_t)j->n_mels;
+        sw_apply_filters(j->filters, j->n_mels, SW_WHISPER_N_BINS, j->f_begin, j->f_end, power,
+                         row);
+        for (int m = 0; m < j->n_mels; m++)
+            row[m] = log10(row[m] > 1e-10 ? row[m] : 1e-10);
     }
     free(work);
 }
@@ -142,7 +141,10 @@ sw_status sw_log_mel(const float *samples, size_t n_samples, size_t padding, int
     for (int i = 0; i < SW_WHISPER_N_FFT; i++) /* periodic Hann */
         window[i] = 0.5 - 0.5 * cos(2.0 * M_PI * i / SW_WHISPER_N_FFT);
 
-    mel_job job = {samples, n_samples, len, frames, n_mels, filters, fft, window, log_mel, 0};
+    int f_begin[128], f_end[128];
+    sw_filter_ranges(filters, n_mels, SW_WHISPER_N_BINS, f_begin, f_end);
+    mel_job job = {samples, n_samples, len,   frames,  n_mels, filters,
+                   f_begin, f_end,     fft, window, log_mel, 0};
     sw_parallel_for(tp, frames, 64, mel_frames, &job);
     if (job.failed) {
         sw_fail(err, SW_ERR_NOMEM, "spectrogram work buffers");

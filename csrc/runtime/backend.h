@@ -52,7 +52,10 @@ struct sw_backend {
     /* Ops. Shapes are checked by the sw_* wrappers in ops.c before these run,
      * so a backend only sees valid, f32 (or as documented) operands. */
 
-    /* c[m,n] = alpha * a[m,k] @ op(b) + beta * c; op(b) = b[k,n] or b[n,k]^T */
+    /* c[m,n] = alpha * a[m,k] @ op(b) + beta * c; op(b) = b[k,n] or b[n,k]^T.
+     * Uploads and downloads complete before they return; ops are ordered on
+     * one stream, so a freed block may be reused at once. One thread at a
+     * time per backend (the Python Runtime holds a lock around each call). */
     sw_status (*matmul)(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *c,
                         int trans_b, float alpha, float beta, sw_error *err);
     /* out = a + b, where b has a's shape or is a row vector broadcast over rows */
@@ -62,7 +65,8 @@ struct sw_backend {
                      sw_error *err);
     sw_status (*scale)(sw_backend *be, const sw_tensor *a, float s, sw_tensor *out, sw_error *err);
     sw_status (*gelu)(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
-    /* softmax over the last dimension */
+    /* softmax over the last dimension; a row that is all -inf (fully masked)
+     * gives zeros, not NaN */
     sw_status (*softmax)(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
     /* layer norm over the last dimension with gamma, beta of that length */
     sw_status (*layernorm)(sw_backend *be, const sw_tensor *a, const sw_tensor *gamma,

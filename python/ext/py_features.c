@@ -7,6 +7,13 @@
 #include "fbank.h"
 #include "mel.h"
 
+/* Long inputs get a worker pool for the call; it is made and joined inside
+ * the call, so no thread outlives it (a later fork() stays safe). */
+static sw_threadpool *pool_for(size_t n_samples)
+{
+    return n_samples >= 16000 * 10 ? sw_threadpool_create(0) : NULL;
+}
+
 static PyObject *py_log_mel(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"samples", "n_mels", "padding", NULL};
@@ -26,8 +33,12 @@ static PyObject *py_log_mel(PyObject *self, PyObject *args, PyObject *kwargs)
     sw_error err = {SW_OK, ""};
     const float *x = PyArray_DATA(arr);
     size_t n = (size_t)PyArray_DIM(arr, 0);
-    Py_BEGIN_ALLOW_THREADS sw_log_mel(x, n, (size_t)padding, n_mels, NULL, &out, &frames, &err);
-    Py_END_ALLOW_THREADS Py_DECREF(arr);
+    Py_BEGIN_ALLOW_THREADS
+    sw_threadpool *tp = pool_for(n + (size_t)padding);
+    sw_log_mel(x, n, (size_t)padding, n_mels, tp, &out, &frames, &err);
+    sw_threadpool_destroy(tp);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(arr);
     if (err.code != SW_OK)
         return swpy_raise(&err, "log_mel_spectrogram");
     npy_intp dims[2] = {n_mels, (npy_intp)frames};
@@ -85,8 +96,12 @@ static PyObject *py_fbank(PyObject *self, PyObject *args, PyObject *kwargs)
     sw_error err = {SW_OK, ""};
     const float *x = PyArray_DATA(arr);
     size_t n = (size_t)PyArray_DIM(arr, 0);
-    Py_BEGIN_ALLOW_THREADS sw_fbank(x, n, &o, NULL, &out, &frames, &err);
-    Py_END_ALLOW_THREADS Py_DECREF(arr);
+    Py_BEGIN_ALLOW_THREADS
+    sw_threadpool *tp = pool_for(n);
+    sw_fbank(x, n, &o, tp, &out, &frames, &err);
+    sw_threadpool_destroy(tp);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(arr);
     if (err.code != SW_OK)
         return swpy_raise(&err, "fbank");
     npy_intp dims[2] = {(npy_intp)frames, o.num_mel_bins};

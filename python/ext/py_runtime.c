@@ -38,9 +38,10 @@ static int runtime_init(RuntimeObject *self, PyObject *args, PyObject *kwargs)
     sw_device_options opt = {device, library, threads};
     sw_error err = {SW_OK, ""};
     sw_backend *b = NULL;
-    Py_BEGIN_ALLOW_THREADS sw_device_open(&opt, &b, self->fallback, sizeof self->fallback, &err);
-    Py_END_ALLOW_THREADS if (err.code != SW_OK)
-    {
+    Py_BEGIN_ALLOW_THREADS
+    sw_device_open(&opt, &b, self->fallback, sizeof self->fallback, &err);
+    Py_END_ALLOW_THREADS
+    if (err.code != SW_OK) {
         swpy_raise(&err, NULL);
         return -1;
     }
@@ -53,7 +54,8 @@ static void runtime_release(RuntimeObject *self)
     if (!self->backend)
         return;
     sw_backend *b = self->backend;
-    Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(self->lock, WAIT_LOCK);
     self->backend = NULL;
     PyThread_release_lock(self->lock);
     b->destroy(b);
@@ -243,7 +245,8 @@ static PyObject *execute(RuntimeObject *self, PyObject **inputs, int n_in, const
     op_call c;
     memset(&c, 0, sizeof c);
     sw_error err = {SW_OK, ""};
-    Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(self->lock, WAIT_LOCK);
     sw_backend *b = self->backend;
     if (!b) {
         sw_fail(&err, SW_ERR_DEVICE, "this Runtime was closed");
@@ -263,8 +266,8 @@ static PyObject *execute(RuntimeObject *self, PyObject **inputs, int n_in, const
         op_call_free(&c);
     }
     PyThread_release_lock(self->lock);
-    Py_END_ALLOW_THREADS if (err.code != SW_OK)
-    {
+    Py_END_ALLOW_THREADS
+    if (err.code != SW_OK) {
         Py_CLEAR(result);
         swpy_raise(&err, NULL);
     }
@@ -417,8 +420,11 @@ static PyObject *py_cuda_probe(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "|z:cuda_probe", &library))
         return NULL;
     sw_error err = {SW_OK, ""};
-    Py_BEGIN_ALLOW_THREADS sw_cuda_probe(library, &err);
-    Py_END_ALLOW_THREADS if (err.code == SW_OK) return Py_BuildValue("(Os)", Py_True, "");
+    Py_BEGIN_ALLOW_THREADS
+    sw_cuda_probe(library, &err);
+    Py_END_ALLOW_THREADS
+    if (err.code == SW_OK)
+        return Py_BuildValue("(Os)", Py_True, "");
     return Py_BuildValue("(Os)", Py_False, err.msg);
 }
 

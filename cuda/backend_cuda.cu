@@ -1,0 +1,283 @@
+/* The CUDA backend's table, its memory and its life cycle. Ops live in
+ * elementwise.cu, norm_softmax.cu and matmul.cu. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <type_traits>
+
+#include "cuda_internal.h"
+
+/* Device memory comes from cudaMalloc through the same counted pool the CPU
+ * uses, so Pipeline.memory() means the same on both and destroy frees all. */
+static void *raw_alloc(void *ctx, size_t bytes)
+{
+    (void)ctx;
+    void *p = NULL;
+    if (cudaMalloc(&p, bytes) != cudaSuccess) {
+        /* Out of memory is not sticky: clear it so the pool's retry and the
+         * next launch check do not report it again. */
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return p;
+}
+
+static void raw_free(void *ctx, void *ptr)
+{
+    (void)ctx;
+    if (cudaFree(ptr) != cudaSuccess)
+        (void)cudaGetLastError();
+}
+
+static void *cuda_alloc(sw_backend *b, size_t bytes, sw_error *err)
+{
+    sw_cuda *c = sw_cuda_of(b);
+    if (sw_cuda_enter(c, err) != SW_OK)
+        return NULL;
+    void *p = sw_pool_alloc(c->pool, bytes);
+    if (!p) {
+        size_t free_b = 0, total_b = 0;
+        if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+            (void)cudaGetLastError();
+        sw_pool_stats s = sw_pool_get_stats(c->pool);
+        sw_fail(err, SW_ERR_NOMEM,
+                "GPU out of memory: %zu MiB asked, %zu MiB free of %zu MiB, saywho holds "
+                "%zu MiB; free other models on this GPU (torch.cuda.empty_cache()) or use a "
+                "smaller model",
+                bytes >> 20, free_b >> 20, total_b >> 20, s.reserved >> 20);
+    }
+    return p;
+}
+
+static void cuda_free(sw_backend *b, void *ptr)
+{
+    if (!ptr)
+        return;
+    sw_cuda *c = sw_cuda_of(b);
+    sw_error ignored = {SW_OK, {0}};
+    /* Stream order makes reuse safe: the next op that gets this block runs on
+     * the same stream after every op that used it. */
+    if (sw_cuda_enter(c, &ignored) == SW_OK)
+        sw_pool_free(c->pool, ptr);
+}
+
+static sw_pool_stats cuda_memory(sw_backend *b)
+{
+    return sw_pool_get_stats(sw_cuda_of(b)->pool);
+}
+
+static void cuda_trim(sw_backend *b)
+{
+    sw_cuda *c = sw_cuda_of(b);
+    sw_error ignored = {SW_OK, {0}};
+    if (sw_cuda_enter(c, &ignored) == SW_OK)
+        sw_pool_trim(c->pool); /* cudaFree waits for the GPU itself */
+}
+
+static sw_status cuda_device_info(sw_backend *b, sw_device_info *info, sw_error *err)
+{
+    sw_cuda *c = sw_cuda_of(b);
+    sw_status st = sw_cuda_enter(c, err);
+    if (st != SW_OK)
+        return st;
+    memset(info, 0, sizeof *info);
+    cudaDeviceProp prop;
+    cudaError_t e = cudaGetDeviceProperties(&prop, c->device);
+    if (e != cudaSuccess)
+        return sw_cuda_fail(err, e, "reading the GPU's properties");
+    /* GPU names are short; the 128 of sw_device_info is plenty. */
+    snprintf(info->name, sizeof info->name, "%.127s", prop.name);
+    info->compute_major = prop.major;
+    info->compute_minor = prop.minor;
+    e = cudaMemGetInfo(&info->free_bytes, &info->total_bytes);
+    if (e != cudaSuccess)
+        return sw_cuda_fail(err, e, "reading the GPU's free memory");
+    return SW_OK;
+}
+
+/* Both copies wait for the stream: after upload the caller may free or reuse
+ * its host buffer (a pageable async copy is not guaranteed to have read it),
+ * and after download it reads the result. */
+static sw_status copy(sw_backend *b, void *dst, const void *src, size_t bytes,
+                      cudaMemcpyKind kind, const char *what, sw_error *err)
+{
+    sw_cuda *c = sw_cuda_of(b);
+    if (bytes == 0)
+        return SW_OK;
+    sw_status st = sw_cuda_enter(c, err);
+    if (st != SW_OK)
+        return st;
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, c->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(c->stream);
+    return e == cudaSuccess ? SW_OK : sw_cuda_fail(err, e, what);
+}
+
+static sw_status cuda_upload(sw_backend *b, void *dst, const void *host_src, size_t bytes,
+                             sw_error *err)
+{
+    return copy(b, dst, host_src, bytes, cudaMemcpyHostToDevice, "copying to the GPU", err);
+}
+
+static sw_status cuda_download(sw_backend *b, void *host_dst, const void *src, size_t bytes,
+                               sw_error *err)
+{
+    return copy(b, host_dst, src, bytes, cudaMemcpyDeviceToHost, "copying from the GPU", err);
+}
+
+static sw_status cuda_synchronize(sw_backend *b, sw_error *err)
+{
+    sw_cuda *c = sw_cuda_of(b);
+    sw_status st = sw_cuda_enter(c, err);
+    if (st != SW_OK)
+        return st;
+    cudaError_t e = cudaStreamSynchronize(c->stream);
+    return e == cudaSuccess ? SW_OK : sw_cuda_fail(err, e, "waiting for the GPU");
+}
+
+/* Also undoes a half-finished open. Never cudaDeviceReset: the primary
+ * context is shared with torch and anything else in the process. */
+static void cuda_destroy(sw_backend *b)
+{
+    if (!b)
+        return;
+    sw_cuda *c = sw_cuda_of(b);
+    if (c) {
+        if (cudaSetDevice(c->device) == cudaSuccess && c->stream)
+            (void)cudaStreamSynchronize(c->stream);
+        if (c->blas_handle)
+            c->blas->destroy(c->blas_handle);
+        sw_pool_destroy(c->pool);
+        if (c->stream)
+            (void)cudaStreamDestroy(c->stream);
+        (void)cudaGetLastError();
+        free(c);
+    }
+    free(b);
+}
+
+static sw_status open_cublas(sw_cuda *c, sw_error *err)
+{
+    c->blas = sw_cublas_load(err);
+    if (!c->blas)
+        return SW_ERR_DEVICE;
+    int st = c->blas->create(&c->blas_handle);
+    if (st != SW_CUBLAS_STATUS_SUCCESS) {
+        c->blas_handle = NULL;
+        return sw_fail(err, SW_ERR_DEVICE, "cuBLAS from %s could not start: %s", c->blas->path,
+                       sw_cublas_status_name(st));
+    }
+    st = c->blas->set_stream(c->blas_handle, c->stream);
+    if (st != SW_CUBLAS_STATUS_SUCCESS)
+        return sw_fail(err, SW_ERR_DEVICE, "cuBLAS refused saywho's stream: %s",
+                       sw_cublas_status_name(st));
+    return SW_OK;
+}
+
+static sw_status open_device(sw_cuda *c, int device_index, sw_error *err)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess)
+        return sw_cuda_fail(err, e, "CUDA is not usable");
+    if (count == 0)
+        return sw_cuda_fail(err, cudaErrorNoDevice, "CUDA is not usable");
+    if (device_index < 0 || device_index >= count)
+        return sw_fail(err, SW_ERR_DEVICE,
+                       "GPU %d was asked for but %d GPU%s visible (indices 0 to %d); see "
+                       "nvidia-smi and CUDA_VISIBLE_DEVICES",
+                       device_index, count, count == 1 ? " is" : "s are", count - 1);
+    c->device = device_index;
+    e = cudaSetDevice(device_index);
+    int major = 0, sms = 0;
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_index);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_index);
+    if (e != cudaSuccess)
+        return sw_cuda_fail(err, e, "cannot open the GPU");
+    if (major < 7)
+        return sw_fail(err, SW_ERR_DEVICE,
+                       "GPU %d has compute capability %d.x; saywho needs 7.5 (T4, Turing) or "
+                       "newer, use device=\"cpu\"",
+                       device_index, major);
+    c->max_grid = sms * 16;
+    /* Non-blocking: saywho's work must not wait on, or hold up, work that torch
+     * queues on the legacy default stream. */
+    e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess)
+        return sw_cuda_fail(err, e, "cannot create a CUDA stream");
+    e = sw_cuda_probe_kernel(c->stream);
+    if (e != cudaSuccess)
+        return sw_cuda_fail(err, e, "cannot run saywho's GPU code");
+    return SW_OK;
+}
+
+static const sw_backend table = {
+    SW_BACKEND_ABI,
+    SW_DEVICE_CUDA,
+    "cuda",
+    NULL,
+    cuda_alloc,
+    cuda_free,
+    cuda_memory,
+    cuda_trim,
+    cuda_device_info,
+    cuda_upload,
+    cuda_download,
+    cuda_synchronize,
+    sw_cuda_matmul,
+    sw_cuda_add,
+    sw_cuda_mul,
+    sw_cuda_scale,
+    sw_cuda_gelu,
+    sw_cuda_softmax,
+    sw_cuda_layernorm,
+    sw_cuda_convert,
+    cuda_destroy,
+};
+
+extern "C" __attribute__((visibility("default"))) sw_status
+sw_cuda_backend_open(int device_index, int abi, sw_backend **out, sw_error *err)
+{
+    if (!out)
+        return sw_fail(err, SW_ERR_ARG, "sw_cuda_backend_open: out is NULL");
+    *out = NULL;
+    if (abi != SW_BACKEND_ABI)
+        return sw_fail(err, SW_ERR_DEVICE,
+                       "libsaywho_cuda.so implements backend ABI %d but the core asks for %d: "
+                       "the two come from different saywho builds; reinstall saywho",
+                       SW_BACKEND_ABI, abi);
+
+    sw_backend *b = (sw_backend *)malloc(sizeof *b);
+    sw_cuda *c = (sw_cuda *)calloc(1, sizeof *c);
+    if (!b || !c) {
+        free(b);
+        free(c);
+        return sw_fail(err, SW_ERR_NOMEM, "out of host memory opening the GPU backend");
+    }
+    *b = table;
+    b->impl = c;
+
+    sw_status st = open_device(c, device_index, err);
+    if (st == SW_OK) {
+        sw_raw_allocator raw = {raw_alloc, raw_free, c};
+        c->pool = sw_pool_create("cuda", raw, 256);
+        if (!c->pool)
+            st = sw_fail(err, SW_ERR_NOMEM, "out of host memory creating the GPU pool");
+    }
+    /* cuBLAS now rather than at the first matmul: device="auto" can still fall
+     * back to the CPU, and a transcription never fails half way for it. */
+    if (st == SW_OK)
+        st = open_cublas(c, err);
+    if (st != SW_OK) {
+        cuda_destroy(b);
+        return st;
+    }
+    *out = b;
+    return SW_OK;
+}
+
+/* The core calls the entry through sw_cuda_open_fn: keep the two in step. */
+static_assert(std::is_same<decltype(&sw_cuda_backend_open), sw_cuda_open_fn>::value,
+              "sw_cuda_backend_open must have the type sw_cuda_open_fn");

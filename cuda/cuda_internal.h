@@ -1,0 +1,82 @@
+/* State and helpers shared by the .cu files of the CUDA backend; nothing here
+ * is visible outside libsaywho_cuda.so. */
+#ifndef SW_CUDA_INTERNAL_H
+#define SW_CUDA_INTERNAL_H
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "cublas_loader.h"
+
+typedef struct sw_cuda {
+    int device;
+    cudaStream_t stream;
+    sw_pool *pool;
+    const sw_cublas_api *blas;
+    sw_cublas_handle blas_handle;
+    int max_grid; /* blocks for grid-stride kernels: enough to fill the GPU */
+} sw_cuda;
+
+static inline sw_cuda *sw_cuda_of(sw_backend *b)
+{
+    return (sw_cuda *)b->impl;
+}
+
+/* Turns a CUDA error into SW_ERR_DEVICE with what it means for the user. */
+sw_status sw_cuda_fail(sw_error *err, cudaError_t e, const char *what);
+
+/* Every entry point starts here: the caller may be any thread, and a CUDA
+ * thread's current device defaults to 0 whatever device this backend uses. */
+sw_status sw_cuda_enter(sw_cuda *c, sw_error *err);
+
+/* Checks the launch just made; a bad launch is reported now, not at the next
+ * unrelated call that happens to see the sticky error. */
+sw_status sw_cuda_check_launch(sw_error *err, const char *kernel);
+
+/* Shapes come from sw_tensor but sw_tensor_numel lives in the core, which this
+ * library does not link. */
+static inline int64_t sw_cuda_numel(const sw_tensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++)
+        n *= t->shape[i];
+    return n;
+}
+
+static inline int64_t sw_cuda_last_dim(const sw_tensor *t)
+{
+    return t->ndim > 0 ? t->shape[t->ndim - 1] : 1;
+}
+
+/* Grid for n elements: one thread each up to max_grid blocks, then the
+ * kernels loop, so huge tensors never exceed the launch limits. */
+static inline unsigned sw_cuda_grid(const sw_cuda *c, int64_t n, int threads)
+{
+    int64_t blocks = (n + threads - 1) / threads;
+    if (blocks < 1)
+        blocks = 1;
+    return (unsigned)(blocks < c->max_grid ? blocks : c->max_grid);
+}
+
+#define SW_CUDA_THREADS 256
+
+sw_status sw_cuda_add(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *out,
+                      sw_error *err);
+sw_status sw_cuda_mul(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *out,
+                      sw_error *err);
+sw_status sw_cuda_scale(sw_backend *be, const sw_tensor *a, float s, sw_tensor *out,
+                        sw_error *err);
+sw_status sw_cuda_gelu(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
+sw_status sw_cuda_convert(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
+sw_status sw_cuda_softmax(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
+sw_status sw_cuda_layernorm(sw_backend *be, const sw_tensor *a, const sw_tensor *gamma,
+                            const sw_tensor *beta, float eps, sw_tensor *out, sw_error *err);
+sw_status sw_cuda_matmul(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *c,
+                         int trans_b, float alpha, float beta, sw_error *err);
+
+/* Launches one tiny kernel and waits: the first place a GPU with no code in
+ * this library ("no kernel image") shows itself. */
+cudaError_t sw_cuda_probe_kernel(cudaStream_t stream);
+
+#endif

@@ -1,0 +1,249 @@
+/* Runs every op of libsaywho_cuda.so once against a CPU reference, on a real
+ * GPU. It dlopens the library the way the core does, so it also checks the
+ * export and the ABI. Exits 77 (ctest's "skipped") when no GPU can be opened,
+ * so it is harmless on CI machines without one.
+ *   cuda_smoke path/to/libsaywho_cuda.so [device] */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "elementwise_math.h"
+
+static sw_backend *be;
+static int failures;
+
+static sw_tensor dev(sw_dtype dt, int ndim, const int64_t *shape, size_t elem)
+{
+    sw_tensor t;
+    memset(&t, 0, sizeof t);
+    t.dtype = dt;
+    t.ndim = ndim;
+    size_t n = 1;
+    for (int i = 0; i < ndim; i++) {
+        t.shape[i] = shape[i];
+        n *= (size_t)shape[i];
+    }
+    sw_error err = {SW_OK, {0}};
+    t.data = be->alloc(be, n * elem, &err);
+    t.backend = be;
+    if (!t.data) {
+        fprintf(stderr, "alloc: %s\n", err.msg);
+        exit(1);
+    }
+    return t;
+}
+
+static void put(sw_tensor *t, const void *host, size_t bytes)
+{
+    sw_error err = {SW_OK, {0}};
+    if (be->upload(be, t->data, host, bytes, &err) != SW_OK) {
+        fprintf(stderr, "upload: %s\n", err.msg);
+        exit(1);
+    }
+}
+
+static void get(void *host, const sw_tensor *t, size_t bytes)
+{
+    sw_error err = {SW_OK, {0}};
+    if (be->download(be, host, t->data, bytes, &err) != SW_OK) {
+        fprintf(stderr, "download: %s\n", err.msg);
+        exit(1);
+    }
+}
+
+static void check(const char *what, sw_status st, const sw_error *err, const float *got,
+                  const float *want, size_t n, float tol)
+{
+    float worst = 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        float d = fabsf(got[i] - want[i]) / (1.0f + fabsf(want[i]));
+        if (!(d <= worst))
+            worst = d; /* also catches NaN */
+    }
+    int ok = st == SW_OK && worst <= tol;
+    printf("%-26s %s (max rel err %.3g)%s%s\n", what, ok ? "ok  " : "FAIL", worst,
+           st == SW_OK ? "" : ": ", st == SW_OK ? "" : err->msg);
+    failures += !ok;
+}
+
+#define ROWS 37
+#define COLS 300
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: cuda_smoke libsaywho_cuda.so [device]\n");
+        return 2;
+    }
+    void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(stderr, "%s\n", dlerror());
+        return 1;
+    }
+    sw_cuda_open_fn open_fn = (sw_cuda_open_fn)dlsym(lib, SW_CUDA_ENTRY);
+    if (!open_fn) {
+        fprintf(stderr, "no %s in %s\n", SW_CUDA_ENTRY, argv[1]);
+        return 1;
+    }
+    sw_error err = {SW_OK, {0}};
+    sw_status st = open_fn(argc > 2 ? atoi(argv[2]) : 0, SW_BACKEND_ABI, &be, &err);
+    if (st != SW_OK) {
+        printf("skipped: %s: %s\n", sw_status_name(st), err.msg);
+        return st == SW_ERR_DEVICE ? 77 : 1;
+    }
+    sw_device_info info;
+    if (be->device_info(be, &info, &err) == SW_OK)
+        printf("%s, sm_%d%d, %zu of %zu MiB free\n", info.name, info.compute_major,
+               info.compute_minor, info.free_bytes >> 20, info.total_bytes >> 20);
+
+    const size_t n = ROWS * COLS;
+    const int64_t shape[2] = {ROWS, COLS}, row[1] = {COLS};
+    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *want = malloc(n * sizeof *want),
+          *got = malloc(n * sizeof *got), g[COLS], bvec[COLS];
+    srand(1);
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (float)rand() / RAND_MAX * 8.0f - 4.0f;
+        y[i] = (float)rand() / RAND_MAX * 2.0f - 1.0f;
+    }
+    for (int j = 0; j < COLS; j++) {
+        g[j] = 0.5f + (float)j / COLS;
+        bvec[j] = (float)j / COLS - 0.5f;
+    }
+    sw_tensor a = dev(SW_F32, 2, shape, 4), b = dev(SW_F32, 2, shape, 4),
+              o = dev(SW_F32, 2, shape, 4), gv = dev(SW_F32, 1, row, 4),
+              bv = dev(SW_F32, 1, row, 4);
+    put(&a, x, n * 4);
+    put(&b, y, n * 4);
+    put(&gv, g, sizeof g);
+    put(&bv, bvec, sizeof bvec);
+
+    get(got, &a, n * 4);
+    check("upload/download", SW_OK, &err, got, x, n, 0.0f);
+
+    for (size_t i = 0; i < n; i++)
+        want[i] = x[i] + y[i];
+    st = be->add(be, &a, &b, &o, &err);
+    get(got, &o, n * 4);
+    check("add", st, &err, got, want, n, 0.0f);
+
+    for (size_t i = 0; i < n; i++)
+        want[i] = x[i] * g[i % COLS];
+    st = be->mul(be, &a, &gv, &o, &err);
+    get(got, &o, n * 4);
+    check("mul (row broadcast)", st, &err, got, want, n, 0.0f);
+
+    for (size_t i = 0; i < n; i++)
+        want[i] = x[i] * 0.125f;
+    st = be->scale(be, &a, 0.125f, &o, &err);
+    get(got, &o, n * 4);
+    check("scale", st, &err, got, want, n, 0.0f);
+
+    for (size_t i = 0; i < n; i++)
+        want[i] = sw_gelu_f(x[i]);
+    st = be->gelu(be, &a, &o, &err);
+    get(got, &o, n * 4);
+    check("gelu", st, &err, got, want, n, 1e-6f);
+
+    for (int r = 0; r < ROWS; r++) {
+        const float *xr = x + r * COLS;
+        float m = -INFINITY, s = 0.0f;
+        for (int j = 0; j < COLS; j++)
+            m = fmaxf(m, xr[j]);
+        for (int j = 0; j < COLS; j++)
+            s += expf(xr[j] - m);
+        for (int j = 0; j < COLS; j++)
+            want[r * COLS + j] = expf(xr[j] - m) / s;
+    }
+    st = be->softmax(be, &a, &o, &err);
+    get(got, &o, n * 4);
+    check("softmax", st, &err, got, want, n, 1e-5f);
+
+    for (int r = 0; r < ROWS; r++) {
+        const float *xr = x + r * COLS;
+        double mean = 0.0, var = 0.0;
+        for (int j = 0; j < COLS; j++)
+            mean += xr[j];
+        mean /= COLS;
+        for (int j = 0; j < COLS; j++)
+            var += (xr[j] - mean) * (xr[j] - mean);
+        var /= COLS;
+        for (int j = 0; j < COLS; j++)
+            want[r * COLS + j] =
+                (float)((xr[j] - mean) / sqrt(var + 1e-5)) * g[j] + bvec[j];
+    }
+    st = be->layernorm(be, &a, &gv, &bv, 1e-5f, &o, &err);
+    get(got, &o, n * 4);
+    check("layernorm", st, &err, got, want, n, 1e-5f);
+
+    sw_tensor h = dev(SW_F16, 2, shape, 2), bf = dev(SW_BF16, 2, shape, 2);
+    for (size_t i = 0; i < n; i++)
+        want[i] = sw_f16_to_f32(sw_f32_to_f16(x[i]));
+    st = be->convert(be, &a, &h, &err);
+    if (st == SW_OK)
+        st = be->convert(be, &h, &o, &err);
+    get(got, &o, n * 4);
+    check("convert f32>f16>f32", st, &err, got, want, n, 0.0f);
+    for (size_t i = 0; i < n; i++)
+        want[i] = sw_bf16_to_f32(sw_f32_to_bf16(sw_f16_to_f32(sw_f32_to_f16(x[i]))));
+    st = be->convert(be, &h, &bf, &err);
+    if (st == SW_OK)
+        st = be->convert(be, &bf, &o, &err);
+    get(got, &o, n * 4);
+    check("convert f16>bf16>f32", st, &err, got, want, n, 0.0f);
+
+    /* matmul: a[ROWS,COLS] @ w, with w [COLS,K] and its transpose [K,COLS] */
+    enum { K = 70 };
+    const int64_t wshape[2] = {COLS, K}, wtshape[2] = {K, COLS}, cshape[2] = {ROWS, K};
+    float *w = malloc(COLS * K * sizeof *w), *wt = malloc(COLS * K * sizeof *wt);
+    float c0[ROWS * K], cw[ROWS * K], cg[ROWS * K];
+    for (int i = 0; i < COLS; i++)
+        for (int j = 0; j < K; j++) {
+            w[i * K + j] = (float)rand() / RAND_MAX - 0.5f;
+            wt[j * COLS + i] = w[i * K + j];
+        }
+    for (int i = 0; i < ROWS * K; i++)
+        c0[i] = (float)i / (ROWS * K);
+    for (int r = 0; r < ROWS; r++)
+        for (int j = 0; j < K; j++) {
+            double s = 0.0;
+            for (int i = 0; i < COLS; i++)
+                s += (double)x[r * COLS + i] * w[i * K + j];
+            cw[r * K + j] = (float)(0.5 * s + 2.0 * c0[r * K + j]);
+        }
+    sw_tensor wd = dev(SW_F32, 2, wshape, 4), wtd = dev(SW_F32, 2, wtshape, 4),
+              cd = dev(SW_F32, 2, cshape, 4);
+    put(&wd, w, COLS * K * 4);
+    put(&wtd, wt, COLS * K * 4);
+    for (int trans = 0; trans < 2; trans++) {
+        put(&cd, c0, sizeof c0);
+        /* TF32 is off by default in cuBLAS sgemm, so 1e-4 is plenty */
+        st = be->matmul(be, &a, trans ? &wtd : &wd, &cd, trans, 0.5f, 2.0f, &err);
+        get(cg, &cd, sizeof cg);
+        check(trans ? "matmul trans_b" : "matmul", st, &err, cg, cw, ROWS * K, 1e-4f);
+    }
+
+    st = be->synchronize(be, &err);
+    failures += st != SW_OK;
+    sw_tensor all[] = {a, b, o, gv, bv, h, bf, wd, wtd, cd};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        be->free(be, all[i].data);
+    sw_pool_stats s = be->memory(be);
+    printf("after free: allocated %zu, reserved %zu, peak %zu bytes\n", s.allocated, s.reserved,
+           s.peak_allocated);
+    failures += s.allocated != 0 || s.live_blocks != 0;
+    be->trim(be);
+    s = be->memory(be);
+    failures += s.reserved != 0;
+    be->destroy(be);
+    free(x);
+    free(y);
+    free(want);
+    free(got);
+    free(w);
+    free(wt);
+    printf("%s\n", failures ? "FAILED" : "all ok");
+    return failures ? 1 : 0;
+}
