@@ -98,8 +98,8 @@ static sw_status cuda_device_info(sw_backend *b, sw_device_info *info, sw_error 
 /* Both copies wait for the stream: after upload the caller may free or reuse
  * its host buffer (a pageable async copy is not guaranteed to have read it),
  * and after download it reads the result. */
-static sw_status copy(sw_backend *b, void *dst, const void *src, size_t bytes,
-                      cudaMemcpyKind kind, const char *what, sw_error *err)
+static sw_status copy(sw_backend *b, void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                      const char *what, sw_error *err)
 {
     sw_cuda *c = sw_cuda_of(b);
     if (bytes == 0)

@@ -38,14 +38,14 @@ static const char *last_dlerror(void)
     return e ? e : "unknown dlopen error";
 }
 
-#define LOAD_SYM(field, name)                                                             \
-    do {                                                                                  \
-        void *p_ = dlsym(lib, name);                                                      \
-        if (!p_) {                                                                        \
-            note(t, "%s lacks %s; ", where, name);                                        \
-            return -1;                                                                    \
-        }                                                                                 \
-        memcpy(&out->field, &p_, sizeof p_); /* POSIX: data and code pointers agree */  \
+#define LOAD_SYM(field, name)                                                                      \
+    do {                                                                                           \
+        void *p_ = dlsym(lib, name);                                                               \
+        if (!p_) {                                                                                 \
+            note(t, "%s lacks %s; ", where, name);                                                 \
+            return -1;                                                                             \
+        }                                                                                          \
+        memcpy(&out->field, &p_, sizeof p_); /* POSIX: data and code pointers agree */             \
     } while (0)
 
 /* Fills the table from an open libcublas; -1 if it is too old or not cuBLAS. */

@@ -34,9 +34,9 @@ typedef struct sw_cublas_api {
                  const float *beta, float *c, int ldc);
     /* For the f16 path to come; loaded now so a missing symbol fails early. */
     int (*gemm_ex)(sw_cublas_handle handle, int transa, int transb, int m, int n, int k,
-                   const void *alpha, const void *a, int atype, int lda, const void *b,
-                   int btype, int ldb, const void *beta, void *c, int ctype, int ldc,
-                   int compute_type, int algo);
+                   const void *alpha, const void *a, int atype, int lda, const void *b, int btype,
+                   int ldb, const void *beta, void *c, int ctype, int ldc, int compute_type,
+                   int algo);
     int (*get_version)(sw_cublas_handle handle, int *version);
     char path[512]; /* where the library came from, for device_info and errors */
 } sw_cublas_api;

@@ -41,8 +41,7 @@ static const char *hint(cudaError_t e)
     case cudaErrorLaunchFailure:
         return "A GPU kernel crashed; this is a bug in saywho, please report it. The "
                "CUDA context is now unusable: restart the Python process";
-    default:
-        return "";
+    default: return "";
     }
 }
 

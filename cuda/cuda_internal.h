@@ -65,8 +65,7 @@ sw_status sw_cuda_add(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw
                       sw_error *err);
 sw_status sw_cuda_mul(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *out,
                       sw_error *err);
-sw_status sw_cuda_scale(sw_backend *be, const sw_tensor *a, float s, sw_tensor *out,
-                        sw_error *err);
+sw_status sw_cuda_scale(sw_backend *be, const sw_tensor *a, float s, sw_tensor *out, sw_error *err);
 sw_status sw_cuda_gelu(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
 sw_status sw_cuda_convert(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
 sw_status sw_cuda_softmax(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);

@@ -51,8 +51,7 @@ __device__ __forceinline__ void store_from_f32(void *p, int dtype, int64_t i, fl
 /* Every pair goes through f32, which holds f16 and bf16 exactly, so f16 <->
  * bf16 rounds once, as on the CPU. The dtype branch is the same for every
  * thread, so it costs no divergence. */
-__global__ void convert_kernel(const void *src, int src_dtype, void *dst, int dst_dtype,
-                               int64_t n)
+__global__ void convert_kernel(const void *src, int src_dtype, void *dst, int dst_dtype, int64_t n)
 {
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
@@ -109,8 +108,7 @@ sw_status sw_cuda_mul(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw
     return binary(be, a, b, out, OP_MUL, "mul", err);
 }
 
-sw_status sw_cuda_scale(sw_backend *be, const sw_tensor *a, float s, sw_tensor *out,
-                        sw_error *err)
+sw_status sw_cuda_scale(sw_backend *be, const sw_tensor *a, float s, sw_tensor *out, sw_error *err)
 {
     sw_cuda *c = sw_cuda_of(be);
     int64_t n = sw_cuda_numel(a);

@@ -52,8 +52,8 @@ __global__ void softmax_rows(const float *a, float *out, int64_t rows, int64_t n
 
 /* Two passes (mean, then squared deviations) rather than sum and sum of
  * squares: activations with a large mean would lose the variance otherwise. */
-__global__ void layernorm_rows(const float *a, const float *gamma, const float *beta,
-                               float eps, float *out, int64_t rows, int64_t n)
+__global__ void layernorm_rows(const float *a, const float *gamma, const float *beta, float eps,
+                               float *out, int64_t rows, int64_t n)
 {
     __shared__ float scratch[WARP];
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -93,8 +93,8 @@ sw_status sw_cuda_softmax(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw
     if (st != SW_OK)
         return st;
     int64_t rows = total / n;
-    softmax_rows<<<row_grid(rows), SW_CUDA_THREADS, 0, c->stream>>>(
-        (const float *)a->data, (float *)out->data, rows, n);
+    softmax_rows<<<row_grid(rows), SW_CUDA_THREADS, 0, c->stream>>>((const float *)a->data,
+                                                                    (float *)out->data, rows, n);
     return sw_cuda_check_launch(err, "softmax");
 }
 

@@ -169,8 +169,8 @@ void sw_filter_ranges(const float *filters, int rows, int cols, int *begin, int 
     }
 }
 
-void sw_apply_filters(const float *filters, int rows, int cols, const int *begin,
-                      const int *end, const double *power, double *out)
+void sw_apply_filters(const float *filters, int rows, int cols, const int *begin, const int *end,
+                      const double *power, double *out)
 {
     for (int r = 0; r < rows; r++) {
         const float *f = filters + (size_t)r * cols;

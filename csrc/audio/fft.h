@@ -29,7 +29,7 @@ int sw_fft_size(const sw_fft *fft);
 void sw_filter_ranges(const float *filters, int rows, int cols, int *begin, int *end);
 
 /* Dot products of the filter rows with a power spectrum, over their ranges. */
-void sw_apply_filters(const float *filters, int rows, int cols, const int *begin,
-                      const int *end, const double *power, double *out);
+void sw_apply_filters(const float *filters, int rows, int cols, const int *begin, const int *end,
+                      const double *power, double *out);
 
 #endif

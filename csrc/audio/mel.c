@@ -143,7 +143,7 @@ sw_status sw_log_mel(const float *samples, size_t n_samples, size_t padding, int
 
     int f_begin[128], f_end[128];
     sw_filter_ranges(filters, n_mels, SW_WHISPER_N_BINS, f_begin, f_end);
-    mel_job job = {samples, n_samples, len,   frames,  n_mels, filters,
+    mel_job job = {samples, n_samples, len, frames, n_mels,  filters,
                    f_begin, f_end,     fft, window, log_mel, 0};
     sw_parallel_for(tp, frames, 64, mel_frames, &job);
     if (job.failed) {

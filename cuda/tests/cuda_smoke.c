@@ -171,8 +171,7 @@ int main(int argc, char **argv)
             var += (xr[j] - mean) * (xr[j] - mean);
         var /= COLS;
         for (int j = 0; j < COLS; j++)
-            want[r * COLS + j] =
-                (float)((xr[j] - mean) / sqrt(var + 1e-5)) * g[j] + bvec[j];
+            want[r * COLS + j] = (float)((xr[j] - mean) / sqrt(var + 1e-5)) * g[j] + bvec[j];
     }
     st = be->layernorm(be, &a, &gv, &bv, 1e-5f, &o, &err);
     get(got, &o, n * 4);
