@@ -60,6 +60,8 @@ int main(void)
     for (size_t i = 0; i < frames_mt * 128; i++)
         same &= mel_mt[i] == mel_st[i];
     CHECK(same);
+    free(mel_st);
+    mel_st = NULL;
 
     sw_fbank_options o = sw_fbank_default_options();
     float *fb = NULL;
@@ -70,6 +72,8 @@ int main(void)
     for (size_t t = 0; t < fb_frames; t++)
         mean0 += fb[t * 80];
     CHECK_NEAR(mean0 / fb_frames, 0.0, 1e-4); /* mean subtracted per bin */
+    free(fb);
+    fb = NULL;
 
     /* refused inputs */
     CHECK(sw_log_mel(x, N, 0, 64, NULL, &mel_st, &frames_st, &err) == SW_ERR_ARG);
