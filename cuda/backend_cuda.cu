@@ -234,6 +234,11 @@ static const sw_backend table = {
     sw_cuda_softmax,
     sw_cuda_layernorm,
     sw_cuda_convert,
+    sw_cuda_transpose,
+    sw_cuda_conv1d,
+    sw_cuda_gather_rows,
+    sw_cuda_scatter_rows,
+    sw_cuda_attention,
     cuda_destroy,
 };
 

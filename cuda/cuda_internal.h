@@ -74,6 +74,17 @@ sw_status sw_cuda_layernorm(sw_backend *be, const sw_tensor *a, const sw_tensor 
 sw_status sw_cuda_matmul(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *c,
                          int trans_b, float alpha, float beta, sw_error *err);
 
+sw_status sw_cuda_transpose(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
+sw_status sw_cuda_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
+                         const sw_tensor *bias, int stride, int pad, sw_tensor *out, sw_error *err);
+sw_status sw_cuda_gather_rows(sw_backend *be, const sw_tensor *table, const sw_tensor *ids,
+                              sw_tensor *out, sw_error *err);
+sw_status sw_cuda_scatter_rows(sw_backend *be, const sw_tensor *src, const sw_tensor *ids,
+                               sw_tensor *dst, sw_error *err);
+sw_status sw_cuda_attention(sw_backend *be, const sw_tensor *q, const sw_tensor *k,
+                            const sw_tensor *v, const sw_attention_params *p, sw_tensor *out,
+                            sw_tensor *probs, sw_error *err);
+
 /* Launches one tiny kernel and waits: the first place a GPU with no code in
  * this library ("no kernel image") shows itself. */
 cudaError_t sw_cuda_probe_kernel(cudaStream_t stream);

@@ -5,7 +5,8 @@
 
 enum { OP_ADD, OP_MUL };
 
-/* bn == n: same shape; otherwise b is one row of bn repeated over the rows. */
+/* bn == n: same shape; otherwise b (a row, or a block of a's trailing
+ * dimensions) repeats along a every bn elements. */
 __global__ void binary_f32(const float *a, const float *b, float *out, int64_t n, int64_t bn,
                            int op)
 {
@@ -84,8 +85,8 @@ static sw_status binary(sw_backend *be, const sw_tensor *a, const sw_tensor *b, 
     if (need_f32(a, name, "a", err) || need_f32(b, name, "b", err) ||
         need_f32(out, name, "out", err))
         return SW_ERR_ARG;
-    if (sw_cuda_numel(out) != n || !(bn == n || (bn == sw_cuda_last_dim(a) && bn > 0)))
-        return sw_fail(err, SW_ERR_ARG, "cuda %s: b must match a or be one row of it", name);
+    if (sw_cuda_numel(out) != n || !(bn == n || (bn > 0 && n % bn == 0)))
+        return sw_fail(err, SW_ERR_ARG, "cuda %s: b must match a or repeat along it", name);
     if (n == 0)
         return SW_OK;
     sw_status st = sw_cuda_enter(c, err);
@@ -175,4 +176,105 @@ sw_status sw_cuda_convert(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw
     convert_kernel<<<sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream>>>(
         a->data, (int)a->dtype, out->data, (int)out->dtype, n);
     return sw_cuda_check_launch(err, "convert");
+}
+
+/* ---- ABI 2: transpose and row gather/scatter ---- */
+
+/* out[m, c, r] = a[m, r, c]; one thread per output element. */
+__global__ void transpose_f32(const float *a, float *out, int64_t rows, int64_t cols, int64_t n)
+{
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += stride) {
+        int64_t r = o % rows, c = (o / rows) % cols, m = o / (rows * cols);
+        out[o] = a[(m * rows + r) * cols + c];
+    }
+}
+
+/* out[i, :] = table[ids[i], :], zeros for an id out of range. */
+__global__ void gather_rows_f32(const float *table, int64_t table_rows, const int32_t *ids,
+                                float *out, int64_t len, int64_t n)
+{
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += stride) {
+        int32_t id = ids[o / len];
+        out[o] = id >= 0 && id < table_rows ? table[(int64_t)id * len + o % len] : 0.0f;
+    }
+}
+
+__global__ void scatter_rows_f32(const float *src, const int32_t *ids, float *dst, int64_t dst_rows,
+                                 int64_t len, int64_t n)
+{
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += stride) {
+        int32_t id = ids[o / len];
+        if (id >= 0 && id < dst_rows)
+            dst[(int64_t)id * len + o % len] = src[o];
+    }
+}
+
+sw_status sw_cuda_transpose(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err)
+{
+    sw_cuda *c = sw_cuda_of(be);
+    int64_t n = sw_cuda_numel(a);
+    if (need_f32(a, "transpose", "a", err) || need_f32(out, "transpose", "out", err))
+        return SW_ERR_ARG;
+    if (a->ndim < 2 || sw_cuda_numel(out) != n)
+        return sw_fail(err, SW_ERR_ARG, "cuda transpose: out must have a's size");
+    if (n == 0)
+        return SW_OK;
+    sw_status st = sw_cuda_enter(c, err);
+    if (st != SW_OK)
+        return st;
+    transpose_f32<<<sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream>>>(
+        (const float *)a->data, (float *)out->data, a->shape[a->ndim - 2], a->shape[a->ndim - 1],
+        n);
+    return sw_cuda_check_launch(err, "transpose");
+}
+
+static sw_status rows_check(const sw_tensor *rows, const sw_tensor *ids, const sw_tensor *other,
+                            const char *name, sw_error *err)
+{
+    int64_t len = sw_cuda_last_dim(rows);
+    if (rows->dtype != SW_F32 || other->dtype != SW_F32 || ids->dtype != SW_I32)
+        return sw_fail(err, SW_ERR_ARG, "cuda %s: f32 rows and int32 ids", name);
+    if (len <= 0 || sw_cuda_last_dim(other) != len ||
+        sw_cuda_numel(other) != sw_cuda_numel(ids) * len)
+        return sw_fail(err, SW_ERR_ARG, "cuda %s: one row per id", name);
+    return SW_OK;
+}
+
+sw_status sw_cuda_gather_rows(sw_backend *be, const sw_tensor *table, const sw_tensor *ids,
+                              sw_tensor *out, sw_error *err)
+{
+    sw_cuda *c = sw_cuda_of(be);
+    if (rows_check(table, ids, out, "gather_rows", err) != SW_OK)
+        return err->code;
+    int64_t len = sw_cuda_last_dim(table), n = sw_cuda_numel(out);
+    if (n == 0)
+        return SW_OK;
+    sw_status st = sw_cuda_enter(c, err);
+    if (st != SW_OK)
+        return st;
+    gather_rows_f32<<<sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream>>>(
+        (const float *)table->data, sw_cuda_numel(table) / len, (const int32_t *)ids->data,
+        (float *)out->data, len, n);
+    return sw_cuda_check_launch(err, "gather_rows");
+}
+
+sw_status sw_cuda_scatter_rows(sw_backend *be, const sw_tensor *src, const sw_tensor *ids,
+                               sw_tensor *dst, sw_error *err)
+{
+    sw_cuda *c = sw_cuda_of(be);
+    if (rows_check(dst, ids, src, "scatter_rows", err) != SW_OK)
+        return err->code;
+    int64_t len = sw_cuda_last_dim(dst), n = sw_cuda_numel(src);
+    if (n == 0)
+        return SW_OK;
+    sw_status st = sw_cuda_enter(c, err);
+    if (st != SW_OK)
+        return st;
+    scatter_rows_f32<<<sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream>>>(
+        (const float *)src->data, (const int32_t *)ids->data, (float *)dst->data,
+        sw_cuda_numel(dst) / len, len, n);
+    return sw_cuda_check_launch(err, "scatter_rows");
 }

@@ -40,3 +40,73 @@ sw_status sw_cuda_matmul(sw_backend *be, const sw_tensor *a, const sw_tensor *b,
                        (long long)m, (long long)n, (long long)k, sw_cublas_status_name(s));
     return SW_OK;
 }
+
+/* ---- conv1d: im2col into a pool block, then one sgemm per batch item ---- */
+
+/* cols[t, ci * k + kk] = x[t * stride + kk - pad, ci], zero outside the input. */
+__global__ void im2col_f32(const float *x, float *cols, int64_t t_in, int64_t c_in, int64_t k,
+                           int stride, int pad, int64_t n)
+{
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += step) {
+        int64_t width = c_in * k;
+        int64_t t = o / width, ci = (o % width) / k, kk = o % k;
+        int64_t ti = t * stride + kk - pad;
+        cols[o] = ti >= 0 && ti < t_in ? x[ti * c_in + ci] : 0.0f;
+    }
+}
+
+/* out[t, :] = bias, so the sgemm can accumulate onto it (beta = 1). */
+__global__ void fill_rows_f32(float *out, const float *row, int64_t len, int64_t n)
+{
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += step)
+        out[o] = row[o % len];
+}
+
+sw_status sw_cuda_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
+                         const sw_tensor *bias, int stride, int pad, sw_tensor *out, sw_error *err)
+{
+    sw_cuda *cu = sw_cuda_of(be);
+    if (x->ndim != 3 || w->ndim != 3 || out->ndim != 3 || x->dtype != SW_F32 ||
+        w->dtype != SW_F32 || out->dtype != SW_F32 || (bias && bias->dtype != SW_F32))
+        return sw_fail(err, SW_ERR_ARG, "cuda conv1d: f32 x [B,T,C], w [O,C,K], out [B,T,O]");
+    int64_t b = x->shape[0], t_in = x->shape[1], c_in = x->shape[2];
+    int64_t c_out = w->shape[0], k = w->shape[2], t_out = out->shape[1];
+    int64_t width = c_in * k, n = t_out * width;
+    if (b == 0 || t_out == 0 || c_out == 0)
+        return SW_OK;
+    sw_status st = sw_cuda_enter(cu, err);
+    if (st != SW_OK)
+        return st;
+    float *cols = (float *)be->alloc(be, (size_t)n * sizeof(float), err);
+    if (!cols)
+        return err->code;
+    sw_tensor tc = *x, tw = *w, to = *out;
+    tc.ndim = 2;
+    tc.shape[0] = t_out;
+    tc.shape[1] = width;
+    tc.data = cols;
+    tw.ndim = 2;
+    tw.shape[0] = c_out;
+    tw.shape[1] = width;
+    to.ndim = 2;
+    to.shape[0] = t_out;
+    to.shape[1] = c_out;
+    for (int64_t i = 0; i < b && st == SW_OK; i++) {
+        im2col_f32<<<sw_cuda_grid(cu, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, cu->stream>>>(
+            (const float *)x->data + i * t_in * c_in, cols, t_in, c_in, k, stride, pad, n);
+        st = sw_cuda_check_launch(err, "im2col");
+        to.data = (float *)out->data + i * t_out * c_out;
+        if (st == SW_OK && bias) {
+            int64_t m = t_out * c_out;
+            fill_rows_f32<<<sw_cuda_grid(cu, m, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, cu->stream>>>(
+                (float *)to.data, (const float *)bias->data, c_out, m);
+            st = sw_cuda_check_launch(err, "fill_rows");
+        }
+        if (st == SW_OK)
+            st = sw_cuda_matmul(be, &tc, &tw, &to, 1, 1.0f, bias ? 1.0f : 0.0f, err);
+    }
+    be->free(be, cols); /* stream order: the next user of the block runs after */
+    return st;
+}

@@ -119,3 +119,88 @@ sw_status sw_cuda_layernorm(sw_backend *be, const sw_tensor *a, const sw_tensor 
         (float *)out->data, rows, n);
     return sw_cuda_check_launch(err, "layernorm");
 }
+
+/* ---- attention: one block per (batch, head, query row) ----
+ * The row's scores sit in shared memory (kv_len floats: 1500 for Whisper's
+ * cross-attention), then the block does the softmax and the weighted sum of
+ * values. Plain, and the same arithmetic order as the CPU's fused path. */
+__global__ void attention_rows(const float *q, const float *k, const float *v, float *out,
+                               float *probs, int64_t tq, int64_t d, int64_t dh, int64_t tkv,
+                               int64_t group, int64_t kv_len, int64_t causal, int heads,
+                               float scale, int64_t items)
+{
+    extern __shared__ float sm[];
+    __shared__ float scratch[WARP];
+    float *qs = sm, *s = sm + dh;
+    for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+        int64_t i = item % tq, h = (item / tq) % heads, b = item / (tq * heads);
+        const float *qi = q + (b * tq + i) * d + h * dh;
+        const float *kb = k + (b / group) * tkv * d + h * dh;
+        const float *vb = v + (b / group) * tkv * d + h * dh;
+        int64_t n = kv_len;
+        if (causal >= 0 && causal + i + 1 < n)
+            n = causal + i + 1;
+        __syncthreads(); /* the previous item may still read qs and s */
+        for (int64_t c = threadIdx.x; c < dh; c += blockDim.x)
+            qs[c] = qi[c];
+        __syncthreads();
+        float m = -INFINITY;
+        for (int64_t t = threadIdx.x; t < n; t += blockDim.x) {
+            const float *kt = kb + t * d;
+            float acc = 0.0f;
+            for (int64_t c = 0; c < dh; c++)
+                acc += qs[c] * kt[c];
+            s[t] = acc * scale;
+            m = fmaxf(m, s[t]);
+        }
+        m = block_reduce(m, scratch, 1);
+        float sum = 0.0f;
+        for (int64_t t = threadIdx.x; t < n; t += blockDim.x) {
+            s[t] = m == -INFINITY ? 0.0f : expf(s[t] - m);
+            sum += s[t];
+        }
+        sum = block_reduce(sum, scratch, 0);
+        float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+        float *pr = probs ? probs + item * kv_len : NULL;
+        for (int64_t t = threadIdx.x; t < kv_len; t += blockDim.x) {
+            float p = t < n ? s[t] * inv : 0.0f;
+            s[t] = p;
+            if (pr)
+                pr[t] = p;
+        }
+        __syncthreads();
+        float *o = out + (b * tq + i) * d + h * dh;
+        for (int64_t c = threadIdx.x; c < dh; c += blockDim.x) {
+            float acc = 0.0f;
+            for (int64_t t = 0; t < n; t++)
+                acc += s[t] * vb[t * d + c];
+            o[c] = acc;
+        }
+    }
+}
+
+sw_status sw_cuda_attention(sw_backend *be, const sw_tensor *q, const sw_tensor *k,
+                            const sw_tensor *v, const sw_attention_params *p, sw_tensor *out,
+                            sw_tensor *probs, sw_error *err)
+{
+    sw_cuda *c = sw_cuda_of(be);
+    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || q->dtype != SW_F32 || k->dtype != SW_F32 ||
+        v->dtype != SW_F32 || out->dtype != SW_F32 || p->n_heads < 1 || k->shape[0] < 1)
+        return sw_fail(err, SW_ERR_ARG, "cuda attention: f32 q, k, v of three dimensions");
+    int64_t b = q->shape[0], tq = q->shape[1], d = q->shape[2], dh = d / p->n_heads;
+    int64_t items = b * p->n_heads * tq;
+    size_t shared = (size_t)(dh + p->kv_len) * sizeof(float);
+    if (shared > 48 * 1024)
+        return sw_fail(err, SW_ERR_ARG, "cuda attention: %lld keys do not fit the kernel's 48 KiB",
+                       (long long)p->kv_len);
+    if (items == 0)
+        return SW_OK;
+    sw_status st = sw_cuda_enter(c, err);
+    if (st != SW_OK)
+        return st;
+    attention_rows<<<row_grid(items), 128, shared, c->stream>>>(
+        (const float *)q->data, (const float *)k->data, (const float *)v->data, (float *)out->data,
+        probs ? (float *)probs->data : NULL, tq, d, dh, k->shape[1], b / k->shape[0], p->kv_len,
+        p->causal_offset, p->n_heads, p->scale, items);
+    return sw_cuda_check_launch(err, "attention");
+}

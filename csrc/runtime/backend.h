@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bump when the table's layout changes; the loader refuses a mismatch. */
-#define SW_BACKEND_ABI 1
+#define SW_BACKEND_ABI 2
 
 typedef enum sw_device_kind { SW_DEVICE_CPU = 0, SW_DEVICE_CUDA = 1 } sw_device_kind;
 
@@ -30,6 +30,14 @@ typedef struct sw_device_info {
 } sw_device_info;
 
 typedef struct sw_backend sw_backend;
+
+/* Multi-head scaled dot-product attention, see the `attention` op. */
+typedef struct sw_attention_params {
+    int n_heads;
+    int64_t kv_len;        /* keys 0..kv_len-1 of k and v are valid (<= their rows) */
+    int64_t causal_offset; /* < 0: no mask; else query i sees keys j <= causal_offset + i */
+    float scale;           /* applied to q . k before the softmax, usually 1/sqrt(d_head) */
+} sw_attention_params;
 
 struct sw_backend {
     int abi;
@@ -58,7 +66,8 @@ struct sw_backend {
      * time per backend (the Python Runtime holds a lock around each call). */
     sw_status (*matmul)(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *c,
                         int trans_b, float alpha, float beta, sw_error *err);
-    /* out = a + b, where b has a's shape or is a row vector broadcast over rows */
+    /* out = a + b, where b has a's shape or the shape of a's trailing dimensions
+     * (a row vector, a [T, d] block over a batch), repeated along a */
     sw_status (*add)(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *out,
                      sw_error *err);
     sw_status (*mul)(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *out,
@@ -73,6 +82,30 @@ struct sw_backend {
                            const sw_tensor *beta, float eps, sw_tensor *out, sw_error *err);
     /* dtype conversion between f32, f16 and bf16 */
     sw_status (*convert)(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
+
+    /* ABI 2: the ops a transformer forward needs beyond the above. */
+
+    /* out[..., c, r] = a[..., r, c]: swaps the last two dimensions */
+    sw_status (*transpose)(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
+    /* 1-D convolution, time-major: x [B, T_in, C_in], w [C_out, C_in, K] (PyTorch's
+     * layout), bias [C_out] or NULL, out [B, T_out, C_out] with
+     * T_out = (T_in + 2 * pad - K) / stride + 1 and zero padding. */
+    sw_status (*conv1d)(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
+                        const sw_tensor *bias, int stride, int pad, sw_tensor *out, sw_error *err);
+    /* out[i, :] = table[ids[i], :]; table is seen as rows over its last dimension,
+     * ids is int32 on this backend. An id out of range gives a row of zeros. */
+    sw_status (*gather_rows)(sw_backend *be, const sw_tensor *table, const sw_tensor *ids,
+                             sw_tensor *out, sw_error *err);
+    /* dst[ids[i], :] = src[i, :]; ids out of range are skipped. ids must not repeat. */
+    sw_status (*scatter_rows)(sw_backend *be, const sw_tensor *src, const sw_tensor *ids,
+                              sw_tensor *dst, sw_error *err);
+    /* out = softmax(q k^T * scale + mask) v per head. q, out [B, T_q, H * d_head];
+     * k, v [B_kv, T_kv, H * d_head] with B a multiple of B_kv: query batch b reads
+     * key batch b / (B / B_kv), so beams share one audio's cross-attention keys.
+     * probs, when not NULL, receives the attention weights [B, H, T_q, kv_len]. */
+    sw_status (*attention)(sw_backend *be, const sw_tensor *q, const sw_tensor *k,
+                           const sw_tensor *v, const sw_attention_params *p, sw_tensor *out,
+                           sw_tensor *probs, sw_error *err);
 
     /* Frees every byte the backend holds and the backend itself. */
     void (*destroy)(sw_backend *b);

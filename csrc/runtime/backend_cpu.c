@@ -67,13 +67,77 @@ static sw_status cpu_sync(sw_backend *b, sw_error *err)
     return SW_OK;
 }
 
+/* OpenBLAS runs single-threaded and the worker pool splits each product in
+ * parts: rows of c when there are many (the encoder's frames), else columns
+ * (decoding: a few rows against a wide weight). One pool of threads means no
+ * BLAS threads spinning while our own loops run, and sgemm may be called
+ * from inside a parallel loop (attention heads). */
+typedef struct gemm_job {
+    int trans_b, m, n, k, lda, ldb, ldc, parts, by_rows;
+    float alpha, beta;
+    const float *a, *b;
+    float *c;
+} gemm_job;
+
+/* Fewer rows than this go through sgemv, one row at a time. */
+#define SW_GEMV_MAX_ROWS 4
+
+static void gemm_parts(void *ctx, size_t begin, size_t end)
+{
+    const gemm_job *j = ctx;
+    for (size_t p = begin; p < end; p++) {
+        if (j->by_rows) {
+            int r0 = (int)((int64_t)j->m * (int64_t)p / j->parts);
+            int r1 = (int)((int64_t)j->m * (int64_t)(p + 1) / j->parts);
+            if (r1 > r0)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, j->trans_b ? CblasTrans : CblasNoTrans,
+                            r1 - r0, j->n, j->k, j->alpha, j->a + (size_t)r0 * (size_t)j->lda,
+                            j->lda, j->b, j->ldb, j->beta, j->c + (size_t)r0 * (size_t)j->ldc,
+                            j->ldc);
+        } else {
+            /* column blocks start on multiples of 16 floats */
+            int c0 = (int)((int64_t)j->n * (int64_t)p / j->parts) & ~15;
+            int c1 = p + 1 == (size_t)j->parts
+                         ? j->n
+                         : (int)((int64_t)j->n * (int64_t)(p + 1) / j->parts) & ~15;
+            const float *b = j->trans_b ? j->b + (size_t)c0 * (size_t)j->ldb : j->b + c0;
+            if (c1 > c0 && j->m < SW_GEMV_MAX_ROWS) {
+                /* a row or two (greedy decoding): sgemv reads the weight once and
+                 * skips sgemm's packing copy of it, which dominates here */
+                for (int r = 0; r < j->m; r++)
+                    cblas_sgemv(CblasRowMajor, j->trans_b ? CblasNoTrans : CblasTrans,
+                                j->trans_b ? c1 - c0 : j->k, j->trans_b ? j->k : c1 - c0, j->alpha,
+                                b, j->ldb, j->a + (size_t)r * (size_t)j->lda, 1, j->beta,
+                                j->c + (size_t)r * (size_t)j->ldc + c0, 1);
+            } else if (c1 > c0)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, j->trans_b ? CblasTrans : CblasNoTrans,
+                            j->m, c1 - c0, j->k, j->alpha, j->a, j->lda, b, j->ldb, j->beta,
+                            j->c + c0, j->ldc);
+        }
+    }
+}
+
+static void par_sgemm(sw_backend *be, int trans_b, int m, int n, int k, float alpha, const float *a,
+                      int lda, const float *b, int ldb, float beta, float *c, int ldc)
+{
+    int threads = sw_threadpool_size(impl_of(be)->threads);
+    gemm_job j = {trans_b, m, n, k, lda, ldb, ldc, 1, 1, alpha, beta, a, b, c};
+    double flops = 2.0 * m * n * k;
+    if (threads > 1 && flops > 2e6 && m >= 16 * threads) {
+        j.parts = threads;
+    } else if (m < SW_GEMV_MAX_ROWS || (threads > 1 && flops > 2e6 && n >= 64 * threads)) {
+        j.parts = threads > 1 && flops > 2e6 && n >= 64 * threads ? threads : 1;
+        j.by_rows = 0;
+    }
+    sw_parallel_for(impl_of(be)->threads, (size_t)j.parts, 1, gemm_parts, &j);
+}
+
 static sw_status cpu_matmul(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *c,
                             int trans_b, float alpha, float beta, sw_error *err)
 {
     int m = (int)a->shape[0], k = (int)a->shape[1];
     int n = (int)c->shape[1];
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha,
-                a->data, k, b->data, (int)b->shape[1], beta, c->data, n);
+    par_sgemm(be, trans_b, m, n, k, alpha, a->data, k, b->data, (int)b->shape[1], beta, c->data, n);
     return SW_OK;
 }
 
@@ -232,6 +296,320 @@ static sw_status cpu_convert(sw_backend *be, const sw_tensor *a, sw_tensor *out,
     return SW_OK;
 }
 
+/* ---- ABI 2: transpose, conv1d, row gather/scatter, attention ---- */
+
+typedef struct transpose_job {
+    const float *a;
+    float *out;
+    size_t rows, cols; /* of each input matrix */
+} transpose_job;
+
+/* One item per output row: out[m, c, :] = a[m, :, c]. */
+static void transpose_range(void *ctx, size_t begin, size_t end)
+{
+    const transpose_job *j = ctx;
+    for (size_t item = begin; item < end; item++) {
+        size_t m = item / j->cols, c = item % j->cols;
+        const float *src = j->a + m * j->rows * j->cols + c;
+        float *dst = j->out + item * j->rows;
+        for (size_t r = 0; r < j->rows; r++)
+            dst[r] = src[r * j->cols];
+    }
+}
+
+static sw_status cpu_transpose(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err)
+{
+    size_t rows = (size_t)a->shape[a->ndim - 2], cols = (size_t)a->shape[a->ndim - 1];
+    size_t per = rows * cols;
+    size_t mats = per > 0 ? (size_t)sw_tensor_numel(a) / per : 0;
+    transpose_job j = {a->data, out->data, rows, cols};
+    sw_parallel_for(impl_of(be)->threads, mats * cols, 16, transpose_range, &j);
+    return SW_OK;
+}
+
+typedef struct im2col_job {
+    const float *x; /* [t_in, c_in] */
+    float *cols;    /* [t_out, c_in * k], column index ci * k + kk as in w's layout */
+    int64_t t_in, c_in, k, stride, pad;
+} im2col_job;
+
+static void im2col_range(void *ctx, size_t begin, size_t end)
+{
+    const im2col_job *j = ctx;
+    int64_t width = j->c_in * j->k;
+    for (int64_t t = (int64_t)begin; t < (int64_t)end; t++) {
+        float *row = j->cols + t * width;
+        for (int64_t kk = 0; kk < j->k; kk++) {
+            int64_t ti = t * j->stride + kk - j->pad;
+            if (ti < 0 || ti >= j->t_in) {
+                for (int64_t ci = 0; ci < j->c_in; ci++)
+                    row[ci * j->k + kk] = 0.0f;
+                continue;
+            }
+            const float *src = j->x + ti * j->c_in;
+            for (int64_t ci = 0; ci < j->c_in; ci++)
+                row[ci * j->k + kk] = src[ci];
+        }
+    }
+}
+
+/* im2col then one sgemm per batch item: out[t, co] = cols[t, :] . w[co, :]. */
+static sw_status cpu_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
+                            const sw_tensor *bias, int stride, int pad, sw_tensor *out,
+                            sw_error *err)
+{
+    int64_t b = x->shape[0], t_in = x->shape[1], c_in = x->shape[2];
+    int64_t c_out = w->shape[0], k = w->shape[2], t_out = out->shape[1];
+    int64_t width = c_in * k;
+    if (b == 0 || t_out == 0 || c_out == 0)
+        return SW_OK;
+    float *cols = cpu_alloc(be, (size_t)(t_out * width) * sizeof(float), err);
+    if (!cols)
+        return err->code;
+    for (int64_t i = 0; i < b; i++) {
+        im2col_job j = {(const float *)x->data + i * t_in * c_in, cols, t_in, c_in, k, stride, pad};
+        sw_parallel_for(impl_of(be)->threads, (size_t)t_out, 32, im2col_range, &j);
+        float *o = (float *)out->data + i * t_out * c_out;
+        if (bias)
+            for (int64_t t = 0; t < t_out; t++)
+                memcpy(o + t * c_out, bias->data, (size_t)c_out * sizeof(float));
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)t_out, (int)c_out, (int)width,
+                    1.0f, cols, (int)width, w->data, (int)width, bias ? 1.0f : 0.0f, o, (int)c_out);
+    }
+    cpu_free(be, cols);
+    return SW_OK;
+}
+
+static sw_status cpu_gather_rows(sw_backend *be, const sw_tensor *table, const sw_tensor *ids,
+                                 sw_tensor *out, sw_error *err)
+{
+    int64_t len = sw_row_len(table), rows = sw_rows(table), n = sw_tensor_numel(ids);
+    const int32_t *id = ids->data;
+    for (int64_t i = 0; i < n; i++) {
+        float *dst = (float *)out->data + i * len;
+        if (id[i] >= 0 && id[i] < rows)
+            memcpy(dst, (const float *)table->data + (int64_t)id[i] * len,
+                   (size_t)len * sizeof(float));
+        else
+            memset(dst, 0, (size_t)len * sizeof(float));
+    }
+    return SW_OK;
+}
+
+static sw_status cpu_scatter_rows(sw_backend *be, const sw_tensor *src, const sw_tensor *ids,
+                                  sw_tensor *dst, sw_error *err)
+{
+    int64_t len = sw_row_len(dst), rows = sw_rows(dst), n = sw_tensor_numel(ids);
+    const int32_t *id = ids->data;
+    for (int64_t i = 0; i < n; i++)
+        if (id[i] >= 0 && id[i] < rows)
+            memcpy((float *)dst->data + (int64_t)id[i] * len, (const float *)src->data + i * len,
+                   (size_t)len * sizeof(float));
+    return SW_OK;
+}
+
+typedef struct attn_job {
+    const float *q, *k, *v;
+    float *out;
+    float *scores; /* [B, H, T_q, kv_len]: probs or scratch */
+    int64_t tq, d, dh, tkv, group, kv_len, causal;
+    int heads;
+    float scale;
+} attn_job;
+
+/* Keys query row i may see. */
+static int64_t attn_visible(const attn_job *j, int64_t i)
+{
+    if (j->causal < 0)
+        return j->kv_len;
+    int64_t n = j->causal + i + 1;
+    return n < j->kv_len ? n : j->kv_len;
+}
+
+/* Eight independent sums, so the compiler vectorises without reassociating. */
+static float dot_f32(const float *a, const float *b, int64_t n)
+{
+    float acc[8] = {0.0f};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++)
+            acc[l] += a[i + l] * b[i + l];
+    float s = 0.0f;
+    for (; i < n; i++)
+        s += a[i] * b[i];
+    for (int l = 0; l < 8; l++)
+        s += acc[l];
+    return s;
+}
+
+/* exp for the softmax, x <= 0: Cephes' polynomial (within 1e-7 relative of
+ * exp), written without calls or branches so that the loop vectorises; libm's
+ * expf is a call per element. Below -87 (and for -inf) it gives exp(-87):
+ * for a non-positive float a larger magnitude is a larger bit pattern, so an
+ * unsigned minimum clamps it. */
+static inline float softmax_expf(float x)
+{
+    uint32_t bx;
+    memcpy(&bx, &x, sizeof bx);
+    bx = bx > 0xc2ae0000u ? 0xc2ae0000u : bx; /* -87.0f */
+    memcpy(&x, &bx, sizeof x);
+    float fn = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round to nearest */
+    float r = x - fn * 0.693359375f + fn * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    int32_t e = ((int32_t)fn + 127) * 8388608; /* 2^fn as float bits */
+    float scale;
+    memcpy(&scale, &e, sizeof scale);
+    return p * scale;
+}
+
+/* Softmax of s[0..n) in place; s[n..len) become 0 (masked keys). Eight
+ * partial maxima and sums so that the loops vectorise. */
+static void masked_softmax(float *s, int64_t n, int64_t len)
+{
+    float m8[8], s8[8];
+    for (int l = 0; l < 8; l++) {
+        m8[l] = -INFINITY;
+        s8[l] = 0.0f;
+    }
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++)
+            m8[l] = s[i + l] > m8[l] ? s[i + l] : m8[l];
+    float mx = -INFINITY;
+    for (; i < n; i++)
+        mx = s[i] > mx ? s[i] : mx;
+    for (int l = 0; l < 8; l++)
+        mx = m8[l] > mx ? m8[l] : mx;
+    if (mx == -INFINITY) {
+        for (i = 0; i < len; i++)
+            s[i] = 0.0f;
+        return;
+    }
+    for (i = 0; i < n; i++)
+        s[i] = softmax_expf(s[i] - mx);
+    for (i = 0; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++)
+            s8[l] += s[i + l];
+    float sum = 0.0f;
+    for (; i < n; i++)
+        sum += s[i];
+    for (int l = 0; l < 8; l++)
+        sum += s8[l];
+    float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+    for (i = 0; i < n; i++)
+        s[i] *= inv;
+    for (i = n; i < len; i++)
+        s[i] = 0.0f;
+}
+
+/* Few queries (decoding): one item per (batch, head, query row), all fused. */
+static void attn_rows_range(void *ctx, size_t begin, size_t end)
+{
+    const attn_job *j = ctx;
+    for (size_t item = begin; item < end; item++) {
+        int64_t i = (int64_t)item % j->tq;
+        int64_t h = ((int64_t)item / j->tq) % j->heads;
+        int64_t b = (int64_t)item / (j->tq * j->heads);
+        const float *qi = j->q + (b * j->tq + i) * j->d + h * j->dh;
+        const float *kb = j->k + (b / j->group) * j->tkv * j->d + h * j->dh;
+        const float *vb = j->v + (b / j->group) * j->tkv * j->d + h * j->dh;
+        float *s = j->scores + (int64_t)item * j->kv_len;
+        int64_t n = attn_visible(j, i);
+        for (int64_t t = 0; t < n; t++)
+            s[t] = dot_f32(qi, kb + t * j->d, j->dh) * j->scale;
+        masked_softmax(s, n, j->kv_len);
+        float *o = j->out + (b * j->tq + i) * j->d + h * j->dh;
+        for (int64_t c = 0; c < j->dh; c++)
+            o[c] = 0.0f;
+        for (int64_t t = 0; t < n; t++) {
+            const float *vt = vb + t * j->d;
+            float p = s[t];
+            for (int64_t c = 0; c < j->dh; c++)
+                o[c] += p * vt[c];
+        }
+    }
+}
+
+/* Many queries (the encoder, a long prompt): each part of the pool takes whole
+ * (batch, head) pairs: q k^T by sgemm into its own scores block, the masked
+ * softmax row by row, then p v by sgemm. */
+typedef struct heads_job {
+    const attn_job *a;
+    int64_t pairs, parts;
+    float *scratch; /* [parts, T_q, kv_len] when probs is not kept */
+    int keep;       /* scores is probs [B, H, T_q, kv_len] */
+} heads_job;
+
+static void attn_heads_range(void *ctx, size_t begin, size_t end)
+{
+    const heads_job *hj = ctx;
+    const attn_job *j = hj->a;
+    for (size_t part = begin; part < end; part++)
+        for (int64_t pair = (int64_t)part; pair < hj->pairs; pair += hj->parts) {
+            int64_t bi = pair / j->heads, h = pair % j->heads;
+            float *s = hj->keep ? j->scores + pair * j->tq * j->kv_len
+                                : hj->scratch + (int64_t)part * j->tq * j->kv_len;
+            const float *qp = j->q + bi * j->tq * j->d + h * j->dh;
+            const float *kp = j->k + (bi / j->group) * j->tkv * j->d + h * j->dh;
+            const float *vp = j->v + (bi / j->group) * j->tkv * j->d + h * j->dh;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)j->tq, (int)j->kv_len,
+                        (int)j->dh, j->scale, qp, (int)j->d, kp, (int)j->d, 0.0f, s,
+                        (int)j->kv_len);
+            for (int64_t i = 0; i < j->tq; i++)
+                masked_softmax(s + i * j->kv_len, attn_visible(j, i), j->kv_len);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)j->tq, (int)j->dh,
+                        (int)j->kv_len, 1.0f, s, (int)j->kv_len, vp, (int)j->d, 0.0f,
+                        j->out + bi * j->tq * j->d + h * j->dh, (int)j->d);
+        }
+}
+
+/* Below this many queries the fused loop wins over two sgemm calls per head. */
+#define SW_ATTN_GEMM_MIN_TQ 16
+
+static sw_status cpu_attention(sw_backend *be, const sw_tensor *q, const sw_tensor *k,
+                               const sw_tensor *v, const sw_attention_params *p, sw_tensor *out,
+                               sw_tensor *probs, sw_error *err)
+{
+    int64_t b = q->shape[0], tq = q->shape[1], d = q->shape[2];
+    attn_job j = {
+        q->data,    k->data,        v->data,     out->data,       NULL,      tq,
+        d,          d / p->n_heads, k->shape[1], b / k->shape[0], p->kv_len, p->causal_offset,
+        p->n_heads, p->scale};
+    int64_t items = b * p->n_heads * tq;
+    if (items == 0)
+        return SW_OK;
+    sw_threadpool *tp = impl_of(be)->threads;
+    int64_t pairs = b * p->n_heads;
+    int64_t parts = sw_threadpool_size(tp) < pairs ? sw_threadpool_size(tp) : pairs;
+    int fused = tq < SW_ATTN_GEMM_MIN_TQ;
+    float *scratch = NULL;
+    if (probs) {
+        j.scores = probs->data;
+    } else {
+        /* the fused path keeps every row's scores, the sgemm path a head per part */
+        int64_t rows = fused ? items : parts * tq;
+        scratch = cpu_alloc(be, (size_t)(rows * p->kv_len) * sizeof(float), err);
+        if (!scratch)
+            return err->code;
+        j.scores = scratch;
+    }
+    if (fused) {
+        sw_parallel_for(tp, (size_t)items, 1, attn_rows_range, &j);
+    } else {
+        heads_job hj = {&j, pairs, parts, scratch, probs != NULL};
+        sw_parallel_for(tp, (size_t)parts, 1, attn_heads_range, &hj);
+    }
+    if (scratch)
+        cpu_free(be, scratch);
+    return SW_OK;
+}
+
 static void cpu_destroy(sw_backend *b)
 {
     if (!b)
@@ -264,8 +642,9 @@ sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err)
         cpu_destroy(b);
         return sw_fail(err, SW_ERR_NOMEM, "cannot create the CPU pools");
     }
-    /* BLAS gets the same thread count as our own loops; they never overlap. */
-    openblas_set_num_threads(sw_threadpool_size(impl->threads));
+    /* Our pool splits every product (see par_sgemm): BLAS itself stays
+     * single-threaded, so its idle threads never spin beside our loops. */
+    openblas_set_num_threads(1);
     b->abi = SW_BACKEND_ABI;
     b->kind = SW_DEVICE_CPU;
     b->name = "cpu";
@@ -285,6 +664,11 @@ sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err)
     b->softmax = cpu_softmax;
     b->layernorm = cpu_layernorm;
     b->convert = cpu_convert;
+    b->transpose = cpu_transpose;
+    b->conv1d = cpu_conv1d;
+    b->gather_rows = cpu_gather_rows;
+    b->scatter_rows = cpu_scatter_rows;
+    b->attention = cpu_attention;
     b->destroy = cpu_destroy;
     *out = b;
     return SW_OK;

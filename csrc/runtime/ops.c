@@ -65,9 +65,15 @@ static sw_status binary_check(const char *op, const sw_tensor *a, const sw_tenso
         return err->code;
     int full = sw_tensor_same_shape(a, b);
     int row = sw_tensor_numel(b) == sw_row_len(a) && sw_row_len(b) == sw_row_len(a);
-    if (!full && !row)
+    /* b's dimensions are a's trailing ones: it repeats over a's leading ones */
+    int trailing = b->ndim <= a->ndim && sw_tensor_numel(b) > 0;
+    for (int i = 0; trailing && i < b->ndim; i++)
+        trailing = b->shape[b->ndim - 1 - i] == a->shape[a->ndim - 1 - i];
+    if (!full && !row && !trailing)
         return sw_fail(err, SW_ERR_ARG,
-                       "%s: the second operand must have the first's shape or be one row", op);
+                       "%s: the second operand must have the first's shape or its trailing "
+                       "dimensions",
+                       op);
     return SW_OK;
 }
 
@@ -133,4 +139,125 @@ sw_status sw_convert(const sw_tensor *a, sw_tensor *out, sw_error *err)
     if (sw_tensor_numel(a) != sw_tensor_numel(out))
         return sw_fail(err, SW_ERR_ARG, "convert: element counts differ");
     return a->backend->convert(a->backend, a, out, err);
+}
+
+sw_status sw_transpose(const sw_tensor *a, sw_tensor *out, sw_error *err)
+{
+    if (same_backend("transpose", a, out, err) || need_f32("transpose", a, err) ||
+        need_f32("transpose", out, err))
+        return err->code;
+    int ok = a->ndim >= 2 && out->ndim == a->ndim;
+    for (int i = 0; ok && i < a->ndim - 2; i++)
+        ok = a->shape[i] == out->shape[i];
+    if (ok)
+        ok = out->shape[a->ndim - 2] == a->shape[a->ndim - 1] &&
+             out->shape[a->ndim - 1] == a->shape[a->ndim - 2];
+    if (!ok)
+        return sw_fail(err, SW_ERR_ARG,
+                       "transpose: out must be a with its last two dimensions swapped");
+    return a->backend->transpose(a->backend, a, out, err);
+}
+
+sw_status sw_conv1d(const sw_tensor *x, const sw_tensor *w, const sw_tensor *bias, int stride,
+                    int pad, sw_tensor *out, sw_error *err)
+{
+    if (same_backend("conv1d", x, w, err) || same_backend("conv1d", x, out, err) ||
+        need_f32("conv1d", x, err) || need_f32("conv1d", w, err) || need_f32("conv1d", out, err))
+        return err->code;
+    if (bias && (same_backend("conv1d", x, bias, err) || need_f32("conv1d", bias, err)))
+        return err->code;
+    if (x->ndim != 3 || w->ndim != 3 || out->ndim != 3)
+        return sw_fail(err, SW_ERR_ARG,
+                       "conv1d: x [B,T,C_in], w [C_out,C_in,K] and out [B,T,C_out]");
+    if (stride < 1 || pad < 0)
+        return sw_fail(err, SW_ERR_ARG, "conv1d: stride must be >= 1 and pad >= 0");
+    int64_t b = x->shape[0], t_in = x->shape[1], c_in = x->shape[2];
+    int64_t c_out = w->shape[0], k = w->shape[2];
+    int64_t span = t_in + 2 * (int64_t)pad - k;
+    int64_t t_out = span < 0 ? 0 : span / stride + 1;
+    if (w->shape[1] != c_in || k < 1 || out->shape[0] != b || out->shape[1] != t_out ||
+        out->shape[2] != c_out)
+        return sw_fail(err, SW_ERR_ARG,
+                       "conv1d: x [%lld,%lld,%lld] with w [%lld,%lld,%lld] (stride %d, pad %d) "
+                       "gives [%lld,%lld,%lld], not [%lld,%lld,%lld]",
+                       (long long)b, (long long)t_in, (long long)c_in, (long long)c_out,
+                       (long long)w->shape[1], (long long)k, stride, pad, (long long)b,
+                       (long long)t_out, (long long)c_out, (long long)out->shape[0],
+                       (long long)out->shape[1], (long long)out->shape[2]);
+    if (bias && sw_tensor_numel(bias) != c_out)
+        return sw_fail(err, SW_ERR_ARG, "conv1d: bias must have %lld values", (long long)c_out);
+    return x->backend->conv1d(x->backend, x, w, bias, stride, pad, out, err);
+}
+
+static sw_status ids_check(const char *op, const sw_tensor *ids, const sw_tensor *rows,
+                           sw_error *err)
+{
+    if (same_backend(op, ids, rows, err))
+        return err->code;
+    if (ids->dtype != SW_I32)
+        return sw_fail(err, SW_ERR_ARG, "%s: ids must be int32, got %s", op,
+                       sw_dtype_name(ids->dtype));
+    return SW_OK;
+}
+
+sw_status sw_gather_rows(const sw_tensor *table, const sw_tensor *ids, sw_tensor *out,
+                         sw_error *err)
+{
+    if (same_backend("gather_rows", table, out, err) || need_f32("gather_rows", table, err) ||
+        need_f32("gather_rows", out, err) || ids_check("gather_rows", ids, table, err))
+        return err->code;
+    if (sw_row_len(out) != sw_row_len(table) || sw_rows(out) != sw_tensor_numel(ids))
+        return sw_fail(err, SW_ERR_ARG,
+                       "gather_rows: out must have one row of %lld values per id (%lld ids)",
+                       (long long)sw_row_len(table), (long long)sw_tensor_numel(ids));
+    return table->backend->gather_rows(table->backend, table, ids, out, err);
+}
+
+sw_status sw_scatter_rows(const sw_tensor *src, const sw_tensor *ids, sw_tensor *dst, sw_error *err)
+{
+    if (same_backend("scatter_rows", src, dst, err) || need_f32("scatter_rows", src, err) ||
+        need_f32("scatter_rows", dst, err) || ids_check("scatter_rows", ids, src, err))
+        return err->code;
+    if (sw_row_len(src) != sw_row_len(dst) || sw_rows(src) != sw_tensor_numel(ids))
+        return sw_fail(err, SW_ERR_ARG,
+                       "scatter_rows: src must have one row of %lld values per id (%lld ids)",
+                       (long long)sw_row_len(dst), (long long)sw_tensor_numel(ids));
+    return src->backend->scatter_rows(src->backend, src, ids, dst, err);
+}
+
+sw_status sw_attention(const sw_tensor *q, const sw_tensor *k, const sw_tensor *v,
+                       const sw_attention_params *p, sw_tensor *out, sw_tensor *probs,
+                       sw_error *err)
+{
+    const char *op = "attention";
+    if (same_backend(op, q, k, err) || same_backend(op, q, v, err) ||
+        same_backend(op, q, out, err) || need_f32(op, q, err) || need_f32(op, k, err) ||
+        need_f32(op, v, err) || need_f32(op, out, err))
+        return err->code;
+    if (probs && (same_backend(op, q, probs, err) || need_f32(op, probs, err)))
+        return err->code;
+    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || !sw_tensor_same_shape(q, out) ||
+        !sw_tensor_same_shape(k, v))
+        return sw_fail(err, SW_ERR_ARG,
+                       "attention: q and out [B,T_q,D], k and v [B_kv,T_kv,D] of one shape each");
+    int64_t b = q->shape[0], tq = q->shape[1], d = q->shape[2];
+    int64_t bkv = k->shape[0], tkv = k->shape[1];
+    if (p->n_heads < 1 || d % p->n_heads != 0)
+        return sw_fail(err, SW_ERR_ARG, "attention: %d heads do not divide the width %lld",
+                       p->n_heads, (long long)d);
+    if (k->shape[2] != d)
+        return sw_fail(err, SW_ERR_ARG, "attention: k is %lld wide, q %lld", (long long)k->shape[2],
+                       (long long)d);
+    if (bkv < 1 || b % bkv != 0)
+        return sw_fail(err, SW_ERR_ARG,
+                       "attention: the query batch %lld is not a multiple of the key batch %lld",
+                       (long long)b, (long long)bkv);
+    if (p->kv_len < 1 || p->kv_len > tkv)
+        return sw_fail(err, SW_ERR_ARG, "attention: kv_len %lld outside 1..%lld",
+                       (long long)p->kv_len, (long long)tkv);
+    if (probs && (probs->ndim != 4 || probs->shape[0] != b || probs->shape[1] != p->n_heads ||
+                  probs->shape[2] != tq || probs->shape[3] != p->kv_len))
+        return sw_fail(err, SW_ERR_ARG, "attention: probs must be [%lld,%d,%lld,%lld]",
+                       (long long)b, p->n_heads, (long long)tq, (long long)p->kv_len);
+    return q->backend->attention(q->backend, q, k, v, p, out, probs, err);
 }

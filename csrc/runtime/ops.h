@@ -20,6 +20,16 @@ sw_status sw_softmax(const sw_tensor *a, sw_tensor *out, sw_error *err);
 sw_status sw_layernorm(const sw_tensor *a, const sw_tensor *gamma, const sw_tensor *beta, float eps,
                        sw_tensor *out, sw_error *err);
 sw_status sw_convert(const sw_tensor *a, sw_tensor *out, sw_error *err);
+sw_status sw_transpose(const sw_tensor *a, sw_tensor *out, sw_error *err);
+sw_status sw_conv1d(const sw_tensor *x, const sw_tensor *w, const sw_tensor *bias, int stride,
+                    int pad, sw_tensor *out, sw_error *err);
+sw_status sw_gather_rows(const sw_tensor *table, const sw_tensor *ids, sw_tensor *out,
+                         sw_error *err);
+sw_status sw_scatter_rows(const sw_tensor *src, const sw_tensor *ids, sw_tensor *dst,
+                          sw_error *err);
+sw_status sw_attention(const sw_tensor *q, const sw_tensor *k, const sw_tensor *v,
+                       const sw_attention_params *p, sw_tensor *out, sw_tensor *probs,
+                       sw_error *err);
 
 /* Rows and row length when a tensor is seen as a matrix over its last dim. */
 int64_t sw_rows(const sw_tensor *t);

@@ -115,7 +115,8 @@ static int exec_module(PyObject *m)
         return -1;
     if (PyModule_AddStringConstant(m, "__version__", SAYWHO_VERSION) != 0)
         return -1;
-    if (swpy_init_audio(m) != 0 || swpy_init_features(m) != 0 || swpy_init_runtime(m) != 0)
+    if (swpy_init_audio(m) != 0 || swpy_init_features(m) != 0 || swpy_init_runtime(m) != 0 ||
+        swpy_init_whisper(m) != 0)
         return -1;
     return 0;
 }

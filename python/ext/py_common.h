@@ -37,5 +37,6 @@ PyObject *swpy_array_from_malloc(float *data, int ndim, const npy_intp *dims);
 int swpy_init_audio(PyObject *module);
 int swpy_init_features(PyObject *module);
 int swpy_init_runtime(PyObject *module);
+int swpy_init_whisper(PyObject *module);
 
 #endif

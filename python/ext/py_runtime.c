@@ -1,19 +1,12 @@
 /* saywho._core.Runtime: one open backend (CPU or CUDA) with its counted pools.
  * Python's Pipeline owns one; close() and dealloc return every byte. The ops
  * are exposed so that the same parity tests run on whichever device opened. */
-#include "py_common.h"
+#include "py_runtime.h"
 
-#include <pythread.h>
 #include <string.h>
 
 #include "device.h"
 #include "ops.h"
-
-typedef struct {
-    PyObject_HEAD sw_backend *backend;
-    PyThread_type_lock lock; /* ops run without the GIL; close() waits for them */
-    char fallback[512];
-} RuntimeObject;
 
 static int runtime_init(RuntimeObject *self, PyObject *args, PyObject *kwargs)
 {

@@ -1,0 +1,214 @@
+/* The ops the Whisper forward adds to the backend table (transpose, conv1d,
+ * gather/scatter of rows, attention, add over trailing dimensions) on the
+ * CPU backend against naive loops, and their shape checks in ops.c. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_cpu.h"
+#include "check.h"
+#include "ops.h"
+
+static float frand(void)
+{
+    return (float)rand() / (float)RAND_MAX * 2.0f - 1.0f;
+}
+
+static sw_tensor make(sw_backend *b, int ndim, const int64_t *shape, int fill)
+{
+    sw_error err = {SW_OK, ""};
+    sw_tensor t;
+    CHECK(sw_tensor_new(b, SW_F32, ndim, shape, &t, &err) == SW_OK);
+    float *d = t.data;
+    for (int64_t i = 0; i < sw_tensor_numel(&t); i++)
+        d[i] = fill ? frand() : 0.0f;
+    return t;
+}
+
+static sw_tensor make_ids(sw_backend *b, const int32_t *ids, int64_t n)
+{
+    sw_error err = {SW_OK, ""};
+    sw_tensor t;
+    CHECK(sw_tensor_new(b, SW_I32, 1, &n, &t, &err) == SW_OK);
+    memcpy(t.data, ids, (size_t)n * sizeof(int32_t));
+    return t;
+}
+
+static void test_transpose_and_add(sw_backend *b)
+{
+    sw_error err = {SW_OK, ""};
+    int64_t s[3] = {3, 5, 7}, st[3] = {3, 7, 5}, blk[2] = {5, 7};
+    sw_tensor a = make(b, 3, s, 1), o = make(b, 3, st, 0), r = make(b, 2, blk, 1);
+    sw_tensor sum = make(b, 3, s, 0);
+    CHECK(sw_transpose(&a, &o, &err) == SW_OK);
+    const float *A = a.data, *O = o.data, *R = r.data, *S = sum.data;
+    int bad = 0;
+    for (int m = 0; m < 3; m++)
+        for (int i = 0; i < 5; i++)
+            for (int j = 0; j < 7; j++)
+                bad += O[(m * 7 + j) * 5 + i] != A[(m * 5 + i) * 7 + j];
+    CHECK(bad == 0);
+    CHECK(sw_transpose(&a, &sum, &err) == SW_ERR_ARG);
+    sw_error_clear(&err);
+    /* a [5,7] block repeats over the batch (positional embeddings) */
+    CHECK(sw_add(&a, &r, &sum, &err) == SW_OK);
+    bad = 0;
+    for (int i = 0; i < 3 * 35; i++)
+        bad += S[i] != A[i] + R[i % 35];
+    CHECK(bad == 0);
+    int64_t wrong[2] = {7, 5};
+    sw_tensor w = make(b, 2, wrong, 1);
+    CHECK(sw_add(&a, &w, &sum, &err) == SW_ERR_ARG);
+    sw_tensor *all[] = {&a, &o, &r, &sum, &w};
+    for (int i = 0; i < 5; i++)
+        sw_tensor_free(all[i]);
+}
+
+static void test_conv1d(sw_backend *b, int stride)
+{
+    sw_error err = {SW_OK, ""};
+    int B = 2, T = 23, C = 5, O = 9, K = 3, pad = 1;
+    int T_out = (T + 2 * pad - K) / stride + 1;
+    int64_t xs[3] = {B, T, C}, ws[3] = {O, C, K}, bs[1] = {O}, os[3] = {B, T_out, O};
+    sw_tensor x = make(b, 3, xs, 1), w = make(b, 3, ws, 1), bias = make(b, 1, bs, 1);
+    sw_tensor out = make(b, 3, os, 0);
+    CHECK(sw_conv1d(&x, &w, &bias, stride, pad, &out, &err) == SW_OK);
+    const float *X = x.data, *W = w.data, *BI = bias.data, *Y = out.data;
+    double worst = 0.0;
+    for (int n = 0; n < B; n++)
+        for (int t = 0; t < T_out; t++)
+            for (int o = 0; o < O; o++) {
+                double s = BI[o];
+                for (int c = 0; c < C; c++)
+                    for (int k = 0; k < K; k++) {
+                        int ti = t * stride + k - pad;
+                        if (ti >= 0 && ti < T)
+                            s += (double)X[(n * T + ti) * C + c] * W[(o * C + c) * K + k];
+                    }
+                worst = fmax(worst, fabs(s - Y[(n * T_out + t) * O + o]));
+            }
+    CHECK_NEAR(worst, 0.0, 1e-5);
+    /* the output length must follow from stride and padding */
+    int64_t bad_s[3] = {B, T_out + 1, O};
+    sw_tensor bad = make(b, 3, bad_s, 0);
+    CHECK(sw_conv1d(&x, &w, &bias, stride, pad, &bad, &err) == SW_ERR_ARG);
+    CHECK(strstr(err.msg, "conv1d") != NULL);
+    sw_tensor *all[] = {&x, &w, &bias, &out, &bad};
+    for (int i = 0; i < 5; i++)
+        sw_tensor_free(all[i]);
+}
+
+static void test_gather_scatter(sw_backend *b)
+{
+    sw_error err = {SW_OK, ""};
+    int64_t ts[2] = {6, 4}, os[2] = {4, 4};
+    sw_tensor table = make(b, 2, ts, 1), out = make(b, 2, os, 0), dst = make(b, 2, ts, 0);
+    int32_t idv[4] = {5, 0, 9, 2}; /* 9 is out of range: a zero row, skipped on scatter */
+    sw_tensor ids = make_ids(b, idv, 4);
+    CHECK(sw_gather_rows(&table, &ids, &out, &err) == SW_OK);
+    const float *TB = table.data, *O = out.data, *D = dst.data;
+    int bad = 0;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            bad += O[i * 4 + j] != (idv[i] < 6 ? TB[idv[i] * 4 + j] : 0.0f);
+    CHECK(bad == 0);
+    CHECK(sw_scatter_rows(&out, &ids, &dst, &err) == SW_OK);
+    bad = 0;
+    for (int r = 0; r < 6; r++)
+        for (int j = 0; j < 4; j++) {
+            float want = (r == 5 || r == 0 || r == 2) ? TB[r * 4 + j] : 0.0f;
+            bad += D[r * 4 + j] != want;
+        }
+    CHECK(bad == 0);
+    CHECK(sw_gather_rows(&table, &table, &out, &err) == SW_ERR_ARG); /* ids must be int32 */
+    sw_tensor *all[] = {&table, &out, &dst, &ids};
+    for (int i = 0; i < 4; i++)
+        sw_tensor_free(all[i]);
+}
+
+/* Naive attention in double for one query row. */
+static void ref_attention(const float *q, const float *k, const float *v, int64_t tq, int64_t d,
+                          int64_t tkv, int heads, int64_t kv_len, int64_t causal, float scale,
+                          int64_t bq, int64_t bk, int64_t i, int h, double *out, double *p)
+{
+    int64_t dh = d / heads, n = kv_len;
+    if (causal >= 0 && causal + i + 1 < n)
+        n = causal + i + 1;
+    const float *qi = q + (bq * tq + i) * d + h * dh;
+    double mx = -INFINITY, sum = 0.0;
+    for (int64_t t = 0; t < n; t++) {
+        double s = 0.0;
+        for (int64_t c = 0; c < dh; c++)
+            s += (double)qi[c] * k[(bk * tkv + t) * d + h * dh + c];
+        p[t] = s * scale;
+        mx = fmax(mx, p[t]);
+    }
+    for (int64_t t = 0; t < n; t++)
+        sum += (p[t] = exp(p[t] - mx));
+    for (int64_t t = 0; t < kv_len; t++)
+        p[t] = t < n ? p[t] / sum : 0.0;
+    for (int64_t c = 0; c < dh; c++) {
+        double s = 0.0;
+        for (int64_t t = 0; t < n; t++)
+            s += p[t] * v[(bk * tkv + t) * d + h * dh + c];
+        out[c] = s;
+    }
+}
+
+static void test_attention(sw_backend *b, int64_t tq, int64_t causal, int with_probs)
+{
+    sw_error err = {SW_OK, ""};
+    int heads = 3;
+    int64_t B = 4, Bk = 2, d = 3 * 8, tkv = 40, kv_len = causal >= 0 ? causal + tq : 37;
+    int64_t qs[3] = {B, tq, d}, ks[3] = {Bk, tkv, d}, ps[4] = {B, heads, tq, kv_len};
+    sw_tensor q = make(b, 3, qs, 1), k = make(b, 3, ks, 1), v = make(b, 3, ks, 1);
+    sw_tensor out = make(b, 3, qs, 0), probs = make(b, 4, ps, 0);
+    sw_attention_params p = {heads, kv_len, causal, 1.0f / sqrtf(8.0f)};
+    CHECK(sw_attention(&q, &k, &v, &p, &out, with_probs ? &probs : NULL, &err) == SW_OK);
+    double worst = 0.0, worst_p = 0.0, ref[8], rp[64];
+    const float *O = out.data, *P = probs.data;
+    for (int64_t bq = 0; bq < B; bq++)
+        for (int h = 0; h < heads; h++)
+            for (int64_t i = 0; i < tq; i++) {
+                ref_attention(q.data, k.data, v.data, tq, d, tkv, heads, kv_len, causal, p.scale,
+                              bq, bq / (B / Bk), i, h, ref, rp);
+                for (int c = 0; c < 8; c++)
+                    worst = fmax(worst, fabs(ref[c] - O[(bq * tq + i) * d + h * 8 + c]));
+                for (int64_t t = 0; with_probs && t < kv_len; t++)
+                    worst_p =
+                        fmax(worst_p, fabs(rp[t] - P[((bq * heads + h) * tq + i) * kv_len + t]));
+            }
+    CHECK_NEAR(worst, 0.0, 2e-6);
+    CHECK_NEAR(worst_p, 0.0, 2e-6);
+    /* a query batch that is not a multiple of the key batch is refused */
+    int64_t k3[3] = {3, tkv, d};
+    sw_tensor k_bad = make(b, 3, k3, 0);
+    CHECK(sw_attention(&q, &k_bad, &k_bad, &p, &out, NULL, &err) == SW_ERR_ARG);
+    sw_error_clear(&err);
+    p.kv_len = tkv + 1;
+    CHECK(sw_attention(&q, &k, &v, &p, &out, NULL, &err) == SW_ERR_ARG);
+    sw_tensor *all[] = {&q, &k, &v, &out, &probs, &k_bad};
+    for (int i = 0; i < 6; i++)
+        sw_tensor_free(all[i]);
+}
+
+int main(void)
+{
+    sw_error err = {SW_OK, ""};
+    sw_backend *b = NULL;
+    CHECK(sw_cpu_backend_open(2, &b, &err) == SW_OK);
+    if (!b)
+        return sw_check_summary("test_whisper_ops");
+    srand(7);
+    test_transpose_and_add(b);
+    test_conv1d(b, 1);
+    test_conv1d(b, 2);
+    test_gather_scatter(b);
+    test_attention(b, 1, -1, 0);  /* decoding, cross-attention: fused path */
+    test_attention(b, 3, 5, 1);   /* a prompt over a cache, causal, weights kept */
+    test_attention(b, 20, -1, 0); /* the encoder: sgemm path */
+    test_attention(b, 20, 0, 1);  /* a long prompt: sgemm path, causal, weights kept */
+    CHECK(b->memory(b).allocated == 0);
+    b->destroy(b);
+    return sw_check_summary("test_whisper_ops");
+}

@@ -1,0 +1,276 @@
+/* The decoder: token and position embeddings, pre-LN blocks of causal
+ * self-attention over a KV cache, cross-attention over the audio's
+ * precomputed keys and values, an MLP; logits of each sequence's last
+ * position against the token embedding.
+ *
+ * Cache layout: per layer K and V of [n_seq, n_text_ctx, n_text_state];
+ * sequence s, position p is row s * n_text_ctx + p of the [rows, d] view, so
+ * new keys go in with one scatter_rows and beam reordering is a gather and a
+ * scatter of the filled positions only. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "whisper_internal.h"
+
+sw_status sw_whisper_state_new(sw_whisper *m, const sw_whisper_audio *au, int n_seq,
+                               sw_whisper_state **out, sw_error *err)
+{
+    *out = NULL;
+    if (!m || !au || au->model != m)
+        return sw_fail(err, SW_ERR_ARG, "whisper state: the audio comes from another model");
+    if (n_seq < 1 || n_seq % au->batch != 0)
+        return sw_fail(err, SW_ERR_ARG,
+                       "whisper state: %d sequences is not a positive multiple of the batch %d",
+                       n_seq, au->batch);
+    int layers = m->dims.n_text_layer;
+    sw_whisper_state *st = calloc(1, sizeof *st);
+    if (st) {
+        st->k = calloc((size_t)layers, sizeof *st->k);
+        st->v = calloc((size_t)layers, sizeof *st->v);
+        st->cross_probs = calloc((size_t)layers, sizeof *st->cross_probs);
+    }
+    if (!st || !st->k || !st->v || !st->cross_probs) {
+        if (st) {
+            free(st->k);
+            free(st->v);
+            free(st->cross_probs);
+        }
+        free(st);
+        return sw_fail(err, SW_ERR_NOMEM, "whisper state: out of host memory");
+    }
+    st->model = m;
+    st->audio = au;
+    st->n_seq = n_seq;
+    int64_t shape[3] = {n_seq, m->dims.n_text_ctx, m->dims.n_text_state};
+    for (int i = 0; i < layers; i++)
+        if (sw_tensor_new(m->be, SW_F32, 3, shape, &st->k[i], err) ||
+            sw_tensor_new(m->be, SW_F32, 3, shape, &st->v[i], err)) {
+            sw_whisper_state_free(st);
+            return err->code;
+        }
+    *out = st;
+    return SW_OK;
+}
+
+void sw_whisper_state_free(sw_whisper_state *st)
+{
+    if (!st)
+        return;
+    const sw_whisper *m = st->model;
+    for (int i = 0; i < m->dims.n_text_layer; i++) {
+        sw_wh_free(m, &st->k[i]);
+        sw_wh_free(m, &st->v[i]);
+        sw_wh_free(m, &st->cross_probs[i]);
+    }
+    free(st->k);
+    free(st->v);
+    free(st->cross_probs);
+    free(st);
+}
+
+int sw_whisper_state_length(const sw_whisper_state *st)
+{
+    return st->length;
+}
+
+void sw_whisper_state_reset(sw_whisper_state *st)
+{
+    st->length = 0;
+}
+
+void sw_whisper_state_capture_cross_attention(sw_whisper_state *st, int on)
+{
+    st->capture = on != 0;
+}
+
+const sw_tensor *sw_whisper_state_cross_attention(const sw_whisper_state *st, int layer)
+{
+    if (layer < 0 || layer >= st->model->dims.n_text_layer || !st->cross_probs[layer].data)
+        return NULL;
+    return &st->cross_probs[layer];
+}
+
+/* Host-side index lists of one decode call. */
+typedef struct decode_ids {
+    int32_t *tok, *pos, *cache_rows, *last;
+} decode_ids;
+
+static sw_status make_ids(const sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tok,
+                          decode_ids *ids, sw_error *err)
+{
+    size_t n = (size_t)n_seq * (size_t)n_tok;
+    ids->tok = malloc(n * sizeof(int32_t));
+    ids->pos = malloc(n * sizeof(int32_t));
+    ids->cache_rows = malloc(n * sizeof(int32_t));
+    ids->last = malloc((size_t)n_seq * sizeof(int32_t));
+    if (!ids->tok || !ids->pos || !ids->cache_rows || !ids->last)
+        return sw_fail(err, SW_ERR_NOMEM, "whisper decode: out of host memory");
+    int ctx = st->model->dims.n_text_ctx;
+    for (int s = 0; s < n_seq; s++) {
+        for (int t = 0; t < n_tok; t++) {
+            size_t i = (size_t)s * (size_t)n_tok + (size_t)t;
+            int32_t tok = tokens[i];
+            if (tok < 0 || tok >= st->model->dims.n_vocab)
+                return sw_fail(err, SW_ERR_ARG,
+                               "whisper decode: token %d (sequence %d, position %d) is outside "
+                               "the vocabulary of %d",
+                               (int)tok, s, t, st->model->dims.n_vocab);
+            ids->tok[i] = tok;
+            ids->pos[i] = st->length + t;
+            ids->cache_rows[i] = s * ctx + st->length + t;
+        }
+        ids->last[s] = s * n_tok + n_tok - 1;
+    }
+    return SW_OK;
+}
+
+static void free_ids(decode_ids *ids)
+{
+    free(ids->tok);
+    free(ids->pos);
+    free(ids->cache_rows);
+    free(ids->last);
+}
+
+static sw_status run_decoder(sw_whisper_state *st, const decode_ids *ids, int n_seq, int n_tok,
+                             float *logits_out, sw_wh_scratch *s, sw_error *err)
+{
+    sw_whisper *m = st->model;
+    const sw_whisper_dims *dm = &m->dims;
+    int64_t n = (int64_t)n_seq * n_tok, d = dm->n_text_state, ctx = dm->n_text_ctx;
+    int heads = dm->n_text_head;
+    float scale = 1.0f / sqrtf((float)(d / heads));
+
+    sw_tensor *tok = sw_wh_ids(s, ids->tok, n, err);
+    sw_tensor *pos = tok ? sw_wh_ids(s, ids->pos, n, err) : NULL;
+    sw_tensor *rows = pos ? sw_wh_ids(s, ids->cache_rows, n, err) : NULL;
+    sw_tensor *last = rows ? sw_wh_ids(s, ids->last, n_seq, err) : NULL;
+    int64_t shape[2] = {n, d};
+    sw_tensor *x = last ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
+    sw_tensor *h = x ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
+    sw_tensor *q = h ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
+    sw_tensor *k = q ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
+    sw_tensor *v = k ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
+    sw_tensor *a = v ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
+    int64_t mid_shape[2] = {n, 4 * d};
+    sw_tensor *mid = a ? sw_wh_new(s, SW_F32, 2, mid_shape, err) : NULL;
+    if (!mid)
+        return err->code;
+    if (sw_gather_rows(&m->tok_emb, tok, x, err) || sw_gather_rows(&m->dec_pos, pos, h, err) ||
+        sw_add(x, h, x, err))
+        return err->code;
+
+    sw_tensor q3 = sw_wh_view3(q, n_seq, n_tok, d), a3 = sw_wh_view3(a, n_seq, n_tok, d);
+    sw_attention_params self_p = {heads, st->length + n_tok, st->length, scale};
+    sw_attention_params cross_p = {heads, dm->n_audio_ctx, -1, scale};
+    for (int i = 0; i < dm->n_text_layer; i++) {
+        const sw_wh_block *blk = &m->dec[i];
+        sw_tensor k_rows = sw_wh_view2(&st->k[i], n_seq * ctx, d);
+        sw_tensor v_rows = sw_wh_view2(&st->v[i], n_seq * ctx, d);
+        if (sw_layernorm(x, &blk->attn_ln_w, &blk->attn_ln_b, 1e-5f, h, err) ||
+            sw_wh_linear(h, &blk->attn.wq, &blk->attn.bq, q, 0, err) ||
+            sw_wh_linear(h, &blk->attn.wk, NULL, k, 0, err) ||
+            sw_wh_linear(h, &blk->attn.wv, &blk->attn.bv, v, 0, err) ||
+            sw_scatter_rows(k, rows, &k_rows, err) || sw_scatter_rows(v, rows, &v_rows, err) ||
+            sw_attention(&q3, &st->k[i], &st->v[i], &self_p, &a3, NULL, err) ||
+            sw_wh_linear(a, &blk->attn.wo, &blk->attn.bo, x, 1, err))
+            return err->code;
+
+        sw_tensor *probs = NULL;
+        sw_wh_free(m, &st->cross_probs[i]);
+        if (st->capture) {
+            int64_t p_shape[4] = {n_seq, heads, n_tok, dm->n_audio_ctx};
+            if (sw_tensor_new(m->be, SW_F32, 4, p_shape, &st->cross_probs[i], err))
+                return err->code;
+            probs = &st->cross_probs[i];
+        }
+        if (sw_layernorm(x, &blk->cross_ln_w, &blk->cross_ln_b, 1e-5f, h, err) ||
+            sw_wh_linear(h, &blk->cross.wq, &blk->cross.bq, q, 0, err) ||
+            sw_attention(&q3, &st->audio->cross_k[i], &st->audio->cross_v[i], &cross_p, &a3, probs,
+                         err) ||
+            sw_wh_linear(a, &blk->cross.wo, &blk->cross.bo, x, 1, err) ||
+            sw_wh_mlp(blk, x, h, mid, err))
+            return err->code;
+    }
+
+    /* only the last position of each sequence needs logits */
+    sw_tensor hl = sw_wh_view2(h, n_seq, d), ql = sw_wh_view2(q, n_seq, d);
+    int64_t l_shape[2] = {n_seq, dm->n_vocab};
+    sw_tensor *logits = sw_wh_new(s, SW_F32, 2, l_shape, err);
+    if (!logits || sw_gather_rows(x, last, &hl, err) ||
+        sw_layernorm(&hl, &m->dec_ln_w, &m->dec_ln_b, 1e-5f, &ql, err) ||
+        sw_matmul(&ql, &m->tok_emb, logits, 1, 1.0f, 0.0f, err) ||
+        m->be->download(m->be, logits_out, logits->data, sw_tensor_nbytes(logits), err))
+        return err->code;
+    return SW_OK;
+}
+
+sw_status sw_whisper_decode(sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tokens,
+                            float *logits_out, sw_error *err)
+{
+    if (!st || !tokens || !logits_out)
+        return sw_fail(err, SW_ERR_ARG, "whisper decode: state, tokens and logits needed");
+    if (n_seq != st->n_seq)
+        return sw_fail(err, SW_ERR_ARG, "whisper decode: %d sequences given, the state has %d",
+                       n_seq, st->n_seq);
+    if (n_tokens < 1 || st->length + n_tokens > st->model->dims.n_text_ctx)
+        return sw_fail(err, SW_ERR_ARG,
+                       "whisper decode: %d tokens after %d would pass the %d positions of the "
+                       "text context",
+                       n_tokens, st->length, st->model->dims.n_text_ctx);
+    decode_ids ids = {NULL, NULL, NULL, NULL};
+    sw_wh_scratch s = {st->model->be, {{0}}, 0};
+    if (make_ids(st, tokens, n_seq, n_tokens, &ids, err) == SW_OK &&
+        run_decoder(st, &ids, n_seq, n_tokens, logits_out, &s, err) == SW_OK)
+        st->length += n_tokens;
+    sw_wh_scratch_free(&s);
+    free_ids(&ids);
+    return err->code;
+}
+
+sw_status sw_whisper_state_reorder(sw_whisper_state *st, const int *src_index, int n, sw_error *err)
+{
+    if (!st || !src_index || n != st->n_seq)
+        return sw_fail(err, SW_ERR_ARG, "whisper reorder: %d indices for %d sequences", n,
+                       st ? st->n_seq : 0);
+    int identity = 1;
+    for (int s = 0; s < n; s++) {
+        if (src_index[s] < 0 || src_index[s] >= n)
+            return sw_fail(err, SW_ERR_ARG, "whisper reorder: index %d outside 0..%d", src_index[s],
+                           n - 1);
+        identity = identity && src_index[s] == s;
+    }
+    if (identity || st->length == 0)
+        return SW_OK;
+    sw_whisper *m = st->model;
+    int64_t len = st->length, ctx = m->dims.n_text_ctx, d = m->dims.n_text_state;
+    size_t count = (size_t)n * (size_t)len;
+    int32_t *from = malloc(count * sizeof(int32_t)), *to = malloc(count * sizeof(int32_t));
+    sw_wh_scratch s = {m->be, {{0}}, 0};
+    if (!from || !to) {
+        sw_fail(err, SW_ERR_NOMEM, "whisper reorder: out of host memory");
+    } else {
+        for (int q = 0; q < n; q++)
+            for (int64_t t = 0; t < len; t++) {
+                from[(size_t)q * (size_t)len + (size_t)t] = (int32_t)(src_index[q] * ctx + t);
+                to[(size_t)q * (size_t)len + (size_t)t] = (int32_t)(q * ctx + t);
+            }
+        int64_t shape[2] = {(int64_t)count, d};
+        sw_tensor *from_t = sw_wh_ids(&s, from, (int64_t)count, err);
+        sw_tensor *to_t = from_t ? sw_wh_ids(&s, to, (int64_t)count, err) : NULL;
+        sw_tensor *tmp = to_t ? sw_wh_new(&s, SW_F32, 2, shape, err) : NULL;
+        for (int i = 0; tmp && i < m->dims.n_text_layer && err->code == SW_OK; i++) {
+            sw_tensor *caches[2] = {&st->k[i], &st->v[i]};
+            for (int c = 0; c < 2 && err->code == SW_OK; c++) {
+                sw_tensor rows = sw_wh_view2(caches[c], (int64_t)n * ctx, d);
+                if (sw_gather_rows(&rows, from_t, tmp, err) == SW_OK)
+                    sw_scatter_rows(tmp, to_t, &rows, err);
+            }
+        }
+    }
+    sw_wh_scratch_free(&s);
+    free(from);
+    free(to);
+    return err->code;
+}

@@ -1,0 +1,148 @@
+/* The encoder: two convolutions with GELU, the sinusoidal positions, pre-LN
+ * blocks over all batch items' frames at once (every linear is one sgemm),
+ * ln_post; then every decoder layer's cross-attention keys and values, which
+ * stay fixed for the whole decoding of this audio. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "whisper_internal.h"
+
+/* x += attn(attn_ln(x)) for x [B, T, d]; h, q, k, v, a are [B, T, d] scratch. */
+static sw_status self_attention(const sw_whisper *m, const sw_wh_block *blk, sw_tensor *x,
+                                sw_tensor *h, sw_tensor *q, sw_tensor *k, sw_tensor *v,
+                                sw_tensor *a, sw_error *err)
+{
+    int64_t b = x->shape[0], t = x->shape[1], d = x->shape[2];
+    sw_tensor x2 = sw_wh_view2(x, b * t, d), h2 = sw_wh_view2(h, b * t, d);
+    sw_tensor q2 = sw_wh_view2(q, b * t, d), k2 = sw_wh_view2(k, b * t, d);
+    sw_tensor v2 = sw_wh_view2(v, b * t, d), a2 = sw_wh_view2(a, b * t, d);
+    int heads = m->dims.n_audio_head;
+    sw_attention_params p = {heads, t, -1, 1.0f / sqrtf((float)(d / heads))};
+    if (sw_layernorm(&x2, &blk->attn_ln_w, &blk->attn_ln_b, 1e-5f, &h2, err) ||
+        sw_wh_linear(&h2, &blk->attn.wq, &blk->attn.bq, &q2, 0, err) ||
+        sw_wh_linear(&h2, &blk->attn.wk, NULL, &k2, 0, err) ||
+        sw_wh_linear(&h2, &blk->attn.wv, &blk->attn.bv, &v2, 0, err) ||
+        sw_attention(q, k, v, &p, a, NULL, err) ||
+        sw_wh_linear(&a2, &blk->attn.wo, &blk->attn.bo, &x2, 1, err))
+        return err->code;
+    return SW_OK;
+}
+
+static sw_status run_encoder(sw_whisper *m, const float *mel, int batch, sw_whisper_audio *au,
+                             sw_wh_scratch *s, sw_error *err)
+{
+    const sw_whisper_dims *dm = &m->dims;
+    sw_backend *be = m->be;
+    int64_t B = batch, frames = 2 * (int64_t)dm->n_audio_ctx, T = dm->n_audio_ctx;
+    int64_t d = dm->n_audio_state;
+
+    int64_t mel_shape[3] = {B, dm->n_mels, frames};
+    sw_tensor *mel_t = sw_wh_new(s, SW_F32, 3, mel_shape, err);
+    if (!mel_t || be->upload(be, mel_t->data, mel, sw_tensor_nbytes(mel_t), err))
+        return err->code;
+    int64_t tm_shape[3] = {B, frames, dm->n_mels};
+    sw_tensor *mel_tm = sw_wh_new(s, SW_F32, 3, tm_shape, err);
+    if (!mel_tm || sw_transpose(mel_t, mel_tm, err))
+        return err->code;
+    int64_t c1_shape[3] = {B, frames, d};
+    sw_tensor *c1 = sw_wh_new(s, SW_F32, 3, c1_shape, err);
+    if (!c1 || sw_conv1d(mel_tm, &m->conv1_w, &m->conv1_b, 1, 1, c1, err) || sw_gelu(c1, c1, err))
+        return err->code;
+
+    int64_t x_shape[3] = {B, T, d};
+    sw_tensor *x = sw_wh_new(s, SW_F32, 3, x_shape, err);
+    if (!x || sw_conv1d(c1, &m->conv2_w, &m->conv2_b, 2, 1, x, err) || sw_gelu(x, x, err) ||
+        sw_add(x, &m->enc_pos, x, err))
+        return err->code;
+
+    sw_tensor *h = sw_wh_new(s, SW_F32, 3, x_shape, err);
+    sw_tensor *q = h ? sw_wh_new(s, SW_F32, 3, x_shape, err) : NULL;
+    sw_tensor *k = q ? sw_wh_new(s, SW_F32, 3, x_shape, err) : NULL;
+    sw_tensor *v = k ? sw_wh_new(s, SW_F32, 3, x_shape, err) : NULL;
+    sw_tensor *a = v ? sw_wh_new(s, SW_F32, 3, x_shape, err) : NULL;
+    int64_t mid_shape[2] = {B * T, 4 * d};
+    sw_tensor *mid = a ? sw_wh_new(s, SW_F32, 2, mid_shape, err) : NULL;
+    if (!mid)
+        return err->code;
+    sw_tensor x2 = sw_wh_view2(x, B * T, d), h2 = sw_wh_view2(h, B * T, d);
+    for (int i = 0; i < dm->n_audio_layer; i++)
+        if (self_attention(m, &m->enc[i], x, h, q, k, v, a, err) ||
+            sw_wh_mlp(&m->enc[i], &x2, &h2, mid, err))
+            return err->code;
+
+    if (sw_tensor_new(be, SW_F32, 3, x_shape, &au->features, err) ||
+        sw_layernorm(x, &m->enc_ln_w, &m->enc_ln_b, 1e-5f, &au->features, err))
+        return err->code;
+
+    sw_tensor f2 = sw_wh_view2(&au->features, B * T, d);
+    int64_t kv_shape[3] = {B, T, dm->n_text_state};
+    for (int i = 0; i < dm->n_text_layer; i++) {
+        const sw_wh_attn *c = &m->dec[i].cross;
+        if (sw_tensor_new(be, SW_F32, 3, kv_shape, &au->cross_k[i], err) ||
+            sw_tensor_new(be, SW_F32, 3, kv_shape, &au->cross_v[i], err))
+            return err->code;
+        sw_tensor k2 = sw_wh_view2(&au->cross_k[i], B * T, dm->n_text_state);
+        sw_tensor v2 = sw_wh_view2(&au->cross_v[i], B * T, dm->n_text_state);
+        if (sw_wh_linear(&f2, &c->wk, NULL, &k2, 0, err) ||
+            sw_wh_linear(&f2, &c->wv, &c->bv, &v2, 0, err))
+            return err->code;
+    }
+    return be->synchronize(be, err);
+}
+
+sw_status sw_whisper_encode(sw_whisper *m, const float *mel, int batch, sw_whisper_audio **out,
+                            sw_error *err)
+{
+    *out = NULL;
+    if (!m || !mel || batch < 1)
+        return sw_fail(err, SW_ERR_ARG, "whisper encode: a model, a mel and batch >= 1 needed");
+    sw_whisper_audio *au = calloc(1, sizeof *au);
+    if (au) {
+        au->cross_k = calloc((size_t)m->dims.n_text_layer, sizeof *au->cross_k);
+        au->cross_v = calloc((size_t)m->dims.n_text_layer, sizeof *au->cross_v);
+    }
+    if (!au || !au->cross_k || !au->cross_v) {
+        if (au) {
+            free(au->cross_k);
+            free(au->cross_v);
+        }
+        free(au);
+        return sw_fail(err, SW_ERR_NOMEM, "whisper encode: out of host memory");
+    }
+    au->model = m;
+    au->batch = batch;
+    sw_wh_scratch s = {m->be, {{0}}, 0};
+    run_encoder(m, mel, batch, au, &s, err);
+    sw_wh_scratch_free(&s);
+    if (err->code != SW_OK) {
+        sw_whisper_audio_free(au);
+        return err->code;
+    }
+    *out = au;
+    return SW_OK;
+}
+
+int sw_whisper_audio_batch(const sw_whisper_audio *au)
+{
+    return au->batch;
+}
+
+const sw_tensor *sw_whisper_audio_features(const sw_whisper_audio *au)
+{
+    return &au->features;
+}
+
+void sw_whisper_audio_free(sw_whisper_audio *au)
+{
+    if (!au)
+        return;
+    const sw_whisper *m = au->model;
+    sw_wh_free(m, &au->features);
+    for (int i = 0; i < m->dims.n_text_layer; i++) {
+        sw_wh_free(m, &au->cross_k[i]);
+        sw_wh_free(m, &au->cross_v[i]);
+    }
+    free(au->cross_k);
+    free(au->cross_v);
+    free(au);
+}

@@ -1,0 +1,80 @@
+/* What the encoder, decoder and weight files of the Whisper model share: the
+ * structs behind the opaque handles and a few layer helpers. */
+#ifndef SW_WHISPER_INTERNAL_H
+#define SW_WHISPER_INTERNAL_H
+
+#include "ops.h"
+#include "whisper_model.h"
+
+/* One attention: query, key (no bias), value, out projections. */
+typedef struct sw_wh_attn {
+    sw_tensor wq, bq, wk, wv, bv, wo, bo;
+} sw_wh_attn;
+
+/* A pre-LN block; the cross-attention parts are only filled in the decoder. */
+typedef struct sw_wh_block {
+    sw_tensor attn_ln_w, attn_ln_b;
+    sw_wh_attn attn;
+    sw_tensor cross_ln_w, cross_ln_b;
+    sw_wh_attn cross;
+    sw_tensor mlp_ln_w, mlp_ln_b, mlp1_w, mlp1_b, mlp2_w, mlp2_b;
+} sw_wh_block;
+
+struct sw_whisper {
+    sw_backend *be;
+    sw_whisper_dims dims;
+    int backend_lost;
+    sw_tensor conv1_w, conv1_b, conv2_w, conv2_b, enc_pos, enc_ln_w, enc_ln_b;
+    sw_tensor tok_emb, dec_pos, dec_ln_w, dec_ln_b;
+    sw_wh_block *enc, *dec;
+};
+
+struct sw_whisper_audio {
+    sw_whisper *model;
+    int batch;
+    sw_tensor features;           /* [batch, n_audio_ctx, n_audio_state] */
+    sw_tensor *cross_k, *cross_v; /* per decoder layer, [batch, n_audio_ctx, n_text_state] */
+};
+
+struct sw_whisper_state {
+    sw_whisper *model;
+    const sw_whisper_audio *audio;
+    int n_seq;
+    int length; /* positions filled in every sequence's cache */
+    int capture;
+    sw_tensor *k, *v;       /* per decoder layer, [n_seq, n_text_ctx, n_text_state] */
+    sw_tensor *cross_probs; /* per decoder layer, kept by the last decode when capturing */
+};
+
+/* Frees a tensor of the model unless its backend is gone. */
+void sw_wh_free(const sw_whisper *m, sw_tensor *t);
+
+/* The same bytes seen with another shape (a view: never freed). */
+sw_tensor sw_wh_view2(const sw_tensor *t, int64_t d0, int64_t d1);
+sw_tensor sw_wh_view3(const sw_tensor *t, int64_t d0, int64_t d1, int64_t d2);
+
+/* Scratch tensors of one call, freed together on every path. */
+#define SW_WH_MAX_SCRATCH 24
+typedef struct sw_wh_scratch {
+    sw_backend *be;
+    sw_tensor t[SW_WH_MAX_SCRATCH];
+    int n;
+} sw_wh_scratch;
+
+sw_tensor *sw_wh_new(sw_wh_scratch *s, sw_dtype dtype, int ndim, const int64_t *shape,
+                     sw_error *err);
+void sw_wh_scratch_free(sw_wh_scratch *s);
+
+/* y = x w^T + b over the rows of x ([rows, in] -> [rows, out]); accumulate:
+ * y += instead of y =. b may be an empty tensor (no bias). */
+sw_status sw_wh_linear(const sw_tensor *x, const sw_tensor *w, const sw_tensor *b, sw_tensor *y,
+                       int accumulate, sw_error *err);
+
+/* x += mlp(mlp_ln(x)) with x [rows, d]; h [rows, d] and mid [rows, 4d] scratch. */
+sw_status sw_wh_mlp(const sw_wh_block *blk, sw_tensor *x, sw_tensor *h, sw_tensor *mid,
+                    sw_error *err);
+
+/* A host int32 array put on the backend as a scratch tensor. */
+sw_tensor *sw_wh_ids(sw_wh_scratch *s, const int32_t *ids, int64_t n, sw_error *err);
+
+#endif

@@ -1,0 +1,252 @@
+/* Building the model from named host arrays: every tensor is looked up by its
+ * state-dict name, its shape checked against the dims, and copied to the
+ * backend as float32. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "whisper_internal.h"
+
+typedef struct loader {
+    sw_backend *be;
+    const sw_named_tensor *tensors;
+    int n;
+    sw_error *err;
+} loader;
+
+static void shape_text(char *buf, size_t size, int ndim, const int64_t *shape)
+{
+    size_t used = (size_t)snprintf(buf, size, "[");
+    for (int i = 0; i < ndim && used < size; i++)
+        used +=
+            (size_t)snprintf(buf + used, size - used, "%s%lld", i ? ", " : "", (long long)shape[i]);
+    if (used < size)
+        snprintf(buf + used, size - used, "]");
+}
+
+static sw_status upload(loader *ld, const sw_named_tensor *src, sw_tensor *dst)
+{
+    sw_backend *be = ld->be;
+    if (sw_tensor_new(be, SW_F32, src->ndim, src->shape, dst, ld->err) != SW_OK)
+        return ld->err->code;
+    if (src->dtype == SW_F32)
+        return be->upload(be, dst->data, src->data, sw_tensor_nbytes(dst), ld->err);
+    sw_tensor narrow;
+    if (sw_tensor_new(be, src->dtype, src->ndim, src->shape, &narrow, ld->err) != SW_OK)
+        return ld->err->code;
+    if (be->upload(be, narrow.data, src->data, sw_tensor_nbytes(&narrow), ld->err) == SW_OK)
+        sw_convert(&narrow, dst, ld->err);
+    sw_tensor_free(&narrow);
+    return ld->err->code;
+}
+
+/* Finds `name` (printf-style, with one layer index) and uploads it with the
+ * shape given by ndim and d0..d2. */
+static sw_status load(loader *ld, sw_tensor *dst, int ndim, int64_t d0, int64_t d1, int64_t d2,
+                      const char *fmt, int layer)
+{
+    if (ld->err->code != SW_OK)
+        return ld->err->code;
+    char name[160];
+    /* names without a layer index simply ignore the extra argument */
+    // cppcheck-suppress wrongPrintfScanfArgNum
+    snprintf(name, sizeof name, fmt, layer);
+    int64_t want[3] = {d0, d1, d2};
+    char want_text[64], got_text[64];
+    shape_text(want_text, sizeof want_text, ndim, want);
+    const sw_named_tensor *src = NULL;
+    for (int i = 0; i < ld->n && !src; i++)
+        if (ld->tensors[i].name && strcmp(ld->tensors[i].name, name) == 0)
+            src = &ld->tensors[i];
+    if (!src)
+        return sw_fail(ld->err, SW_ERR_MODEL, "whisper weights: missing tensor '%s' of shape %s",
+                       name, want_text);
+    int same = src->ndim == ndim;
+    for (int i = 0; same && i < ndim; i++)
+        same = src->shape[i] == want[i];
+    if (!same) {
+        shape_text(got_text, sizeof got_text, src->ndim, src->shape);
+        return sw_fail(ld->err, SW_ERR_MODEL,
+                       "whisper weights: tensor '%s' has shape %s, expected %s", name, got_text,
+                       want_text);
+    }
+    if (src->dtype != SW_F32 && src->dtype != SW_F16 && src->dtype != SW_BF16)
+        return sw_fail(ld->err, SW_ERR_MODEL,
+                       "whisper weights: tensor '%s' is %s; float32, float16 or bfloat16 expected",
+                       name, sw_dtype_name(src->dtype));
+    if (!src->data)
+        return sw_fail(ld->err, SW_ERR_MODEL, "whisper weights: tensor '%s' has no data", name);
+    return upload(ld, src, dst);
+}
+
+static void load_attn(loader *ld, sw_wh_attn *a, const char *prefix, int layer, int64_t d,
+                      int64_t d_kv)
+{
+    char f[128];
+#define W(field, rows, cols, suffix)                                                               \
+    snprintf(f, sizeof f, "%s.%s", prefix, suffix);                                                \
+    load(ld, &a->field, 2, rows, cols, 0, f, layer)
+#define B(field, n, suffix)                                                                        \
+    snprintf(f, sizeof f, "%s.%s", prefix, suffix);                                                \
+    load(ld, &a->field, 1, n, 0, 0, f, layer)
+    W(wq, d, d, "query.weight");
+    B(bq, d, "query.bias");
+    W(wk, d, d_kv, "key.weight");
+    W(wv, d, d_kv, "value.weight");
+    B(bv, d, "value.bias");
+    W(wo, d, d, "out.weight");
+    B(bo, d, "out.bias");
+#undef W
+#undef B
+}
+
+static void load_block(loader *ld, sw_wh_block *b, const char *prefix, int layer, int64_t d,
+                       int64_t d_audio, int decoder)
+{
+    char f[128];
+#define T1(field, suffix)                                                                          \
+    snprintf(f, sizeof f, "%s.%s", prefix, suffix);                                                \
+    load(ld, &b->field, 1, d, 0, 0, f, layer)
+    T1(attn_ln_w, "attn_ln.weight");
+    T1(attn_ln_b, "attn_ln.bias");
+    snprintf(f, sizeof f, "%s.attn", prefix);
+    load_attn(ld, &b->attn, f, layer, d, d);
+    if (decoder) {
+        T1(cross_ln_w, "cross_attn_ln.weight");
+        T1(cross_ln_b, "cross_attn_ln.bias");
+        snprintf(f, sizeof f, "%s.cross_attn", prefix);
+        load_attn(ld, &b->cross, f, layer, d, d_audio);
+    }
+    T1(mlp_ln_w, "mlp_ln.weight");
+    T1(mlp_ln_b, "mlp_ln.bias");
+    snprintf(f, sizeof f, "%s.mlp.0.weight", prefix);
+    load(ld, &b->mlp1_w, 2, 4 * d, d, 0, f, layer);
+    snprintf(f, sizeof f, "%s.mlp.0.bias", prefix);
+    load(ld, &b->mlp1_b, 1, 4 * d, 0, 0, f, layer);
+    snprintf(f, sizeof f, "%s.mlp.2.weight", prefix);
+    load(ld, &b->mlp2_w, 2, d, 4 * d, 0, f, layer);
+    T1(mlp2_b, "mlp.2.bias");
+#undef T1
+}
+
+static void free_attn(const sw_whisper *m, sw_wh_attn *a)
+{
+    sw_tensor *all[] = {&a->wq, &a->bq, &a->wk, &a->wv, &a->bv, &a->wo, &a->bo};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        sw_wh_free(m, all[i]);
+}
+
+static void free_block(const sw_whisper *m, sw_wh_block *b)
+{
+    sw_tensor *all[] = {&b->attn_ln_w, &b->attn_ln_b, &b->cross_ln_w, &b->cross_ln_b, &b->mlp_ln_w,
+                        &b->mlp_ln_b,  &b->mlp1_w,    &b->mlp1_b,     &b->mlp2_w,     &b->mlp2_b};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        sw_wh_free(m, all[i]);
+    free_attn(m, &b->attn);
+    free_attn(m, &b->cross);
+}
+
+void sw_whisper_destroy(sw_whisper *m)
+{
+    if (!m)
+        return;
+    sw_tensor *all[] = {&m->conv1_w, &m->conv1_b,  &m->conv2_w,  &m->conv2_b,
+                        &m->enc_pos, &m->enc_ln_w, &m->enc_ln_b, &m->tok_emb,
+                        &m->dec_pos, &m->dec_ln_w, &m->dec_ln_b};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        sw_wh_free(m, all[i]);
+    for (int i = 0; m->enc && i < m->dims.n_audio_layer; i++)
+        free_block(m, &m->enc[i]);
+    for (int i = 0; m->dec && i < m->dims.n_text_layer; i++)
+        free_block(m, &m->dec[i]);
+    free(m->enc);
+    free(m->dec);
+    free(m);
+}
+
+void sw_whisper_backend_lost(sw_whisper *m)
+{
+    if (m)
+        m->backend_lost = 1;
+}
+
+const sw_whisper_dims *sw_whisper_get_dims(const sw_whisper *m)
+{
+    return &m->dims;
+}
+
+sw_backend *sw_whisper_backend(const sw_whisper *m)
+{
+    return m->be;
+}
+
+static sw_status check_dims(const sw_whisper_dims *d, sw_error *err)
+{
+    const int v[] = {d->n_mels,        d->n_audio_ctx, d->n_audio_state, d->n_audio_head,
+                     d->n_audio_layer, d->n_vocab,     d->n_text_ctx,    d->n_text_state,
+                     d->n_text_head,   d->n_text_layer};
+    const char *names[] = {"n_mels",        "n_audio_ctx", "n_audio_state", "n_audio_head",
+                           "n_audio_layer", "n_vocab",     "n_text_ctx",    "n_text_state",
+                           "n_text_head",   "n_text_layer"};
+    for (int i = 0; i < 10; i++)
+        if (v[i] < 1 || v[i] > (1 << 24))
+            return sw_fail(err, SW_ERR_MODEL, "whisper dims: %s = %d is out of range", names[i],
+                           v[i]);
+    if (d->n_audio_state % d->n_audio_head || d->n_text_state % d->n_text_head)
+        return sw_fail(err, SW_ERR_MODEL,
+                       "whisper dims: the heads (%d, %d) must divide the widths (%d, %d)",
+                       d->n_audio_head, d->n_text_head, d->n_audio_state, d->n_text_state);
+    return SW_OK;
+}
+
+sw_status sw_whisper_create(sw_backend *be, const sw_whisper_dims *dims,
+                            const sw_named_tensor *tensors, int n_tensors, sw_whisper **out,
+                            sw_error *err)
+{
+    *out = NULL;
+    if (!be || !dims || (!tensors && n_tensors > 0) || n_tensors < 0)
+        return sw_fail(err, SW_ERR_ARG, "sw_whisper_create: backend, dims and tensors needed");
+    if (check_dims(dims, err) != SW_OK)
+        return err->code;
+    sw_whisper *m = calloc(1, sizeof *m);
+    if (m) {
+        m->enc = calloc((size_t)dims->n_audio_layer, sizeof *m->enc);
+        m->dec = calloc((size_t)dims->n_text_layer, sizeof *m->dec);
+    }
+    if (!m || !m->enc || !m->dec) {
+        if (m) {
+            free(m->enc);
+            free(m->dec);
+        }
+        free(m);
+        return sw_fail(err, SW_ERR_NOMEM, "whisper: out of host memory");
+    }
+    m->be = be;
+    m->dims = *dims;
+    loader ld = {be, tensors, n_tensors, err};
+    const sw_whisper_dims *d = dims;
+    int64_t da = d->n_audio_state, dt = d->n_text_state;
+    load(&ld, &m->conv1_w, 3, da, d->n_mels, 3, "encoder.conv1.weight", 0);
+    load(&ld, &m->conv1_b, 1, da, 0, 0, "encoder.conv1.bias", 0);
+    load(&ld, &m->conv2_w, 3, da, da, 3, "encoder.conv2.weight", 0);
+    load(&ld, &m->conv2_b, 1, da, 0, 0, "encoder.conv2.bias", 0);
+    load(&ld, &m->enc_pos, 2, d->n_audio_ctx, da, 0, "encoder.positional_embedding", 0);
+    for (int i = 0; i < d->n_audio_layer; i++)
+        load_block(&ld, &m->enc[i], "encoder.blocks.%d", i, da, da, 0);
+    load(&ld, &m->enc_ln_w, 1, da, 0, 0, "encoder.ln_post.weight", 0);
+    load(&ld, &m->enc_ln_b, 1, da, 0, 0, "encoder.ln_post.bias", 0);
+    load(&ld, &m->tok_emb, 2, d->n_vocab, dt, 0, "decoder.token_embedding.weight", 0);
+    load(&ld, &m->dec_pos, 2, d->n_text_ctx, dt, 0, "decoder.positional_embedding", 0);
+    for (int i = 0; i < d->n_text_layer; i++)
+        load_block(&ld, &m->dec[i], "decoder.blocks.%d", i, dt, da, 1);
+    load(&ld, &m->dec_ln_w, 1, dt, 0, 0, "decoder.ln.weight", 0);
+    load(&ld, &m->dec_ln_b, 1, dt, 0, 0, "decoder.ln.bias", 0);
+    if (err->code == SW_OK)
+        be->synchronize(be, err);
+    if (err->code != SW_OK) {
+        sw_whisper_destroy(m);
+        return err->code;
+    }
+    *out = m;
+    return SW_OK;
+}

@@ -1,0 +1,849 @@
+/* saywho._core.WhisperModel, EncoderOutput and DecoderState: the Whisper
+ * network of csrc/whisper on a Runtime's backend.
+ *
+ * The model keeps its Runtime alive and runs under the Runtime's lock with the
+ * GIL released. Encoder outputs and decoder states keep the model alive; the
+ * model keeps a list of them (borrowed) so that model.close() can free them
+ * first, and an encoder output's close() frees the states that read it. If the
+ * Runtime is closed under a model, its pool has already taken every block
+ * back, and the objects only free their host memory. */
+#include "py_runtime.h"
+
+#include <string.h>
+
+#include "whisper_model.h"
+
+/* The type is checked against saywho._core.Runtime before any cast. */
+typedef RuntimeObject RuntimePrefix;
+
+static PyObject *runtime_type; /* saywho._core.Runtime, looked up at init */
+
+typedef struct WhisperChild WhisperChild;
+
+typedef struct {
+    PyObject_HEAD PyObject *runtime; /* RuntimePrefix */
+    sw_whisper *model;
+    WhisperChild *children;
+    PyObject *dims;
+} WhisperModelObject;
+
+enum { CHILD_AUDIO, CHILD_STATE };
+
+/* EncoderOutput and DecoderState share this layout. */
+struct WhisperChild {
+    PyObject_HEAD WhisperModelObject *owner;
+    WhisperChild *prev, *next;
+    int kind;
+    void *ptr;           /* sw_whisper_audio or sw_whisper_state */
+    WhisperChild *audio; /* a state: the EncoderOutput it reads (strong reference) */
+};
+
+static PyTypeObject *model_type, *audio_type, *state_type;
+
+/* ---- the Runtime's lock ---- */
+
+static RuntimePrefix *rt_of(WhisperModelObject *m)
+{
+    return (RuntimePrefix *)m->runtime;
+}
+
+/* Takes the lock with the GIL held; waits without it so a compute call in
+ * another thread can finish. */
+static void lock_runtime(RuntimePrefix *rt)
+{
+    if (!PyThread_acquire_lock(rt->lock, NOWAIT_LOCK)) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(rt->lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+    }
+}
+
+/* With the lock held: has the Runtime been closed under the model? */
+static int backend_alive(WhisperModelObject *m)
+{
+    if (m->model && rt_of(m)->backend != sw_whisper_backend(m->model)) {
+        sw_whisper_backend_lost(m->model);
+        return 0;
+    }
+    return m->model != NULL;
+}
+
+/* ---- children ---- */
+
+static void child_link(WhisperModelObject *m, WhisperChild *c)
+{
+    c->owner = (WhisperModelObject *)Py_NewRef((PyObject *)m);
+    c->next = m->children;
+    c->prev = NULL;
+    if (m->children)
+        m->children->prev = c;
+    m->children = c;
+}
+
+/* With the lock held: frees the C object (and for an audio, the states that
+ * read it first); the Python object stays, closed. */
+static void child_free_locked(WhisperChild *c)
+{
+    if (!c->ptr)
+        return;
+    WhisperModelObject *m = c->owner;
+    backend_alive(m);
+    if (c->kind == CHILD_AUDIO)
+        for (WhisperChild *o = m->children; o; o = o->next)
+            if (o->kind == CHILD_STATE && o->audio == c)
+                child_free_locked(o);
+    if (c->kind == CHILD_AUDIO)
+        sw_whisper_audio_free(c->ptr);
+    else
+        sw_whisper_state_free(c->ptr);
+    c->ptr = NULL;
+}
+
+static void child_close(WhisperChild *c)
+{
+    if (!c->ptr)
+        return;
+    RuntimePrefix *rt = rt_of(c->owner);
+    lock_runtime(rt);
+    child_free_locked(c);
+    PyThread_release_lock(rt->lock);
+}
+
+static void child_dealloc(WhisperChild *c)
+{
+    PyTypeObject *tp = Py_TYPE(c);
+    PyObject_GC_UnTrack(c);
+    if (c->owner) {
+        child_close(c);
+        if (c->prev)
+            c->prev->next = c->next;
+        else
+            c->owner->children = c->next;
+        if (c->next)
+            c->next->prev = c->prev;
+    }
+    Py_CLEAR(c->audio);
+    Py_CLEAR(c->owner);
+    tp->tp_free((PyObject *)c);
+    Py_DECREF(tp);
+}
+
+static int child_traverse(WhisperChild *c, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(c));
+    Py_VISIT(c->owner);
+    Py_VISIT(c->audio);
+    return 0;
+}
+
+static WhisperChild *child_new(PyTypeObject *tp, WhisperModelObject *m, int kind, void *ptr)
+{
+    WhisperChild *c = PyObject_GC_New(WhisperChild, tp);
+    if (!c)
+        return NULL;
+    c->kind = kind;
+    c->ptr = ptr;
+    c->audio = NULL;
+    child_link(m, c);
+    PyObject_GC_Track(c);
+    return c;
+}
+
+static PyObject *child_close_py(WhisperChild *c, PyObject *unused)
+{
+    child_close(c);
+    Py_RETURN_NONE;
+}
+
+static PyObject *child_enter(PyObject *self, PyObject *unused)
+{
+    return Py_NewRef(self);
+}
+
+static PyObject *child_exit(WhisperChild *c, PyObject *args)
+{
+    child_close(c);
+    Py_RETURN_FALSE;
+}
+
+static PyObject *child_get_closed(WhisperChild *c, void *closure)
+{
+    return PyBool_FromLong(c->ptr == NULL);
+}
+
+static int child_open(WhisperChild *c, const char *what)
+{
+    if (!c->ptr || !c->owner->model) {
+        PyErr_Format(SwModelError, "this %s is closed", what);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- WhisperModel ---- */
+
+static const char *dim_names[] = {"n_mels",        "n_audio_ctx", "n_audio_state", "n_audio_head",
+                                  "n_audio_layer", "n_vocab",     "n_text_ctx",    "n_text_state",
+                                  "n_text_head",   "n_text_layer"};
+
+static int parse_dims(PyObject *dims, sw_whisper_dims *out)
+{
+    int *fields[] = {&out->n_mels,       &out->n_audio_ctx,   &out->n_audio_state,
+                     &out->n_audio_head, &out->n_audio_layer, &out->n_vocab,
+                     &out->n_text_ctx,   &out->n_text_state,  &out->n_text_head,
+                     &out->n_text_layer};
+    if (!PyMapping_Check(dims)) {
+        PyErr_SetString(SwModelError, "dims must be a mapping of Whisper's dimensions");
+        return -1;
+    }
+    for (int i = 0; i < 10; i++) {
+        PyObject *v = PyMapping_GetItemString(dims, dim_names[i]);
+        if (!v) {
+            PyErr_Clear();
+            PyErr_Format(SwModelError, "dims is missing '%s'", dim_names[i]);
+            return -1;
+        }
+        long x = PyLong_AsLong(v);
+        Py_DECREF(v);
+        if (x == -1 && PyErr_Occurred())
+            return -1;
+        if (x < 1 || x > (1 << 24)) {
+            PyErr_Format(SwModelError, "dims['%s'] = %ld is out of range", dim_names[i], x);
+            return -1;
+        }
+        *fields[i] = (int)x;
+    }
+    return 0;
+}
+
+/* The arrays and names of `tensors`, kept alive while the C core reads them. */
+typedef struct held_tensors {
+    sw_named_tensor *t;
+    PyObject **refs; /* 2 per tensor: key and array */
+    Py_ssize_t n;
+} held_tensors;
+
+static void held_free(held_tensors *h)
+{
+    for (Py_ssize_t i = 0; i < 2 * h->n; i++)
+        Py_XDECREF(h->refs[i]);
+    PyMem_Free(h->refs);
+    PyMem_Free(h->t);
+}
+
+static int hold_tensors(PyObject *tensors, held_tensors *h)
+{
+    memset(h, 0, sizeof *h);
+    if (!PyDict_Check(tensors)) {
+        PyErr_SetString(SwModelError, "tensors must be a dict of name -> array");
+        return -1;
+    }
+    Py_ssize_t count = PyDict_Size(tensors);
+    h->t = PyMem_Calloc((size_t)count + 1, sizeof *h->t);
+    h->refs = PyMem_Calloc(2 * (size_t)count + 1, sizeof *h->refs);
+    if (!h->t || !h->refs) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(tensors, &pos, &key, &value) && h->n < count) {
+        const char *name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        if (!name) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(SwModelError, "tensor names must be str");
+            return -1;
+        }
+        int type = NPY_FLOAT32;
+        if (PyArray_Check(value) && PyArray_TYPE((PyArrayObject *)value) == NPY_FLOAT16)
+            type = NPY_FLOAT16;
+        PyArrayObject *arr = (PyArrayObject *)PyArray_FROMANY(
+            value, type, 0, 0, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST);
+        if (!arr) {
+            PyErr_Clear();
+            PyErr_Format(SwModelError, "tensor '%s' is not a float array", name);
+            return -1;
+        }
+        h->refs[2 * h->n] = Py_NewRef(key);
+        h->refs[2 * h->n + 1] = (PyObject *)arr;
+        sw_named_tensor *t = &h->t[h->n++];
+        if (PyArray_NDIM(arr) > SW_MAX_DIMS) {
+            PyErr_Format(SwModelError, "tensor '%s' has %d dimensions", name, PyArray_NDIM(arr));
+            return -1;
+        }
+        t->name = name;
+        t->dtype = type == NPY_FLOAT16 ? SW_F16 : SW_F32;
+        t->ndim = PyArray_NDIM(arr);
+        for (int i = 0; i < t->ndim; i++)
+            t->shape[i] = PyArray_DIM(arr, i);
+        t->data = PyArray_DATA(arr);
+    }
+    return 0;
+}
+
+static int model_init(WhisperModelObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"runtime", "dims", "tensors", NULL};
+    PyObject *runtime, *dims, *tensors;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO:WhisperModel", kwlist, &runtime, &dims,
+                                     &tensors))
+        return -1;
+    if (self->runtime) {
+        PyErr_SetString(PyExc_RuntimeError, "WhisperModel is already initialised");
+        return -1;
+    }
+    int is_rt = PyObject_IsInstance(runtime, runtime_type);
+    if (is_rt <= 0) {
+        if (is_rt == 0)
+            PyErr_SetString(PyExc_TypeError, "runtime must be a saywho._core.Runtime");
+        return -1;
+    }
+    RuntimePrefix *rt = (RuntimePrefix *)runtime;
+    if (!rt->backend) {
+        PyErr_SetString(SwDeviceError, "the Runtime is closed");
+        return -1;
+    }
+    sw_whisper_dims d;
+    if (parse_dims(dims, &d) != 0)
+        return -1;
+    held_tensors h;
+    if (hold_tensors(tensors, &h) != 0) {
+        held_free(&h);
+        return -1;
+    }
+    sw_error err = {SW_OK, ""};
+    sw_whisper *model = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(rt->lock, WAIT_LOCK);
+    if (!rt->backend)
+        sw_fail(&err, SW_ERR_DEVICE, "the Runtime was closed");
+    else
+        sw_whisper_create(rt->backend, &d, h.t, (int)h.n, &model, &err);
+    PyThread_release_lock(rt->lock);
+    Py_END_ALLOW_THREADS
+    held_free(&h);
+    if (err.code != SW_OK) {
+        swpy_raise(&err, NULL);
+        return -1;
+    }
+    self->runtime = Py_NewRef(runtime);
+    self->model = model;
+    self->dims = PyDict_New();
+    const int vals[10] = {d.n_mels,        d.n_audio_ctx, d.n_audio_state, d.n_audio_head,
+                          d.n_audio_layer, d.n_vocab,     d.n_text_ctx,    d.n_text_state,
+                          d.n_text_head,   d.n_text_layer};
+    for (int i = 0; self->dims && i < 10; i++) {
+        PyObject *v = PyLong_FromLong(vals[i]);
+        if (!v || PyDict_SetItemString(self->dims, dim_names[i], v) != 0) {
+            Py_XDECREF(v);
+            Py_CLEAR(self->dims);
+            return -1;
+        }
+        Py_DECREF(v);
+    }
+    return self->dims ? 0 : -1;
+}
+
+static void model_release(WhisperModelObject *self)
+{
+    if (!self->model)
+        return;
+    RuntimePrefix *rt = rt_of(self);
+    lock_runtime(rt);
+    for (int pass = 0; pass < 2; pass++) /* states before the audio they read */
+        for (WhisperChild *c = self->children; c; c = c->next)
+            if (c->kind == (pass == 0 ? CHILD_STATE : CHILD_AUDIO))
+                child_free_locked(c);
+    backend_alive(self);
+    sw_whisper_destroy(self->model);
+    self->model = NULL;
+    PyThread_release_lock(rt->lock);
+}
+
+static void model_dealloc(WhisperModelObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    if (self->runtime)
+        model_release(self); /* children hold a reference: none is left here */
+    Py_CLEAR(self->runtime);
+    Py_CLEAR(self->dims);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static int model_traverse(WhisperModelObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->runtime);
+    Py_VISIT(self->dims);
+    return 0;
+}
+
+static int model_open(WhisperModelObject *self)
+{
+    if (!self->model) {
+        PyErr_SetString(SwModelError, "this WhisperModel is closed");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *model_close(WhisperModelObject *self, PyObject *unused)
+{
+    if (self->runtime)
+        model_release(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *model_exit(WhisperModelObject *self, PyObject *args)
+{
+    if (self->runtime)
+        model_release(self);
+    Py_RETURN_FALSE;
+}
+
+/* Runs fn(ctx, err) without the GIL and under the Runtime's lock, after
+ * checking that the Runtime is still open. */
+typedef void (*locked_fn)(void *ctx, sw_error *err);
+
+static int run_locked(WhisperModelObject *m, locked_fn fn, void *ctx)
+{
+    sw_error err = {SW_OK, ""};
+    RuntimePrefix *rt = rt_of(m);
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(rt->lock, WAIT_LOCK);
+    if (!backend_alive(m))
+        sw_fail(&err, SW_ERR_DEVICE, "the Runtime of this WhisperModel was closed");
+    else
+        fn(ctx, &err);
+    PyThread_release_lock(rt->lock);
+    Py_END_ALLOW_THREADS
+    if (err.code != SW_OK) {
+        swpy_raise(&err, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct encode_call {
+    sw_whisper *model;
+    const float *mel;
+    int batch;
+    sw_whisper_audio *audio;
+} encode_call;
+
+static void do_encode(void *ctx, sw_error *err)
+{
+    encode_call *c = ctx;
+    sw_whisper_encode(c->model, c->mel, c->batch, &c->audio, err);
+}
+
+static PyObject *model_encode(WhisperModelObject *self, PyObject *arg)
+{
+    if (model_open(self))
+        return NULL;
+    const sw_whisper_dims *d = sw_whisper_get_dims(self->model);
+    PyArrayObject *mel = swpy_float32_array(arg, "mel", 2, 3);
+    if (!mel)
+        return NULL;
+    int nd = PyArray_NDIM(mel);
+    npy_intp batch = nd == 3 ? PyArray_DIM(mel, 0) : 1;
+    if (PyArray_DIM(mel, nd - 2) != d->n_mels || PyArray_DIM(mel, nd - 1) != 2 * d->n_audio_ctx ||
+        batch < 1 || batch > 4096) {
+        PyErr_Format(SwOptionError,
+                     "mel must be [batch, %d, %d] or [%d, %d] (30 s of log-mel frames)", d->n_mels,
+                     2 * d->n_audio_ctx, d->n_mels, 2 * d->n_audio_ctx);
+        Py_DECREF(mel);
+        return NULL;
+    }
+    encode_call c = {self->model, PyArray_DATA(mel), (int)batch, NULL};
+    int rc = run_locked(self, do_encode, &c);
+    Py_DECREF(mel);
+    if (rc != 0)
+        return NULL;
+    WhisperChild *out = child_new(audio_type, self, CHILD_AUDIO, c.audio);
+    if (!out) {
+        RuntimePrefix *rt = rt_of(self);
+        lock_runtime(rt);
+        backend_alive(self);
+        sw_whisper_audio_free(c.audio);
+        PyThread_release_lock(rt->lock);
+    }
+    return (PyObject *)out;
+}
+
+static WhisperChild *as_audio(WhisperModelObject *self, PyObject *obj)
+{
+    if (!PyObject_TypeCheck(obj, audio_type)) {
+        PyErr_SetString(PyExc_TypeError, "expected an EncoderOutput from WhisperModel.encode");
+        return NULL;
+    }
+    WhisperChild *c = (WhisperChild *)obj;
+    if (c->owner != self) {
+        PyErr_SetString(SwOptionError, "this EncoderOutput comes from another WhisperModel");
+        return NULL;
+    }
+    return child_open(c, "EncoderOutput") ? NULL : c;
+}
+
+typedef struct download_call {
+    sw_backend *be;
+    const sw_tensor *t;
+    void *dst;
+} download_call;
+
+static void do_download(void *ctx, sw_error *err)
+{
+    download_call *c = ctx;
+    c->be->download(c->be, c->dst, c->t->data, sw_tensor_nbytes(c->t), err);
+}
+
+static PyObject *download_tensor(WhisperModelObject *m, const sw_tensor *t)
+{
+    npy_intp dims[SW_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++)
+        dims[i] = (npy_intp)t->shape[i];
+    PyObject *out = PyArray_SimpleNew(t->ndim, dims, NPY_FLOAT32);
+    if (!out)
+        return NULL;
+    download_call c = {sw_whisper_backend(m->model), t, PyArray_DATA((PyArrayObject *)out)};
+    if (run_locked(m, do_download, &c) != 0)
+        Py_CLEAR(out);
+    return out;
+}
+
+static PyObject *model_encoder_output_numpy(WhisperModelObject *self, PyObject *arg)
+{
+    if (model_open(self))
+        return NULL;
+    WhisperChild *a = as_audio(self, arg);
+    if (!a)
+        return NULL;
+    return download_tensor(self, sw_whisper_audio_features(a->ptr));
+}
+
+typedef struct state_call {
+    sw_whisper *model;
+    const sw_whisper_audio *audio;
+    int n;
+    sw_whisper_state *state;
+} state_call;
+
+static void do_new_state(void *ctx, sw_error *err)
+{
+    state_call *c = ctx;
+    sw_whisper_state_new(c->model, c->audio, c->n, &c->state, err);
+}
+
+static PyObject *model_new_state(WhisperModelObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"encoder_output", "n_sequences", NULL};
+    PyObject *enc;
+    int n = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|i:new_state", kwlist, &enc, &n))
+        return NULL;
+    if (model_open(self))
+        return NULL;
+    WhisperChild *a = as_audio(self, enc);
+    if (!a)
+        return NULL;
+    state_call c = {self->model, a->ptr, n > 0 ? n : sw_whisper_audio_batch(a->ptr), NULL};
+    if (run_locked(self, do_new_state, &c) != 0)
+        return NULL;
+    WhisperChild *out = child_new(state_type, self, CHILD_STATE, c.state);
+    if (!out) {
+        RuntimePrefix *rt = rt_of(self);
+        lock_runtime(rt);
+        backend_alive(self);
+        sw_whisper_state_free(c.state);
+        PyThread_release_lock(rt->lock);
+        return NULL;
+    }
+    out->audio = (WhisperChild *)Py_NewRef((PyObject *)a);
+    return (PyObject *)out;
+}
+
+static PyObject *model_get_dims(WhisperModelObject *self, void *closure)
+{
+    if (!self->dims)
+        Py_RETURN_NONE;
+    return PyDict_Copy(self->dims);
+}
+
+static PyObject *model_get_closed(WhisperModelObject *self, void *closure)
+{
+    return PyBool_FromLong(self->model == NULL);
+}
+
+/* ---- DecoderState ---- */
+
+typedef struct decode_call {
+    sw_whisper_state *state;
+    const int32_t *tokens;
+    int n_seq, n_tok;
+    float *logits;
+} decode_call;
+
+static void do_decode(void *ctx, sw_error *err)
+{
+    decode_call *c = ctx;
+    sw_whisper_decode(c->state, c->tokens, c->n_seq, c->n_tok, c->logits, err);
+}
+
+static PyObject *state_decode(WhisperChild *self, PyObject *arg)
+{
+    if (child_open(self, "DecoderState"))
+        return NULL;
+    PyArrayObject *tok = (PyArrayObject *)PyArray_FROMANY(
+        arg, NPY_INT32, 2, 2, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST);
+    if (!tok) {
+        PyErr_Clear();
+        PyErr_SetString(SwOptionError, "tokens must be an int32 array [n_sequences, n_tokens]");
+        return NULL;
+    }
+    const sw_whisper_dims *d = sw_whisper_get_dims(self->owner->model);
+    npy_intp dims[2] = {PyArray_DIM(tok, 0), d->n_vocab};
+    if (PyArray_DIM(tok, 0) > 1 << 20 || PyArray_DIM(tok, 1) > 1 << 20) {
+        Py_DECREF(tok);
+        PyErr_SetString(SwOptionError, "too many tokens");
+        return NULL;
+    }
+    PyObject *logits = PyArray_SimpleNew(2, dims, NPY_FLOAT32);
+    if (!logits) {
+        Py_DECREF(tok);
+        return NULL;
+    }
+    decode_call c = {self->ptr, PyArray_DATA(tok), (int)PyArray_DIM(tok, 0),
+                     (int)PyArray_DIM(tok, 1), PyArray_DATA((PyArrayObject *)logits)};
+    if (run_locked(self->owner, do_decode, &c) != 0)
+        Py_CLEAR(logits);
+    Py_DECREF(tok);
+    return logits;
+}
+
+typedef struct reorder_call {
+    sw_whisper_state *state;
+    const int *index;
+    int n;
+} reorder_call;
+
+static void do_reorder(void *ctx, sw_error *err)
+{
+    reorder_call *c = ctx;
+    sw_whisper_state_reorder(c->state, c->index, c->n, err);
+}
+
+static PyObject *state_reorder(WhisperChild *self, PyObject *arg)
+{
+    if (child_open(self, "DecoderState"))
+        return NULL;
+    PyArrayObject *idx = (PyArrayObject *)PyArray_FROMANY(
+        arg, NPY_INT, 1, 1, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST);
+    if (!idx) {
+        PyErr_Clear();
+        PyErr_SetString(SwOptionError, "indices must be a 1-D sequence of ints");
+        return NULL;
+    }
+    reorder_call c = {self->ptr, PyArray_DATA(idx), (int)PyArray_DIM(idx, 0)};
+    int rc = run_locked(self->owner, do_reorder, &c);
+    Py_DECREF(idx);
+    if (rc != 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *state_reset(WhisperChild *self, PyObject *unused)
+{
+    if (child_open(self, "DecoderState"))
+        return NULL;
+    sw_whisper_state_reset(self->ptr);
+    Py_RETURN_NONE;
+}
+
+static PyObject *state_set_capture(WhisperChild *self, PyObject *arg)
+{
+    if (child_open(self, "DecoderState"))
+        return NULL;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    sw_whisper_state_capture_cross_attention(self->ptr, on);
+    Py_RETURN_NONE;
+}
+
+static PyObject *state_cross_attention(WhisperChild *self, PyObject *arg)
+{
+    if (child_open(self, "DecoderState"))
+        return NULL;
+    int layer = PyLong_AsLong(arg);
+    if (layer == -1 && PyErr_Occurred())
+        return NULL;
+    const sw_tensor *t = sw_whisper_state_cross_attention(self->ptr, layer);
+    if (!t)
+        Py_RETURN_NONE;
+    return download_tensor(self->owner, t);
+}
+
+static PyObject *state_get_length(WhisperChild *self, void *closure)
+{
+    if (child_open(self, "DecoderState"))
+        return NULL;
+    return PyLong_FromLong(sw_whisper_state_length(self->ptr));
+}
+
+static PyObject *audio_numpy(WhisperChild *self, PyObject *unused)
+{
+    if (child_open(self, "EncoderOutput"))
+        return NULL;
+    return download_tensor(self->owner, sw_whisper_audio_features(self->ptr));
+}
+
+static PyObject *audio_get_batch(WhisperChild *self, void *closure)
+{
+    if (child_open(self, "EncoderOutput"))
+        return NULL;
+    return PyLong_FromLong(sw_whisper_audio_batch(self->ptr));
+}
+
+/* ---- types ---- */
+
+#define KW    (METH_VARARGS | METH_KEYWORDS)
+#define CF(f) ((PyCFunction)(void (*)(void))(f))
+
+static PyMethodDef model_methods[] = {
+    {"encode", CF(model_encode), METH_O,
+     "encode(mel [batch, n_mels, 3000] or [n_mels, 3000]) -> EncoderOutput"},
+    {"encoder_output_numpy", CF(model_encoder_output_numpy), METH_O,
+     "encoder_output_numpy(enc) -> float32 [batch, n_audio_ctx, n_audio_state]"},
+    {"new_state", CF(model_new_state), KW,
+     "new_state(encoder_output, n_sequences=batch) -> DecoderState"},
+    {"close", CF(model_close), METH_NOARGS,
+     "Free the weights and every EncoderOutput and DecoderState; idempotent."},
+    {"__enter__", CF(child_enter), METH_NOARGS, NULL},
+    {"__exit__", CF(model_exit), METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef model_getset[] = {
+    {"dims", (getter)model_get_dims, NULL, "the model's dimensions", NULL},
+    {"closed", (getter)model_get_closed, NULL, "whether close() ran", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot model_slots[] = {
+    {Py_tp_doc, "WhisperModel(runtime, dims: dict, tensors: dict[str, ndarray])\n\n"
+                "Whisper's encoder and decoder on the runtime's device; tensors use OpenAI's "
+                "state-dict names, float32 or float16."},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_init, model_init},
+    {Py_tp_dealloc, model_dealloc},
+    {Py_tp_traverse, model_traverse},
+    {Py_tp_methods, model_methods},
+    {Py_tp_getset, model_getset},
+    {0, NULL},
+};
+
+static PyType_Spec model_spec = {
+    "saywho._core.WhisperModel",
+    sizeof(WhisperModelObject),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    model_slots,
+};
+
+static PyMethodDef audio_methods[] = {
+    {"numpy", CF(audio_numpy), METH_NOARGS, "the encoder output as float32 [batch, ctx, d]"},
+    {"close", CF(child_close_py), METH_NOARGS, "Free it and the states that read it."},
+    {"__enter__", CF(child_enter), METH_NOARGS, NULL},
+    {"__exit__", CF(child_exit), METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef audio_getset[] = {
+    {"batch", (getter)audio_get_batch, NULL, "audio items encoded", NULL},
+    {"closed", (getter)child_get_closed, NULL, "whether close() ran", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot audio_slots[] = {
+    {Py_tp_doc, "EncoderOutput: the encoded audio and its cross-attention keys and values."},
+    {Py_tp_dealloc, child_dealloc},
+    {Py_tp_traverse, child_traverse},
+    {Py_tp_methods, audio_methods},
+    {Py_tp_getset, audio_getset},
+    {0, NULL},
+};
+
+static PyType_Spec audio_spec = {
+    "saywho._core.EncoderOutput",
+    sizeof(WhisperChild),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    audio_slots,
+};
+
+static PyMethodDef state_methods[] = {
+    {"decode", CF(state_decode), METH_O,
+     "decode(tokens int32 [n_sequences, n]) -> logits float32 [n_sequences, n_vocab] of the "
+     "last position; appends the tokens to the cache"},
+    {"reorder", CF(state_reorder), METH_O,
+     "reorder(indices): sequence s continues the cache of sequence indices[s]"},
+    {"reset", CF(state_reset), METH_NOARGS, "forget the cache"},
+    {"capture_cross_attention", CF(state_set_capture), METH_O,
+     "capture_cross_attention(on): keep each decode's cross-attention weights"},
+    {"cross_attention", CF(state_cross_attention), METH_O,
+     "cross_attention(layer) -> float32 [n_sequences, heads, n_tokens, n_audio_ctx] of the "
+     "last decode, or None"},
+    {"close", CF(child_close_py), METH_NOARGS, "Free the cache; idempotent."},
+    {"__enter__", CF(child_enter), METH_NOARGS, NULL},
+    {"__exit__", CF(child_exit), METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef state_getset[] = {
+    {"length", (getter)state_get_length, NULL, "tokens in the cache", NULL},
+    {"closed", (getter)child_get_closed, NULL, "whether close() ran", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot state_slots[] = {
+    {Py_tp_doc, "DecoderState: the decoder's KV cache for n_sequences sequences."},
+    {Py_tp_dealloc, child_dealloc},
+    {Py_tp_traverse, child_traverse},
+    {Py_tp_methods, state_methods},
+    {Py_tp_getset, state_getset},
+    {0, NULL},
+};
+
+static PyType_Spec state_spec = {
+    "saywho._core.DecoderState",
+    sizeof(WhisperChild),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    state_slots,
+};
+
+static int add_type(PyObject *m, PyType_Spec *spec, PyTypeObject **slot)
+{
+    PyObject *t = PyType_FromSpec(spec);
+    if (!t)
+        return -1;
+    *slot = (PyTypeObject *)Py_NewRef(t);
+    if (PyModule_AddObject(m, strrchr(spec->name, '.') + 1, t) != 0) {
+        Py_DECREF(t);
+        return -1;
+    }
+    return 0;
+}
+
+int swpy_init_whisper(PyObject *m)
+{
+    runtime_type = PyObject_GetAttrString(m, "Runtime");
+    if (!runtime_type)
+        return -1;
+    if (add_type(m, &model_spec, &model_type) || add_type(m, &audio_spec, &audio_type) ||
+        add_type(m, &state_spec, &state_type))
+        return -1;
+    return 0;
+}
