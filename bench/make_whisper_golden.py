@@ -1,0 +1,78 @@
+"""Writes tests/data/golden/*.json: faster-whisper's segments on the test
+weights, the reference the transcription tests compare against token for token.
+
+    python3 bench/make_whisper_golden.py   (needs faster-whisper and the test weights)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import faster_whisper  # noqa: E402
+
+import saywho  # noqa: E402
+from saywho.models.test_weights import test_model_dir  # noqa: E402
+from tests.long_recording import assemble  # noqa: E402
+
+DATA = REPO.parent / "shared" / "data"
+CASES = [
+    # name, model, audio, options
+    ("jfk_tiny.en_greedy", "tiny.en", "jfk", {"beam_size": 1}),
+    ("jfk_tiny.en_beam5", "tiny.en", "jfk", {"beam_size": 5}),
+    ("jfk_base_greedy", "base", "jfk", {"beam_size": 1}),
+    ("jfk_base_beam5", "base", "jfk", {"beam_size": 5}),
+    (
+        "jfk_base_translate_notimestamps",
+        "base",
+        "jfk",
+        {"beam_size": 1, "task": "translate", "without_timestamps": True},
+    ),
+    ("long2min_tiny.en_greedy_t0", "tiny.en", "long2", {"beam_size": 1, "temperature": 0.0}),
+]
+
+
+def audio_for(kind: str):
+    if kind == "jfk":
+        return saywho.load_audio(DATA / "jfk.wav")
+    return assemble(DATA, 2.0)
+
+
+def main() -> None:
+    out_dir = REPO / "tests" / "data" / "golden"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, model, kind, options in CASES:
+        fw = faster_whisper.WhisperModel(
+            str(test_model_dir(model)), device="cpu", compute_type="float32", cpu_threads=2
+        )
+        segments, info = fw.transcribe(audio_for(kind), **options)
+        record = {
+            "model": model,
+            "audio": kind,
+            "options": options,
+            "peer": f"faster-whisper {faster_whisper.__version__}, compute_type float32",
+            "language": info.language,
+            "language_probability": info.language_probability,
+            "segments": [
+                {
+                    "start": s.start,
+                    "end": s.end,
+                    "text": s.text,
+                    "tokens": list(s.tokens),
+                    "avg_logprob": s.avg_logprob,
+                    "no_speech_prob": s.no_speech_prob,
+                    "temperature": s.temperature,
+                }
+                for s in segments
+            ],
+        }
+        (out_dir / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
+        print(name, len(record["segments"]), "segments")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,408 @@
+"""Long-form transcription: 30 s windows, seeking by timestamps, as faster-whisper.
+
+The network runs in the C core (``_core.WhisperModel``); the choice of tokens
+is :mod:`saywho.whisper.generate`. This module walks the recording window by
+window the way faster-whisper's ``generate_segments`` does, so that the same
+weights and options give the same segments.
+
+Not yet here (later work, raising TypeError if asked for by name):
+word_timestamps, vad_filter, batched decoding, clip_timestamps,
+hallucination_silence_threshold, hotwords.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _core
+from ..audio import SAMPLE_RATE, load_audio
+from ..models.whisper_weights import load_whisper
+from ..tokenizer import Tokenizer
+from .generate import (
+    TIME_PRECISION,
+    WhisperSpecialTokens,
+    WindowOptions,
+    should_skip_window,
+    suppressed_tokens,
+    transcribe_window,
+)
+
+HOP_LENGTH = 160
+N_FRAMES = 3000  # one 30 s window of log-mel frames
+INPUT_STRIDE = 2  # encoder frames per timestamp step: mel frames / 1500
+TIME_PER_FRAME = HOP_LENGTH / SAMPLE_RATE
+MAX_LENGTH = 448
+
+
+@dataclass
+class Segment:
+    """One transcribed segment, with faster-whisper's fields."""
+
+    id: int
+    seek: int
+    start: float
+    end: float
+    text: str
+    tokens: list[int]
+    avg_logprob: float
+    compression_ratio: float
+    no_speech_prob: float
+    temperature: float
+    words: None = None
+
+
+@dataclass
+class TranscriptionInfo:
+    language: str
+    language_probability: float
+    duration: float
+    duration_after_vad: float
+    all_language_probs: list[tuple[str, float]] | None
+    options: WindowOptions
+
+
+class WhisperModel:
+    """A Whisper checkpoint loaded into the core.
+
+    ``path`` is a CTranslate2 or Hugging Face model directory. With a
+    ``runtime`` the model shares that Runtime's pools (a Pipeline passes its
+    own); without one it opens its own on ``device`` with ``cpu_threads``.
+    ``close()`` (or leaving a ``with`` block) returns the weights' memory.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        runtime: _core.Runtime | None = None,
+        device: str = "auto",
+        cpu_threads: int = 0,
+    ):
+        self._own_runtime = None
+        if runtime is None:
+            from ..device import open_runtime
+
+            runtime = self._own_runtime = open_runtime(device, cpu_threads)
+        try:
+            self._load(path, runtime)
+        except BaseException:
+            self.close()
+            raise
+
+    def _load(self, path, runtime) -> None:
+        self.core = None
+        weights = load_whisper(path)
+        self.path = os.fspath(path)
+        self.dims = dict(weights.dims if isinstance(weights.dims, dict) else vars(weights.dims))
+        self.is_multilingual = bool(weights.is_multilingual)
+        self.config = dict(weights.config or {})
+        self.tokenizer = Tokenizer(self.path, multilingual=self.is_multilingual)
+        self.core = _core.WhisperModel(runtime, self.dims, weights.tensors)
+        t = self.tokenizer
+        self.special = WhisperSpecialTokens(
+            eot=t.eot,
+            sot=t.sot,
+            no_timestamps=t.no_timestamps,
+            no_speech=t.no_speech,
+            vocab_size=int(self.dims["n_vocab"]),
+        )
+
+    def close(self) -> None:
+        if getattr(self, "core", None) is not None:
+            self.core.close()
+        if self._own_runtime is not None:
+            self._own_runtime.close()
+
+    def __enter__(self) -> WhisperModel:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- the protocol saywho.whisper.generate decodes against --------------
+    def encode(self, mel: np.ndarray):
+        return self.core.encode(np.ascontiguousarray(mel, dtype=np.float32))
+
+    def new_state(self, encoder_output, n_sequences: int):
+        return self.core.new_state(encoder_output, n_sequences)
+
+    # -- language ------------------------------------------------------------
+    def detect_language(self, encoder_output) -> list[tuple[str, float]]:
+        """Language probabilities from the logits after <|startoftranscript|>."""
+        if not self.is_multilingual:
+            raise _core.OptionError(f"{self.path}: an English-only model detects no language")
+        codes = sorted(self.tokenizer.languages.items(), key=lambda kv: kv[1])
+        ids = np.array([i for _, i in codes])
+        state = self.core.new_state(encoder_output, 1)
+        logits = state.decode(np.array([[self.special.sot]], dtype=np.int32))[0, ids]
+        probs = np.exp(logits - logits.max())
+        probs /= probs.sum()
+        order = np.argsort(-probs, kind="stable")
+        return [(codes[i][0], float(probs[i])) for i in order]
+
+    # -- transcription -------------------------------------------------------
+    def transcribe(
+        self,
+        audio,
+        language: str | None = None,
+        task: str = "transcribe",
+        beam_size: int = 5,
+        best_of: int = 5,
+        patience: float = 1.0,
+        length_penalty: float = 1.0,
+        repetition_penalty: float = 1.0,
+        no_repeat_ngram_size: int = 0,
+        temperature: float | Sequence[float] = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0),
+        compression_ratio_threshold: float | None = 2.4,
+        log_prob_threshold: float | None = -1.0,
+        no_speech_threshold: float | None = 0.6,
+        condition_on_previous_text: bool = True,
+        prompt_reset_on_temperature: float = 0.5,
+        initial_prompt: str | Sequence[int] | None = None,
+        prefix: str | None = None,
+        suppress_blank: bool = True,
+        suppress_tokens: Sequence[int] | None = (-1,),
+        without_timestamps: bool = False,
+        max_initial_timestamp: float = 1.0,
+        max_new_tokens: int | None = None,
+        language_detection_threshold: float = 0.5,
+        language_detection_segments: int = 1,
+        seed: int = 0,
+    ) -> tuple[Iterator[Segment], TranscriptionInfo]:
+        """faster-whisper's ``transcribe``: same option names, defaults and results."""
+        _check_options(task, beam_size, best_of, patience, language_detection_segments)
+        samples = audio if isinstance(audio, np.ndarray) else load_audio(audio)
+        samples = np.ascontiguousarray(samples, dtype=np.float32)
+        duration = samples.size / SAMPLE_RATE
+        # faster-whisper computes the log-mel over the audio plus one hop of
+        # zeros, then pads each window with zeros in the log-mel domain.
+        features = _core.log_mel_spectrogram(samples, n_mels=self.dims["n_mels"], padding=160)
+
+        all_language_probs = None
+        if language is None:
+            if self.is_multilingual:
+                language, language_probability, all_language_probs = self._detect(
+                    features, language_detection_segments, language_detection_threshold
+                )
+            else:
+                language, language_probability = "en", 1.0
+        else:
+            if not self.is_multilingual:
+                language = "en"
+            elif language not in self.tokenizer.languages:
+                raise _core.OptionError(f"unknown language {language!r}")
+            language_probability = 1.0
+
+        temperatures = (
+            tuple(temperature) if isinstance(temperature, (list, tuple)) else (temperature,)
+        )
+        t = self.tokenizer
+        resolved = suppressed_tokens(
+            suppress_tokens,
+            t.non_speech_tokens,
+            [t.transcribe, t.translate, t.sot, t.sot_prev, t.sot_lm, t.no_speech],
+        )
+        options = WindowOptions(
+            beam_size=beam_size,
+            best_of=best_of,
+            patience=patience,
+            length_penalty=length_penalty,
+            repetition_penalty=repetition_penalty,
+            no_repeat_ngram_size=no_repeat_ngram_size,
+            temperatures=temperatures,
+            compression_ratio_threshold=compression_ratio_threshold,
+            log_prob_threshold=log_prob_threshold,
+            no_speech_threshold=no_speech_threshold,
+            suppress_blank=suppress_blank,
+            suppress_tokens=resolved,
+            max_initial_timestamp=max_initial_timestamp,
+            max_new_tokens=max_new_tokens,
+            seed=seed,
+        )
+        info = TranscriptionInfo(
+            language=language,
+            language_probability=language_probability,
+            duration=duration,
+            duration_after_vad=duration,
+            all_language_probs=all_language_probs,
+            options=options,
+        )
+        segments = self._segments(
+            features,
+            language,
+            task,
+            options,
+            condition_on_previous_text=condition_on_previous_text,
+            prompt_reset_on_temperature=prompt_reset_on_temperature,
+            initial_prompt=initial_prompt,
+            prefix=prefix,
+            without_timestamps=without_timestamps,
+        )
+        return segments, info
+
+    def _detect(self, features, segments: int, threshold: float):
+        features = features[:, : segments * N_FRAMES]
+        votes: dict[str, list[float]] = {}
+        probs: list[tuple[str, float]] = []
+        for i in range(0, features.shape[-1], N_FRAMES):
+            encoded = self.encode(_pad_window(features[:, i : i + N_FRAMES]))
+            probs = self.detect_language(encoded)
+            language, probability = probs[0]
+            if probability > threshold:
+                return language, probability, probs
+            votes.setdefault(language, []).append(probability)
+        language = max(votes, key=lambda k: len(votes[k]))
+        return language, max(votes[language]), probs
+
+    def _prompt(self, previous, language, task, without_timestamps, prefix) -> list[int]:
+        t = self.tokenizer
+        prompt: list[int] = []
+        if previous:
+            prompt.append(t.sot_prev)
+            prompt.extend(previous[-(MAX_LENGTH // 2 - 1) :])
+        prompt.extend(t.sot_sequence(language if self.is_multilingual else None, task))
+        if without_timestamps:
+            prompt.append(t.no_timestamps)
+        if prefix:
+            prefix_tokens = t.encode(" " + prefix.strip())[: MAX_LENGTH // 2 - 1]
+            if not without_timestamps:
+                prompt.append(t.timestamp_begin)
+            prompt.extend(prefix_tokens)
+        return prompt
+
+    def _segments(
+        self,
+        features: np.ndarray,
+        language: str,
+        task: str,
+        options: WindowOptions,
+        *,
+        condition_on_previous_text: bool,
+        prompt_reset_on_temperature: float,
+        initial_prompt,
+        prefix: str | None,
+        without_timestamps: bool,
+    ) -> Iterator[Segment]:
+        t = self.tokenizer
+        content_frames = features.shape[-1] - 1
+        all_tokens: list[int] = []
+        if initial_prompt is not None:
+            if isinstance(initial_prompt, str):
+                all_tokens.extend(t.encode(" " + initial_prompt.strip()))
+            else:
+                all_tokens.extend(int(x) for x in initial_prompt)
+        prompt_reset_since = 0
+        seek, idx = 0, 0
+        rng = np.random.default_rng(options.seed)
+        while seek < content_frames:
+            time_offset = seek * TIME_PER_FRAME
+            segment_size = min(N_FRAMES, content_frames - seek)
+            segment_duration = segment_size * TIME_PER_FRAME
+            window = _pad_window(features[:, seek : seek + segment_size])
+            prompt = self._prompt(
+                all_tokens[prompt_reset_since:],
+                language,
+                task,
+                without_timestamps,
+                prefix if seek == 0 else None,
+            )
+            result = transcribe_window(
+                self,
+                window,
+                prompt,
+                self.special,
+                options,
+                decode_text=t.decode,
+                suppress_ids=self.config.get("suppress_ids", ()),
+                suppress_ids_begin=self.config.get("suppress_ids_begin", ()),
+                rng=rng,
+            )
+            if should_skip_window(result, options):
+                seek += segment_size
+                continue
+            previous_seek = seek
+            pieces, seek = _split_by_timestamps(
+                result.tokens, t.timestamp_begin, time_offset, segment_size, segment_duration, seek
+            )
+            for piece in pieces:
+                text = t.decode(piece["tokens"])
+                if piece["start"] == piece["end"] or not text.strip():
+                    continue
+                all_tokens.extend(piece["tokens"])
+                idx += 1
+                yield Segment(
+                    id=idx,
+                    seek=previous_seek,
+                    start=piece["start"],
+                    end=piece["end"],
+                    text=text,
+                    tokens=piece["tokens"],
+                    avg_logprob=result.avg_logprob,
+                    compression_ratio=result.compression_ratio,
+                    no_speech_prob=result.no_speech_prob,
+                    temperature=result.temperature,
+                )
+            if not condition_on_previous_text or result.temperature > prompt_reset_on_temperature:
+                prompt_reset_since = len(all_tokens)
+
+
+def _pad_window(window: np.ndarray) -> np.ndarray:
+    if window.shape[-1] >= N_FRAMES:
+        return np.ascontiguousarray(window[:, :N_FRAMES])
+    return np.pad(window, ((0, 0), (0, N_FRAMES - window.shape[-1])))
+
+
+def _split_by_timestamps(tokens, timestamp_begin, time_offset, segment_size, duration, seek):
+    """Cuts a window's tokens at timestamp pairs; returns the pieces and the next seek.
+
+    A window that ends on a single timestamp had no speech after it, so the
+    next window starts after this one; otherwise it starts at the last
+    timestamp pair, and the unfinished text after it is decoded again.
+    """
+    pieces = []
+    single_ending = len(tokens) >= 2 and tokens[-2] < timestamp_begin <= tokens[-1]
+    pairs = [
+        i
+        for i in range(1, len(tokens))
+        if tokens[i] >= timestamp_begin and tokens[i - 1] >= timestamp_begin
+    ]
+    if pairs:
+        cuts = pairs + ([len(tokens)] if single_ending else [])
+        last = 0
+        for cut in cuts:
+            piece = tokens[last:cut]
+            pieces.append(
+                {
+                    "start": time_offset + (piece[0] - timestamp_begin) * TIME_PRECISION,
+                    "end": time_offset + (piece[-1] - timestamp_begin) * TIME_PRECISION,
+                    "tokens": piece,
+                }
+            )
+            last = cut
+        if single_ending:
+            seek += segment_size
+        else:
+            seek += (tokens[last - 1] - timestamp_begin) * INPUT_STRIDE
+    else:
+        stamps = [tok for tok in tokens if tok >= timestamp_begin]
+        if stamps and stamps[-1] != timestamp_begin:
+            duration = (stamps[-1] - timestamp_begin) * TIME_PRECISION
+        pieces.append({"start": time_offset, "end": time_offset + duration, "tokens": tokens})
+        seek += segment_size
+    return pieces, seek
+
+
+def _check_options(task, beam_size, best_of, patience, detection_segments) -> None:
+    if task not in ("transcribe", "translate"):
+        raise _core.OptionError(f"task must be 'transcribe' or 'translate', not {task!r}")
+    if not isinstance(beam_size, int) or beam_size < 1:
+        raise _core.OptionError(f"beam_size must be an int >= 1, not {beam_size!r}")
+    if not isinstance(best_of, int) or best_of < 1:
+        raise _core.OptionError(f"best_of must be an int >= 1, not {best_of!r}")
+    if not patience > 0:
+        raise _core.OptionError(f"patience must be > 0, not {patience!r}")
+    if detection_segments < 1:
+        raise _core.OptionError("language_detection_segments must be >= 1")

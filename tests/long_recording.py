@@ -1,0 +1,30 @@
+"""A recording of several minutes assembled from the real speech in
+../shared/data, for tests and benchmarks that need more than one 30 s window.
+
+The pieces alternate speakers and recordings with 0.7 s of silence between
+them, so Whisper has to seek across window boundaries as on a real talk.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+import saywho
+
+PIECES = ("two_speakers.wav", "jfk.wav", "stereo_two_speakers.wav", "jfk.flac")
+GAP_SECONDS = 0.7
+
+
+def assemble(data_dir: Path, minutes: float) -> np.ndarray:
+    """16 kHz mono samples at least ``minutes`` long, the same every time."""
+    clips = [saywho.load_audio(data_dir / name) for name in PIECES]
+    gap = np.zeros(int(GAP_SECONDS * 16000), dtype=np.float32)
+    out, total, i = [], 0, 0
+    while total < minutes * 60 * 16000:
+        clip = clips[i % len(clips)]
+        out += [clip, gap]
+        total += clip.size + gap.size
+        i += 1
+    return np.concatenate(out)

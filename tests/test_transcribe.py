@@ -1,0 +1,101 @@
+"""Transcription on real weights against faster-whisper's golden outputs.
+
+tests/data/golden/*.json hold what faster-whisper (CTranslate2, float32,
+same weights, same audio) produced; bench/make_whisper_golden.py writes them
+and bench/bench_transcribe.py compares live. Every case here must be token
+for token the same.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import saywho
+from saywho import _core
+from saywho.models.test_weights import test_model_dir
+from saywho.whisper.transcribe import WhisperModel
+
+from .conftest import SHARED_DATA, shared_file
+from .long_recording import assemble
+
+GOLDEN = Path(__file__).parent / "data" / "golden"
+
+
+@pytest.fixture(scope="module")
+def models():
+    runtime = _core.Runtime(device="cpu")
+    loaded = {name: WhisperModel(test_model_dir(name), runtime) for name in ("tiny.en", "base")}
+    yield loaded
+    for m in loaded.values():
+        m.close()
+    runtime.close()
+
+
+@pytest.fixture(scope="module")
+def recordings():
+    return {"jfk": saywho.load_audio(shared_file("jfk.wav")), "long2": assemble(SHARED_DATA, 2.0)}
+
+
+@pytest.mark.parametrize("case", sorted(p.stem for p in GOLDEN.glob("*.json")))
+def test_segments_equal_faster_whisper(models, recordings, case):
+    golden = json.loads((GOLDEN / f"{case}.json").read_text())
+    segments, info = models[golden["model"]].transcribe(
+        recordings[golden["audio"]], **golden["options"]
+    )
+    segments = list(segments)
+    assert info.language == golden["language"]
+    assert info.language_probability == pytest.approx(golden["language_probability"], abs=1e-3)
+    assert [s.tokens for s in segments] == [g["tokens"] for g in golden["segments"]]
+    for ours, ref in zip(segments, golden["segments"]):
+        assert ours.text == ref["text"]
+        assert (ours.start, ours.end) == (ref["start"], ref["end"])
+        assert ours.temperature == ref["temperature"]
+        assert ours.avg_logprob == pytest.approx(ref["avg_logprob"], abs=1e-3)
+        assert ours.no_speech_prob == pytest.approx(ref["no_speech_prob"], abs=1e-3)
+
+
+def test_jfk_text_is_right(models, recordings):
+    segments, _ = models["base"].transcribe(recordings["jfk"])
+    text = "".join(s.text for s in segments).strip()
+    assert text == (
+        "And so, my fellow Americans, ask not what your country can do for you, "
+        "ask what you can do for your country."
+    )
+
+
+def test_language_detection_on_base(models, recordings):
+    encoded = models["base"].encode(
+        np.pad(saywho.log_mel_spectrogram(recordings["jfk"], padding=160), ((0, 0), (0, 1899)))
+    )
+    probs = models["base"].detect_language(encoded)
+    assert probs[0][0] == "en" and probs[0][1] > 0.9
+    assert abs(sum(p for _, p in probs) - 1.0) < 1e-4
+    with pytest.raises(saywho.OptionError, match="English-only"):
+        models["tiny.en"].detect_language(encoded)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"beam_size": 0}, {"best_of": 0}, {"patience": 0}, {"task": "summarize"}, {"language": "xx"}],
+)
+def test_bad_options(models, recordings, options):
+    with pytest.raises(saywho.OptionError):
+        models["base"].transcribe(recordings["jfk"], **options)
+
+
+def test_model_memory_returns_on_close(recordings):
+    runtime = _core.Runtime(device="cpu")
+    with WhisperModel(test_model_dir("tiny.en"), runtime) as model:
+        list(model.transcribe(recordings["jfk"][: 16000 * 3], beam_size=2)[0])
+        assert runtime.memory()["allocated"] > 30_000_000  # the weights, in float32
+    assert runtime.memory()["allocated"] == 0
+    runtime.close()
+
+
+def test_missing_model_is_a_model_error(tmp_path):
+    with pytest.raises(saywho.ModelError):
+        WhisperModel(tmp_path, device="cpu")
