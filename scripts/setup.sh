@@ -5,4 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
 bash scripts/build.sh
+export SAYWHO_TEST_WEIGHTS="$PWD/.cache/test-weights"
 cd /tmp && python3 -m saywho --verbose

@@ -99,3 +99,21 @@ def test_model_memory_returns_on_close(recordings):
 def test_missing_model_is_a_model_error(tmp_path):
     with pytest.raises(saywho.ModelError):
         WhisperModel(tmp_path, device="cpu")
+
+
+def test_pipeline_transcribes_and_gives_everything_back(recordings):
+    with saywho.Pipeline(model=test_model_dir("tiny.en"), device="cpu") as p:
+        segments, info = p.transcribe(recordings["jfk"], beam_size=1)
+        assert "ask not what your country" in "".join(s.text for s in segments)
+        assert p.memory().allocated > 30_000_000
+    assert p.memory().reserved == 0
+
+
+def test_pipeline_without_a_model_refuses_to_transcribe(recordings):
+    with saywho.Pipeline(device="cpu") as p, pytest.raises(saywho.OptionError, match="no model"):
+        p.transcribe(recordings["jfk"])
+
+
+def test_pipeline_with_a_bad_model_leaves_nothing_behind(tmp_path):
+    with pytest.raises(saywho.ModelError):
+        saywho.Pipeline(model=tmp_path, device="cpu")

@@ -1,7 +1,8 @@
 """The saywho command.
 
-Today it decodes each file, computes the features the models will read, and
-prints what it found; transcription and speakers come with their issues.
+It decodes each file, describes it, and transcribes it with Whisper when a
+model is given (``--model DIR``) or the test weights are installed (the
+README's set-up fetches them). Speakers come with the diarization issue.
 With no file it runs on the bundled sample.
 """
 
@@ -38,11 +39,34 @@ def describe(pipeline: Pipeline, path: str) -> str:
     )
 
 
+def default_model() -> str | None:
+    """The test weights' tiny.en when scripts/fetch_test_weights.sh has run."""
+    from .models.test_weights import test_model_dir
+
+    try:
+        return str(test_model_dir("tiny.en"))
+    except _core.ModelError:
+        return None
+
+
+def transcript(pipeline: Pipeline, path: str, beam_size: int, language: str | None) -> str:
+    segments, info = pipeline.transcribe(path, beam_size=beam_size, language=language)
+    lines = [f"  language  {info.language} ({info.language_probability:.2f})"]
+    for s in segments:
+        lines.append(f"  [{s.start:7.2f} -> {s.end:7.2f}] {s.text.strip()}")
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="saywho", description="Who said what, and when.")
     p.add_argument("files", nargs="*", help="audio or video files (default: the bundled sample)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0: one per CPU)")
+    p.add_argument(
+        "--model", help="Whisper model directory (default: the test tiny.en, if fetched)"
+    )
+    p.add_argument("--beam-size", type=int, default=5, help="beam size (1: greedy)")
+    p.add_argument("--language", help="language code (default: detect)")
     p.add_argument("-v", "--verbose", action="store_true", help="log memory checkpoints")
     return p
 
@@ -54,8 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     files = args.files or [str(sample_path())]
     failed = 0
+    model = args.model or default_model()
     try:
-        pipeline = Pipeline(device=args.device, threads=args.threads)
+        pipeline = Pipeline(model=model, device=args.device, threads=args.threads)
     except _core.SaywhoError as e:
         print(f"saywho: {e}", file=sys.stderr)
         return 2
@@ -66,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         for path in files:
             try:
                 print(describe(pipeline, path))
+                if model is not None:
+                    print(transcript(pipeline, path, args.beam_size, args.language))
             except _core.SaywhoError as e:
                 failed += 1
                 print(f"saywho: {e}", file=sys.stderr)

@@ -7,6 +7,7 @@ calling ``close()`` returns every byte the core took.
 from __future__ import annotations
 
 import logging
+import os
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from . import _core
 from .audio import load_audio
 from .device import open_runtime
 from .memory import MemoryReport, log_checkpoint
+from .whisper.transcribe import Segment, TranscriptionInfo, WhisperModel
 
 log = logging.getLogger("saywho")
 
@@ -27,12 +29,26 @@ class Pipeline:
     sizes the CPU backend (0: one per CPU this process may use).
     """
 
-    def __init__(self, device: str = "auto", threads: int = 0, log_memory: bool = True):
+    def __init__(
+        self,
+        model: str | os.PathLike | None = None,
+        device: str = "auto",
+        threads: int = 0,
+        log_memory: bool = True,
+    ):
         if not isinstance(threads, int) or threads < 0:
             raise _core.OptionError(f"threads must be an int >= 0, not {threads!r}")
+        self._whisper = None
         self._runtime = open_runtime(device, threads)
         self._log_memory = log_memory
         self.checkpoint("After Pipeline Start")
+        if model is not None:
+            try:
+                self._whisper = WhisperModel(model, self._runtime)
+            except BaseException:
+                self.close()
+                raise
+            self.checkpoint("After Whisper Load")
 
     # -- lifecycle -----------------------------------------------------------
     def __enter__(self) -> Pipeline:
@@ -43,6 +59,9 @@ class Pipeline:
 
     def close(self) -> None:
         """Returns all memory of the core; calling it again does nothing."""
+        if self._whisper is not None:
+            self._whisper.close()
+            self._whisper = None
         runtime = self._runtime
         if runtime is None or runtime.closed:
             return
@@ -99,3 +118,18 @@ class Pipeline:
         """16 kHz mono float32 samples of a file or an array (see saywho.load_audio)."""
         self._open_runtime()
         return load_audio(source, sample_rate=sample_rate)
+
+    def transcribe(self, audio, **options) -> tuple[list[Segment], TranscriptionInfo]:
+        """Whisper transcription with faster-whisper's options and results.
+
+        ``audio`` is a path or 16 kHz mono samples. Returns the segments as a
+        list (all decoded) and the info; see saywho.whisper.transcribe.
+        """
+        self._open_runtime()
+        if self._whisper is None:
+            raise _core.OptionError("this Pipeline has no model: Pipeline(model=...) loads one")
+        samples = audio if isinstance(audio, np.ndarray) else load_audio(audio)
+        segments, info = self._whisper.transcribe(samples, **options)
+        segments = list(segments)
+        self.checkpoint("After Transcription")
+        return segments, info
