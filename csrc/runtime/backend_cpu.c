@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "elementwise_math.h"
+#include "small_gemm.h"
 #include "ops.h"
 #include "threads.h"
 
@@ -101,7 +102,11 @@ static void gemm_parts(void *ctx, size_t begin, size_t end)
                          ? j->n
                          : (int)((int64_t)j->n * (int64_t)(p + 1) / j->parts) & ~15;
             const float *b = j->trans_b ? j->b + (size_t)c0 * (size_t)j->ldb : j->b + c0;
-            if (c1 > c0 && j->m < SW_GEMV_MAX_ROWS) {
+            if (c1 > c0 && j->trans_b && j->m > 1 && j->m < SW_SMALL_GEMM_MAX_ROWS) {
+                /* a few rows (decoding, beams) against a [n, k] weight */
+                sw_small_gemm_nt(j->m, c0, c1, j->k, j->alpha, j->a, j->lda, j->b, j->ldb, j->beta,
+                                 j->c, j->ldc);
+            } else if (c1 > c0 && j->m < SW_GEMV_MAX_ROWS) {
                 /* a row or two (greedy decoding): sgemv reads the weight once and
                  * skips sgemm's packing copy of it, which dominates here */
                 for (int r = 0; r < j->m; r++)
@@ -427,7 +432,8 @@ static int64_t attn_visible(const attn_job *j, int64_t i)
 }
 
 /* Eight independent sums, so the compiler vectorises without reassociating. */
-static float dot_f32(const float *a, const float *b, int64_t n)
+static inline __attribute__((always_inline)) float dot_f32(const float *a, const float *b,
+                                                           int64_t n)
 {
     float acc[8] = {0.0f};
     int64_t i = 0;
@@ -509,7 +515,9 @@ static void masked_softmax(float *s, int64_t n, int64_t len)
 }
 
 /* Few queries (decoding): one item per (batch, head, query row), all fused. */
-static void attn_rows_range(void *ctx, size_t begin, size_t end)
+/* vectorised for AVX2 where the CPU has it: the decoder's attention over the
+ * 1500 audio frames is a large part of every decoding step */
+SW_CLONES static void attn_rows_range(void *ctx, size_t begin, size_t end)
 {
     const attn_job *j = ctx;
     for (size_t item = begin; item < end; item++) {

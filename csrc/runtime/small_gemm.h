@@ -1,0 +1,32 @@
+/* Products of a few rows against a wide weight: the decoder's case (one row
+ * per beam against a [n, k] projection or the [vocab, d] output layer).
+ * sgemm would copy ("pack") the whole weight on every call, which costs more
+ * than the arithmetic when there are only a handful of rows; this kernel
+ * streams each weight row once from memory and reuses it from L1 for every
+ * input row. */
+#ifndef SW_SMALL_GEMM_H
+#define SW_SMALL_GEMM_H
+
+/* Built twice, for AVX2 and for the baseline, and picked when the program
+ * loads. Without -mfma the compiler never fuses a multiply and an add, so both
+ * versions round identically; only the speed differs. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
+    !defined(__SANITIZE_ADDRESS__)
+#define SW_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define SW_CLONES
+#endif
+
+/* Rows below this go through sw_small_gemm_nt. */
+#define SW_SMALL_GEMM_MAX_ROWS 16
+
+/* c[r, j] = alpha * dot(a[r, :k], w[j, :k]) + beta * c[r, j] for r < m and
+ * n0 <= j < n1. The sum order is fixed (16 interleaved partial sums), so the
+ * result is the same whatever vector width the CPU has. */
+void sw_small_gemm_nt(int m, int n0, int n1, int k, float alpha, const float *a, int lda,
+                      const float *w, int ldw, float beta, float *c, int ldc);
+
+/* dot(x, y) over k floats with the same fixed sum order. */
+float sw_dot(const float *x, const float *y, int k);
+
+#endif

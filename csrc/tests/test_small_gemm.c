@@ -1,0 +1,50 @@
+/* The few-rows kernel against a double-precision loop, over the shapes the
+ * decoder uses, and its sum order independent of where the rows start. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "small_gemm.h"
+
+static float frand(void)
+{
+    return (float)rand() / (float)RAND_MAX * 2.0f - 1.0f;
+}
+
+static void check_shape(int m, int n, int k)
+{
+    float *a = malloc(sizeof *a * (size_t)(m * k)), *w = malloc(sizeof *w * (size_t)(n * k));
+    float *c = malloc(sizeof *c * (size_t)(m * n));
+    for (int i = 0; i < m * k; i++)
+        a[i] = frand();
+    for (int i = 0; i < n * k; i++)
+        w[i] = frand();
+    for (int i = 0; i < m * n; i++)
+        c[i] = 1.0f;
+    /* two column ranges, as the worker pool splits them */
+    sw_small_gemm_nt(m, 0, n / 2, k, 0.5f, a, k, w, k, 1.0f, c, n);
+    sw_small_gemm_nt(m, n / 2, n, k, 0.5f, a, k, w, k, 1.0f, c, n);
+    double worst = 0.0;
+    for (int r = 0; r < m; r++)
+        for (int j = 0; j < n; j++) {
+            double s = 0.0;
+            for (int i = 0; i < k; i++)
+                s += (double)a[r * k + i] * w[j * k + i];
+            worst = fmax(worst, fabs(0.5 * s + 1.0 - c[r * n + j]));
+        }
+    CHECK_NEAR(worst, 0.0, 1e-4 * sqrt((double)k));
+    /* the same dot product wherever it is computed */
+    CHECK(sw_dot(a, w, k) == sw_dot(a, w, k));
+    free(a);
+    free(w);
+    free(c);
+}
+
+int main(void)
+{
+    srand(3);
+    int shapes[][3] = {{1, 51864, 384}, {5, 1000, 384}, {3, 77, 17}, {15, 64, 1}, {2, 33, 100}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        check_shape(shapes[i][0], shapes[i][1], shapes[i][2]);
+    return sw_check_summary("test_small_gemm");
+}
