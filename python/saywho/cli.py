@@ -11,10 +11,12 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 
-from . import _core
+from . import _core, writers
 from .audio import SAMPLE_RATE
 from .features import fbank, log_mel_spectrogram
 from .pipeline import Pipeline
@@ -49,11 +51,25 @@ def default_model() -> str | None:
         return None
 
 
-def transcript(pipeline: Pipeline, path: str, beam_size: int, language: str | None) -> str:
-    segments, info = pipeline.transcribe(path, beam_size=beam_size, language=language)
+def transcript(pipeline: Pipeline, path: str, args) -> str:
+    segments, info = pipeline.transcribe(path, beam_size=args.beam_size, language=args.language)
     lines = [f"  language  {info.language} ({info.language_probability:.2f})"]
     for s in segments:
         lines.append(f"  [{s.start:7.2f} -> {s.end:7.2f}] {s.text.strip()}")
+    if args.output_dir:
+        metadata = {
+            "source": str(path),
+            "duration": info.duration,
+            "language": info.language,
+            "language_probability": info.language_probability,
+            "model": args.model or default_model(),
+            "saywho_version": _core.__version__,
+            "options": {"beam_size": args.beam_size, "language": args.language},
+            "processed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+        out = Path(args.output_dir) / Path(path).stem
+        written = writers.write_all(out, segments, metadata, formats=args.format)
+        lines.append("  wrote     " + ", ".join(str(p) for p in written))
     return "\n".join(lines)
 
 
@@ -67,6 +83,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--beam-size", type=int, default=5, help="beam size (1: greedy)")
     p.add_argument("--language", help="language code (default: detect)")
+    p.add_argument("-o", "--output-dir", help="write transcript files here, one folder per input")
+    p.add_argument(
+        "--format",
+        action="append",
+        choices=writers.FORMATS,
+        help="transcript format to write (repeatable; default: every one the run allows)",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="log memory checkpoints")
     return p
 
@@ -92,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 print(describe(pipeline, path))
                 if model is not None:
-                    print(transcript(pipeline, path, args.beam_size, args.language))
+                    print(transcript(pipeline, path, args))
             except _core.SaywhoError as e:
                 failed += 1
                 print(f"saywho: {e}", file=sys.stderr)
