@@ -6,6 +6,7 @@ weights, the reference the transcription tests compare against token for token.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -34,6 +35,17 @@ CASES = [
     ),
     ("long2min_tiny.en_greedy_t0", "tiny.en", "long2", {"beam_size": 1, "temperature": 0.0}),
 ]
+# Word timestamps go to their own folder (tests/test_word_timestamps.py).
+WORD_CASES = [
+    ("jfk_tiny.en_beam5_words", "tiny.en", "jfk", {"beam_size": 5, "word_timestamps": True}),
+    ("jfk_base_greedy_words", "base", "jfk", {"beam_size": 1, "word_timestamps": True}),
+    (
+        "long2min_tiny.en_greedy_t0_words",
+        "tiny.en",
+        "long2",
+        {"beam_size": 1, "temperature": 0.0, "word_timestamps": True},
+    ),
+]
 
 
 def audio_for(kind: str):
@@ -43,9 +55,13 @@ def audio_for(kind: str):
 
 
 def main() -> None:
-    out_dir = REPO / "tests" / "data" / "golden"
+    for folder, cases in (("golden", CASES), ("golden_words", WORD_CASES)):
+        write_cases(REPO / "tests" / "data" / folder, cases)
+
+
+def write_cases(out_dir: Path, cases) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name, model, kind, options in CASES:
+    for name, model, kind, options in cases:
         fw = faster_whisper.WhisperModel(
             str(test_model_dir(model)), device="cpu", compute_type="float32", cpu_threads=2
         )
@@ -66,6 +82,11 @@ def main() -> None:
                     "avg_logprob": s.avg_logprob,
                     "no_speech_prob": s.no_speech_prob,
                     "temperature": s.temperature,
+                    **(
+                        {"words": [dataclasses.asdict(w) for w in s.words]}
+                        if options.get("word_timestamps")
+                        else {}
+                    ),
                 }
                 for s in segments
             ],

@@ -6,8 +6,8 @@ window the way faster-whisper's ``generate_segments`` does, so that the same
 weights and options give the same segments.
 
 Not yet here (later work, raising TypeError if asked for by name):
-word_timestamps, vad_filter, batched decoding, clip_timestamps,
-hallucination_silence_threshold, hotwords.
+vad_filter, batched decoding, clip_timestamps, hallucination_silence_threshold,
+hotwords.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from .. import _core
 from ..audio import SAMPLE_RATE, load_audio
 from ..models.whisper_weights import load_whisper
 from ..tokenizer import Tokenizer
+from .alignment import align_words, merge_punctuations
 from .generate import (
     TIME_PRECISION,
     WhisperSpecialTokens,
@@ -39,6 +40,16 @@ MAX_LENGTH = 448
 
 
 @dataclass
+class Word:
+    """A word with its time in the recording and the model's confidence."""
+
+    start: float
+    end: float
+    word: str
+    probability: float
+
+
+@dataclass
 class Segment:
     """One transcribed segment, with faster-whisper's fields."""
 
@@ -52,7 +63,7 @@ class Segment:
     compression_ratio: float
     no_speech_prob: float
     temperature: float
-    words: None = None
+    words: list[Word] | None = None
 
 
 @dataclass
@@ -100,6 +111,7 @@ class WhisperModel:
         self.is_multilingual = bool(weights.is_multilingual)
         self.config = dict(weights.config or {})
         self.tokenizer = Tokenizer(self.path, multilingual=self.is_multilingual)
+        self.alignment_heads = [tuple(h) for h in (weights.alignment_heads or [])]
         self.core = _core.WhisperModel(runtime, self.dims, weights.tensors)
         t = self.tokenizer
         self.special = WhisperSpecialTokens(
@@ -168,6 +180,9 @@ class WhisperModel:
         without_timestamps: bool = False,
         max_initial_timestamp: float = 1.0,
         max_new_tokens: int | None = None,
+        word_timestamps: bool = False,
+        prepend_punctuations: str = "\"'“¿([{-",
+        append_punctuations: str = "\"'.。,，!！?？:：”)]}、",
         language_detection_threshold: float = 0.5,
         language_detection_segments: int = 1,
         seed: int = 0,
@@ -240,6 +255,7 @@ class WhisperModel:
             initial_prompt=initial_prompt,
             prefix=prefix,
             without_timestamps=without_timestamps,
+            words=(prepend_punctuations, append_punctuations) if word_timestamps else None,
         )
         return segments, info
 
@@ -273,6 +289,13 @@ class WhisperModel:
             prompt.extend(prefix_tokens)
         return prompt
 
+    def _add_words(
+        self, pieces, encoder_output, num_frames, seek, last_speech, language, task, punct
+    ):
+        return _add_words_to_pieces(
+            self, pieces, encoder_output, num_frames, seek, last_speech, language, task, punct
+        )
+
     def _segments(
         self,
         features: np.ndarray,
@@ -285,6 +308,7 @@ class WhisperModel:
         initial_prompt,
         prefix: str | None,
         without_timestamps: bool,
+        words: tuple[str, str] | None,
     ) -> Iterator[Segment]:
         t = self.tokenizer
         content_frames = features.shape[-1] - 1
@@ -296,6 +320,7 @@ class WhisperModel:
                 all_tokens.extend(int(x) for x in initial_prompt)
         prompt_reset_since = 0
         seek, idx = 0, 0
+        last_speech_timestamp = 0.0
         rng = np.random.default_rng(options.seed)
         while seek < content_frames:
             time_offset = seek * TIME_PER_FRAME
@@ -309,9 +334,10 @@ class WhisperModel:
                 without_timestamps,
                 prefix if seek == 0 else None,
             )
+            encoder_output = self.encode(window)
             result = transcribe_window(
                 self,
-                window,
+                None,
                 prompt,
                 self.special,
                 options,
@@ -319,14 +345,32 @@ class WhisperModel:
                 suppress_ids=self.config.get("suppress_ids", ()),
                 suppress_ids_begin=self.config.get("suppress_ids_begin", ()),
                 rng=rng,
+                encoder_output=encoder_output,
             )
             if should_skip_window(result, options):
                 seek += segment_size
                 continue
             previous_seek = seek
-            pieces, seek = _split_by_timestamps(
+            pieces, seek, single_ending = _split_by_timestamps(
                 result.tokens, t.timestamp_begin, time_offset, segment_size, segment_duration, seek
             )
+            if words is not None:
+                last_speech_timestamp = self._add_words(
+                    pieces,
+                    encoder_output,
+                    segment_size,
+                    previous_seek,
+                    last_speech_timestamp,
+                    language,
+                    task,
+                    words,
+                )
+                if not single_ending:
+                    last_end = next(
+                        (p["words"][-1].end for p in reversed(pieces) if p["words"]), None
+                    )
+                    if last_end is not None and last_end > time_offset:
+                        seek = round(last_end * 100)
             for piece in pieces:
                 text = t.decode(piece["tokens"])
                 if piece["start"] == piece["end"] or not text.strip():
@@ -344,9 +388,83 @@ class WhisperModel:
                     compression_ratio=result.compression_ratio,
                     no_speech_prob=result.no_speech_prob,
                     temperature=result.temperature,
+                    words=piece.get("words") if words is not None else None,
                 )
             if not condition_on_previous_text or result.temperature > prompt_reset_on_temperature:
                 prompt_reset_since = len(all_tokens)
+
+
+def _add_words_to_pieces(
+    model,
+    pieces,
+    encoder_output,
+    num_frames,
+    seek,
+    last_speech_timestamp,
+    language,
+    task,
+    punctuation,
+):
+    """faster-whisper's add_word_timestamps for one window's pieces."""
+    tokenizer = model.tokenizer
+    per_piece = [[tok for tok in p["tokens"] if tok < tokenizer.eot] for p in pieces]
+    text_tokens = [tok for toks in per_piece for tok in toks]
+    start_sequence = tokenizer.sot_sequence(language if model.is_multilingual else None, task)
+    timings = align_words(model, encoder_output, start_sequence, text_tokens, num_frames, language)
+    durations = np.array([w.end - w.start for w in timings])
+    durations = durations[durations.nonzero()]
+    median = min(0.7, float(np.median(durations))) if len(durations) else 0.0
+    longest = median * 2
+    if len(durations):
+        # words at sentence ends are at most twice the median long
+        marks = ".。!！?？"
+        for i in range(1, len(timings)):
+            if timings[i].end - timings[i].start > longest:
+                if timings[i].word in marks:
+                    timings[i].end = timings[i].start + longest
+                elif timings[i - 1].word in marks:
+                    timings[i].start = timings[i].end - longest
+    merge_punctuations(timings, *punctuation)
+
+    offset = seek / 100
+    k = 0
+    for piece, toks in zip(pieces, per_piece):
+        saved, words = 0, []
+        while k < len(timings) and saved < len(toks):
+            w = timings[k]
+            if w.word:
+                words.append(
+                    Word(
+                        start=round(offset + w.start, 2),
+                        end=round(offset + w.end, 2),
+                        word=w.word,
+                        probability=w.probability,
+                    )
+                )
+            saved += len(w.tokens)
+            k += 1
+        if words:
+            # the first words after a pause are no longer than the median allows
+            if words[0].end - last_speech_timestamp > median * 4 and (
+                words[0].end - words[0].start > longest
+                or (len(words) > 1 and words[1].end - words[0].start > longest * 2)
+            ):
+                if len(words) > 1 and words[1].end - words[1].start > longest:
+                    boundary = max(words[1].end / 2, words[1].end - longest)
+                    words[0].end = words[1].start = boundary
+                words[0].start = max(0, words[0].end - longest)
+            # a first or last word much longer than its piece yields to the piece
+            if piece["start"] < words[0].end and piece["start"] - 0.5 > words[0].start:
+                words[0].start = max(0, min(words[0].end - median, piece["start"]))
+            else:
+                piece["start"] = words[0].start
+            if piece["end"] > words[-1].start and piece["end"] + 0.5 < words[-1].end:
+                words[-1].end = max(words[-1].start + median, piece["end"])
+            else:
+                piece["end"] = words[-1].end
+            last_speech_timestamp = piece["end"]
+        piece["words"] = words
+    return last_speech_timestamp
 
 
 def _pad_window(window: np.ndarray) -> np.ndarray:
@@ -392,7 +510,7 @@ def _split_by_timestamps(tokens, timestamp_begin, time_offset, segment_size, dur
             duration = (stamps[-1] - timestamp_begin) * TIME_PRECISION
         pieces.append({"start": time_offset, "end": time_offset + duration, "tokens": tokens})
         seek += segment_size
-    return pieces, seek
+    return pieces, seek, single_ending
 
 
 def _check_options(task, beam_size, best_of, patience, detection_segments) -> None:
