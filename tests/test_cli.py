@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -39,12 +40,17 @@ def test_transcribes_and_writes_the_chosen_formats(tmp_path):
         "srt",
         "--format",
         "json",
+        "--word-timestamps",
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
     assert "ask not what your country can do for you" in proc.stdout
     assert sorted(p.name for p in (out / "jfk").iterdir()) == ["transcript.json", "transcript.srt"]
     assert (out / "jfk" / "transcript.srt").read_text().startswith("1\n00:00:00,000 --> ")
+    record = json.loads((out / "jfk" / "transcript.json").read_text())
+    words = [w["word"].strip() for s in record["segments"] for w in s["words"]]
+    assert words[:3] == ["And", "so", "my"] or words[:3] == ["And", "so,", "my"]
+    assert record["metadata"]["options"]["word_timestamps"] is True
 
 
 def test_a_bad_file_fails_alone_with_exit_code_1(tmp_path):

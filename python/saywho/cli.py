@@ -52,7 +52,12 @@ def default_model() -> str | None:
 
 
 def transcript(pipeline: Pipeline, path: str, args) -> str:
-    segments, info = pipeline.transcribe(path, beam_size=args.beam_size, language=args.language)
+    segments, info = pipeline.transcribe(
+        path,
+        beam_size=args.beam_size,
+        language=args.language,
+        word_timestamps=args.word_timestamps,
+    )
     lines = [f"  language  {info.language} ({info.language_probability:.2f})"]
     for s in segments:
         lines.append(f"  [{s.start:7.2f} -> {s.end:7.2f}] {s.text.strip()}")
@@ -64,7 +69,11 @@ def transcript(pipeline: Pipeline, path: str, args) -> str:
             "language_probability": info.language_probability,
             "model": args.model or default_model(),
             "saywho_version": _core.__version__,
-            "options": {"beam_size": args.beam_size, "language": args.language},
+            "options": {
+                "beam_size": args.beam_size,
+                "language": args.language,
+                "word_timestamps": args.word_timestamps,
+            },
             "processed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }
         out = Path(args.output_dir) / Path(path).stem
@@ -83,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--beam-size", type=int, default=5, help="beam size (1: greedy)")
     p.add_argument("--language", help="language code (default: detect)")
+    p.add_argument("--word-timestamps", action="store_true", help="time every word")
     p.add_argument("-o", "--output-dir", help="write transcript files here, one folder per input")
     p.add_argument(
         "--format",
