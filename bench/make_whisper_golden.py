@@ -18,7 +18,7 @@ import faster_whisper  # noqa: E402
 
 import saywho  # noqa: E402
 from saywho.models.test_weights import test_model_dir  # noqa: E402
-from tests.long_recording import assemble  # noqa: E402
+from tests.long_recording import assemble, with_noise_gap  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data"
 CASES = [
@@ -45,12 +45,25 @@ WORD_CASES = [
         "long2",
         {"beam_size": 1, "temperature": 0.0, "word_timestamps": True},
     ),
+    (
+        "long2gap_tiny.en_hallucination_guard",
+        "tiny.en",
+        "long2gap",
+        {
+            "beam_size": 1,
+            "temperature": 0.0,
+            "word_timestamps": True,
+            "hallucination_silence_threshold": 1.0,
+        },
+    ),
 ]
 
 
 def audio_for(kind: str):
     if kind == "jfk":
         return saywho.load_audio(DATA / "jfk.wav")
+    if kind == "long2gap":
+        return with_noise_gap(assemble(DATA, 2.0))
     return assemble(DATA, 2.0)
 
 

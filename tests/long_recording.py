@@ -28,3 +28,12 @@ def assemble(data_dir: Path, minutes: float) -> np.ndarray:
         total += clip.size + gap.size
         i += 1
     return np.concatenate(out)
+
+
+def with_noise_gap(samples: np.ndarray, at_seconds: float = 40.0, seconds: float = 8.0):
+    """``samples`` with a stretch of faint noise inserted: a pause where Whisper
+    tends to invent words, for the hallucination guard."""
+    rng = np.random.default_rng(0)
+    noise = (rng.standard_normal(int(seconds * 16000)) * 0.003).astype(np.float32)
+    cut = int(at_seconds * 16000)
+    return np.concatenate([samples[:cut], noise, samples[cut:]])

@@ -20,7 +20,7 @@ from saywho.models.test_weights import test_model_dir
 from saywho.whisper.transcribe import WhisperModel
 
 from .conftest import SHARED_DATA, shared_file
-from .long_recording import assemble
+from .long_recording import assemble, with_noise_gap
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
 
@@ -37,7 +37,12 @@ def models():
 
 @pytest.fixture(scope="module")
 def recordings():
-    return {"jfk": saywho.load_audio(shared_file("jfk.wav")), "long2": assemble(SHARED_DATA, 2.0)}
+    long2 = assemble(SHARED_DATA, 2.0)
+    return {
+        "jfk": saywho.load_audio(shared_file("jfk.wav")),
+        "long2": long2,
+        "long2gap": with_noise_gap(long2),
+    }
 
 
 @pytest.mark.parametrize("case", sorted(p.stem for p in GOLDEN.glob("*.json")))

@@ -6,8 +6,7 @@ window the way faster-whisper's ``generate_segments`` does, so that the same
 weights and options give the same segments.
 
 Not yet here (later work, raising TypeError if asked for by name):
-vad_filter, batched decoding, clip_timestamps, hallucination_silence_threshold,
-hotwords.
+vad_filter, batched decoding, clip_timestamps, hotwords.
 """
 
 from __future__ import annotations
@@ -181,6 +180,7 @@ class WhisperModel:
         max_initial_timestamp: float = 1.0,
         max_new_tokens: int | None = None,
         word_timestamps: bool = False,
+        hallucination_silence_threshold: float | None = None,
         prepend_punctuations: str = "\"'“¿([{-",
         append_punctuations: str = "\"'.。,，!！?？:：”)]}、",
         language_detection_threshold: float = 0.5,
@@ -256,6 +256,7 @@ class WhisperModel:
             prefix=prefix,
             without_timestamps=without_timestamps,
             words=(prepend_punctuations, append_punctuations) if word_timestamps else None,
+            hallucination_silence_threshold=hallucination_silence_threshold,
         )
         return segments, info
 
@@ -309,6 +310,7 @@ class WhisperModel:
         prefix: str | None,
         without_timestamps: bool,
         words: tuple[str, str] | None,
+        hallucination_silence_threshold: float | None = None,
     ) -> Iterator[Segment]:
         t = self.tokenizer
         content_frames = features.shape[-1] - 1
@@ -355,7 +357,7 @@ class WhisperModel:
                 result.tokens, t.timestamp_begin, time_offset, segment_size, segment_duration, seek
             )
             if words is not None:
-                last_speech_timestamp = self._add_words(
+                self._add_words(
                     pieces,
                     encoder_output,
                     segment_size,
@@ -366,11 +368,27 @@ class WhisperModel:
                     words,
                 )
                 if not single_ending:
-                    last_end = next(
-                        (p["words"][-1].end for p in reversed(pieces) if p["words"]), None
-                    )
+                    last_end = _last_end(pieces)
                     if last_end is not None and last_end > time_offset:
                         seek = round(last_end * 100)
+                if hallucination_silence_threshold is not None:
+                    skip_to = _skip_hallucination(
+                        pieces,
+                        hallucination_silence_threshold,
+                        time_offset,
+                        previous_seek,
+                        segment_duration,
+                        last_speech_timestamp,
+                        content_frames,
+                    )
+                    if skip_to is not None and skip_to[1]:
+                        seek = skip_to[0]  # a hallucinated start: decode again after the gap
+                        continue
+                    if skip_to is not None:
+                        seek = skip_to[0]
+                last_end = _last_end(pieces)
+                if last_end is not None:
+                    last_speech_timestamp = last_end
             for piece in pieces:
                 text = t.decode(piece["tokens"])
                 if piece["start"] == piece["end"] or not text.strip():
@@ -465,6 +483,78 @@ def _add_words_to_pieces(
             last_speech_timestamp = piece["end"]
         piece["words"] = words
     return last_speech_timestamp
+
+
+def _last_end(pieces) -> float | None:
+    """The last word's end, else the last piece's end (faster-whisper's get_end)."""
+    for piece in reversed(pieces):
+        if piece.get("words"):
+            return piece["words"][-1].end
+    return pieces[-1]["end"] if pieces else None
+
+
+_PUNCTUATION = "\"'“¿([{-\"'.。,，!！?？:：”)]}、"
+
+
+def _anomaly(piece) -> bool:
+    """Words that are very short, very long or improbable: likely invented."""
+    if piece is None or not piece["words"]:
+        return False
+    words = [w for w in piece["words"] if w.word not in _PUNCTUATION][:8]
+    score = 0.0
+    for w in words:
+        duration = w.end - w.start
+        score += 1.0 if w.probability < 0.15 else 0.0
+        score += (0.133 - duration) * 15 if duration < 0.133 else 0.0
+        score += duration - 2.0 if duration > 2.0 else 0.0
+    return score >= 3 or score + 0.01 >= len(words)
+
+
+def _skip_hallucination(
+    pieces, threshold, time_offset, previous_seek, window_duration, last_speech, content_frames
+):
+    """faster-whisper's hallucination_silence_threshold.
+
+    Returns None, (seek, True) to decode again from after a silent gap before a
+    suspicious first piece, or (seek, False) with ``pieces`` cut before a
+    suspicious piece that silence surrounds.
+    """
+    first = next((p for p in pieces if p["words"]), None)
+    if first is not None and _anomaly(first):
+        gap = first["start"] - time_offset
+        if gap > threshold:
+            return previous_seek + round(gap * 100), True
+    window_end = (previous_seek + N_FRAMES) * TIME_PER_FRAME
+    content_duration = content_frames * TIME_PER_FRAME
+    last_end = last_speech
+    for i, piece in enumerate(pieces):
+        if not piece["words"]:
+            continue
+        if _anomaly(piece):
+            following = next((p for p in pieces[i + 1 :] if p["words"]), None)
+            next_start = (
+                following["words"][0].start
+                if following is not None
+                else time_offset + window_duration
+            )
+            silence_before = (
+                piece["start"] - last_end > threshold
+                or piece["start"] < threshold
+                or piece["start"] - time_offset < 2.0
+            )
+            silence_after = (
+                next_start - piece["end"] > threshold
+                or _anomaly(following)
+                or window_end - piece["end"] < 2.0
+            )
+            if silence_before and silence_after:
+                seek = round(max(time_offset + 1, piece["start"]) * 100)
+                if content_duration - piece["end"] < threshold:
+                    seek = content_frames
+                del pieces[i:]
+                return seek, False
+        last_end = piece["end"]
+    return None
 
 
 def _pad_window(window: np.ndarray) -> np.ndarray:
