@@ -239,6 +239,12 @@ static const sw_backend table = {
     sw_cuda_gather_rows,
     sw_cuda_scatter_rows,
     sw_cuda_attention,
+    sw_cuda_leaky_relu,
+    sw_cuda_abs,
+    sw_cuda_max_pool1d,
+    sw_cuda_instance_norm,
+    sw_cuda_log_softmax,
+    sw_cuda_lstm,
     cuda_destroy,
 };
 

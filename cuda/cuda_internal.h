@@ -85,6 +85,17 @@ sw_status sw_cuda_attention(sw_backend *be, const sw_tensor *q, const sw_tensor 
                             const sw_tensor *v, const sw_attention_params *p, sw_tensor *out,
                             sw_tensor *probs, sw_error *err);
 
+sw_status sw_cuda_leaky_relu(sw_backend *be, const sw_tensor *a, float alpha, sw_tensor *out,
+                             sw_error *err);
+sw_status sw_cuda_abs(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
+sw_status sw_cuda_max_pool1d(sw_backend *be, const sw_tensor *x, int kernel, int stride,
+                             sw_tensor *out, sw_error *err);
+sw_status sw_cuda_instance_norm(sw_backend *be, const sw_tensor *x, const sw_tensor *gamma,
+                                const sw_tensor *beta, float eps, sw_tensor *out, sw_error *err);
+sw_status sw_cuda_log_softmax(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
+sw_status sw_cuda_lstm(sw_backend *be, const sw_tensor *x, const sw_tensor *w_ih,
+                       const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *out, sw_error *err);
+
 /* Launches one tiny kernel and waits: the first place a GPU with no code in
  * this library ("no kernel image") shows itself. */
 cudaError_t sw_cuda_probe_kernel(cudaStream_t stream);

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bump when the table's layout changes; the loader refuses a mismatch. */
-#define SW_BACKEND_ABI 2
+#define SW_BACKEND_ABI 3
 
 typedef enum sw_device_kind { SW_DEVICE_CPU = 0, SW_DEVICE_CUDA = 1 } sw_device_kind;
 
@@ -106,6 +106,32 @@ struct sw_backend {
     sw_status (*attention)(sw_backend *be, const sw_tensor *q, const sw_tensor *k,
                            const sw_tensor *v, const sw_attention_params *p, sw_tensor *out,
                            sw_tensor *probs, sw_error *err);
+
+    /* ABI 3: the ops of pyannote's segmentation network (SincNet, LSTM).
+     * Time-major like conv1d: x [B, T, C]. Each may run in place (out == x). */
+
+    /* out = a where a >= 0, else alpha * a */
+    sw_status (*leaky_relu)(sw_backend *be, const sw_tensor *a, float alpha, sw_tensor *out,
+                            sw_error *err);
+    /* out = |a| */
+    sw_status (*absolute)(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
+    /* out [B, (T - kernel) / stride + 1, C]: the maximum of each window of
+     * `kernel` frames taken every `stride` frames; no padding. */
+    sw_status (*max_pool1d)(sw_backend *be, const sw_tensor *x, int kernel, int stride,
+                            sw_tensor *out, sw_error *err);
+    /* Per (batch, channel), over time: (x - mean) / sqrt(var + eps) * gamma[c]
+     * + beta[c], var biased; gamma and beta [C], or both NULL for no affine. */
+    sw_status (*instance_norm)(sw_backend *be, const sw_tensor *x, const sw_tensor *gamma,
+                               const sw_tensor *beta, float eps, sw_tensor *out, sw_error *err);
+    /* log of the softmax over the last dimension */
+    sw_status (*log_softmax)(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
+    /* One LSTM layer over x [B, T, in], D = 1 or 2 directions (the second runs
+     * backwards in time): w_ih [D, 4H, in], w_hh [D, 4H, H], bias [D, 4H]
+     * (b_ih + b_hh), gates in PyTorch's order i, f, g, o; zero initial state;
+     * out [B, T, D * H] with direction d in columns d * H .. d * H + H - 1.
+     * Not in place. */
+    sw_status (*lstm)(sw_backend *be, const sw_tensor *x, const sw_tensor *w_ih,
+                      const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *out, sw_error *err);
 
     /* Frees every byte the backend holds and the backend itself. */
     void (*destroy)(sw_backend *b);

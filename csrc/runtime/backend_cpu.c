@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cpu_seq_ops.h"
 #include "elementwise_math.h"
 #include "small_gemm.h"
 #include "ops.h"
@@ -378,8 +379,9 @@ static sw_status cpu_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor 
         if (bias)
             for (int64_t t = 0; t < t_out; t++)
                 memcpy(o + t * c_out, bias->data, (size_t)c_out * sizeof(float));
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)t_out, (int)c_out, (int)width,
-                    1.0f, cols, (int)width, w->data, (int)width, bias ? 1.0f : 0.0f, o, (int)c_out);
+        /* split over the pool: SincNet's first conv has 16,000 frames a window */
+        par_sgemm(be, 1, (int)t_out, (int)c_out, (int)width, 1.0f, cols, (int)width, w->data,
+                  (int)width, bias ? 1.0f : 0.0f, o, (int)c_out);
     }
     cpu_free(be, cols);
     return SW_OK;
@@ -618,6 +620,43 @@ static sw_status cpu_attention(sw_backend *be, const sw_tensor *q, const sw_tens
     return SW_OK;
 }
 
+/* ---- ABI 3: kernels in cpu_seq_ops.c on this backend's worker pool ---- */
+
+static sw_status cpu_leaky_relu(sw_backend *be, const sw_tensor *a, float alpha, sw_tensor *out,
+                                sw_error *err)
+{
+    return sw_cpu_leaky_relu(impl_of(be)->threads, a, alpha, out);
+}
+
+static sw_status cpu_abs(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err)
+{
+    return sw_cpu_abs(impl_of(be)->threads, a, out);
+}
+
+static sw_status cpu_max_pool1d(sw_backend *be, const sw_tensor *x, int kernel, int stride,
+                                sw_tensor *out, sw_error *err)
+{
+    return sw_cpu_max_pool1d(impl_of(be)->threads, x, kernel, stride, out);
+}
+
+static sw_status cpu_instance_norm(sw_backend *be, const sw_tensor *x, const sw_tensor *gamma,
+                                   const sw_tensor *beta, float eps, sw_tensor *out, sw_error *err)
+{
+    return sw_cpu_instance_norm(impl_of(be)->threads, x, gamma, beta, eps, out);
+}
+
+static sw_status cpu_log_softmax(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err)
+{
+    return sw_cpu_log_softmax(impl_of(be)->threads, a, out);
+}
+
+static sw_status cpu_lstm(sw_backend *be, const sw_tensor *x, const sw_tensor *w_ih,
+                          const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *out,
+                          sw_error *err)
+{
+    return sw_cpu_lstm(be, impl_of(be)->threads, x, w_ih, w_hh, bias, out, err);
+}
+
 static void cpu_destroy(sw_backend *b)
 {
     if (!b)
@@ -677,6 +716,12 @@ sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err)
     b->gather_rows = cpu_gather_rows;
     b->scatter_rows = cpu_scatter_rows;
     b->attention = cpu_attention;
+    b->leaky_relu = cpu_leaky_relu;
+    b->absolute = cpu_abs;
+    b->max_pool1d = cpu_max_pool1d;
+    b->instance_norm = cpu_instance_norm;
+    b->log_softmax = cpu_log_softmax;
+    b->lstm = cpu_lstm;
     b->destroy = cpu_destroy;
     *out = b;
     return SW_OK;

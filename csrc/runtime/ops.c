@@ -261,3 +261,102 @@ sw_status sw_attention(const sw_tensor *q, const sw_tensor *k, const sw_tensor *
                        (long long)b, p->n_heads, (long long)tq, (long long)p->kv_len);
     return q->backend->attention(q->backend, q, k, v, p, out, probs, err);
 }
+
+/* ---- ABI 3: SincNet and LSTM ops ---- */
+
+int64_t sw_window_frames(int64_t t_in, int64_t kernel, int64_t stride)
+{
+    return t_in < kernel || stride < 1 ? 0 : (t_in - kernel) / stride + 1;
+}
+
+sw_status sw_leaky_relu(const sw_tensor *a, float alpha, sw_tensor *out, sw_error *err)
+{
+    if (unary_check("leaky_relu", a, out, err))
+        return err->code;
+    return a->backend->leaky_relu(a->backend, a, alpha, out, err);
+}
+
+sw_status sw_abs(const sw_tensor *a, sw_tensor *out, sw_error *err)
+{
+    if (unary_check("abs", a, out, err))
+        return err->code;
+    return a->backend->absolute(a->backend, a, out, err);
+}
+
+sw_status sw_log_softmax(const sw_tensor *a, sw_tensor *out, sw_error *err)
+{
+    if (unary_check("log_softmax", a, out, err))
+        return err->code;
+    return a->backend->log_softmax(a->backend, a, out, err);
+}
+
+sw_status sw_max_pool1d(const sw_tensor *x, int kernel, int stride, sw_tensor *out, sw_error *err)
+{
+    if (same_backend("max_pool1d", x, out, err) || need_f32("max_pool1d", x, err) ||
+        need_f32("max_pool1d", out, err))
+        return err->code;
+    if (kernel < 1 || stride < 1)
+        return sw_fail(err, SW_ERR_ARG, "max_pool1d: kernel and stride must be >= 1");
+    if (x->ndim != 3 || out->ndim != 3)
+        return sw_fail(err, SW_ERR_ARG, "max_pool1d: x and out must be [B,T,C]");
+    int64_t t_out = sw_window_frames(x->shape[1], kernel, stride);
+    if (out->shape[0] != x->shape[0] || out->shape[1] != t_out || out->shape[2] != x->shape[2])
+        return sw_fail(err, SW_ERR_ARG, "max_pool1d: out must be [%lld,%lld,%lld]",
+                       (long long)x->shape[0], (long long)t_out, (long long)x->shape[2]);
+    return x->backend->max_pool1d(x->backend, x, kernel, stride, out, err);
+}
+
+sw_status sw_instance_norm(const sw_tensor *x, const sw_tensor *gamma, const sw_tensor *beta,
+                           float eps, sw_tensor *out, sw_error *err)
+{
+    const char *op = "instance_norm";
+    if (unary_check(op, x, out, err))
+        return err->code;
+    if (x->ndim != 3)
+        return sw_fail(err, SW_ERR_ARG, "instance_norm: x must be [B,T,C]");
+    if (!gamma != !beta)
+        return sw_fail(err, SW_ERR_ARG, "instance_norm: give both gamma and beta, or neither");
+    if (gamma && (same_backend(op, x, gamma, err) || same_backend(op, x, beta, err) ||
+                  need_f32(op, gamma, err) || need_f32(op, beta, err)))
+        return err->code;
+    if (gamma && (sw_tensor_numel(gamma) != x->shape[2] || sw_tensor_numel(beta) != x->shape[2]))
+        return sw_fail(err, SW_ERR_ARG, "instance_norm: gamma and beta must have %lld values",
+                       (long long)x->shape[2]);
+    if (!(eps > 0.0f))
+        return sw_fail(err, SW_ERR_ARG, "instance_norm: eps must be positive");
+    return x->backend->instance_norm(x->backend, x, gamma, beta, eps, out, err);
+}
+
+sw_status sw_lstm(const sw_tensor *x, const sw_tensor *w_ih, const sw_tensor *w_hh,
+                  const sw_tensor *bias, sw_tensor *out, sw_error *err)
+{
+    const char *op = "lstm";
+    const sw_tensor *all[] = {w_ih, w_hh, bias, out};
+    if (need_f32(op, x, err))
+        return err->code;
+    for (int i = 0; i < 4; i++)
+        if (same_backend(op, x, all[i], err) || need_f32(op, all[i], err))
+            return err->code;
+    if (x->ndim != 3 || w_ih->ndim != 3 || w_hh->ndim != 3 || bias->ndim != 2 || out->ndim != 3)
+        return sw_fail(err, SW_ERR_ARG,
+                       "lstm: x [B,T,in], w_ih [D,4H,in], w_hh [D,4H,H], bias [D,4H], out "
+                       "[B,T,D*H]");
+    int64_t d = w_ih->shape[0], h = w_hh->shape[2];
+    int ok = (d == 1 || d == 2) && h >= 1 && w_ih->shape[1] == 4 * h &&
+             w_ih->shape[2] == x->shape[2] && w_hh->shape[0] == d && w_hh->shape[1] == 4 * h &&
+             bias->shape[0] == d && bias->shape[1] == 4 * h && out->shape[0] == x->shape[0] &&
+             out->shape[1] == x->shape[1] && out->shape[2] == d * h;
+    if (!ok)
+        return sw_fail(
+            err, SW_ERR_ARG,
+            "lstm: shapes do not fit: x [%lld,%lld,%lld], w_ih [%lld,%lld,%lld], w_hh "
+            "[%lld,%lld,%lld], bias [%lld,%lld], out [%lld,%lld,%lld]",
+            (long long)x->shape[0], (long long)x->shape[1], (long long)x->shape[2],
+            (long long)w_ih->shape[0], (long long)w_ih->shape[1], (long long)w_ih->shape[2],
+            (long long)w_hh->shape[0], (long long)w_hh->shape[1], (long long)w_hh->shape[2],
+            (long long)bias->shape[0], (long long)bias->shape[1], (long long)out->shape[0],
+            (long long)out->shape[1], (long long)out->shape[2]);
+    if (x->data == out->data)
+        return sw_fail(err, SW_ERR_ARG, "lstm: out must not be x");
+    return x->backend->lstm(x->backend, x, w_ih, w_hh, bias, out, err);
+}

@@ -30,6 +30,17 @@ sw_status sw_scatter_rows(const sw_tensor *src, const sw_tensor *ids, sw_tensor 
 sw_status sw_attention(const sw_tensor *q, const sw_tensor *k, const sw_tensor *v,
                        const sw_attention_params *p, sw_tensor *out, sw_tensor *probs,
                        sw_error *err);
+sw_status sw_leaky_relu(const sw_tensor *a, float alpha, sw_tensor *out, sw_error *err);
+sw_status sw_abs(const sw_tensor *a, sw_tensor *out, sw_error *err);
+sw_status sw_max_pool1d(const sw_tensor *x, int kernel, int stride, sw_tensor *out, sw_error *err);
+sw_status sw_instance_norm(const sw_tensor *x, const sw_tensor *gamma, const sw_tensor *beta,
+                           float eps, sw_tensor *out, sw_error *err);
+sw_status sw_log_softmax(const sw_tensor *a, sw_tensor *out, sw_error *err);
+sw_status sw_lstm(const sw_tensor *x, const sw_tensor *w_ih, const sw_tensor *w_hh,
+                  const sw_tensor *bias, sw_tensor *out, sw_error *err);
+
+/* Frames out of a time-major conv1d or max_pool1d window (0 when too short). */
+int64_t sw_window_frames(int64_t t_in, int64_t kernel, int64_t stride);
 
 /* Rows and row length when a tensor is seen as a matrix over its last dim. */
 int64_t sw_rows(const sw_tensor *t);

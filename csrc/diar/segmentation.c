@@ -1,0 +1,131 @@
+/* The segmentation forward: SincNet, the LSTM stack, the dense head. Every
+ * intermediate lives in the backend's pool only for as long as the next
+ * layer needs it, so the peak is two layers' activations. */
+#include <string.h>
+
+#include "segmentation_internal.h"
+
+int64_t sw_segmentation_frames(int64_t samples)
+{
+    int64_t t = sw_window_frames(samples, SEG_SINC_TAPS, SEG_SINC_STRIDE);
+    t = sw_window_frames(t, SEG_POOL, SEG_POOL);
+    for (int i = 0; i < 2; i++)
+        t = sw_window_frames(sw_window_frames(t, SEG_CONV_TAPS, 1), SEG_POOL, SEG_POOL);
+    return t;
+}
+
+/* A tensor of this call: allocated on demand, freed on every path. */
+static sw_status fresh(sw_backend *be, sw_tensor *t, int64_t d0, int64_t d1, int64_t d2,
+                       sw_error *err)
+{
+    int64_t shape[3] = {d0, d1, d2};
+    return sw_tensor_new(be, SW_F32, 3, shape, t, err);
+}
+
+static sw_tensor view2(const sw_tensor *t, int64_t d0, int64_t d1)
+{
+    sw_tensor v = *t;
+    v.ndim = 2;
+    v.shape[0] = d0;
+    v.shape[1] = d1;
+    return v;
+}
+
+/* x [B, T, C_in] -> conv (no padding) -> max pool 3 -> instance norm ->
+ * leaky ReLU, into *y; block 0 takes |conv| first (SincNet's magnitude).
+ * x is freed once read. */
+static sw_status sinc_block(sw_segmentation *m, int i, sw_tensor *x, sw_tensor *y, sw_error *err)
+{
+    sw_backend *be = m->be;
+    int stride = i == 0 ? SEG_SINC_STRIDE : 1;
+    int64_t b = x->shape[0], c = m->conv_w[i].shape[0];
+    int64_t t_conv = sw_window_frames(x->shape[1], m->conv_w[i].shape[2], stride);
+    sw_tensor conv = {0};
+    if (fresh(be, &conv, b, t_conv, c, err) == SW_OK &&
+        sw_conv1d(x, &m->conv_w[i], i == 0 ? NULL : &m->conv_b[i], stride, 0, &conv, err) ==
+            SW_OK) {
+        sw_tensor_free(x);
+        if ((i > 0 || sw_abs(&conv, &conv, err) == SW_OK) &&
+            fresh(be, y, b, sw_window_frames(t_conv, SEG_POOL, SEG_POOL), c, err) == SW_OK &&
+            sw_max_pool1d(&conv, SEG_POOL, SEG_POOL, y, err) == SW_OK &&
+            sw_instance_norm(y, &m->norm_w[i], &m->norm_b[i], SEG_NORM_EPS, y, err) == SW_OK)
+            sw_leaky_relu(y, SEG_LEAKY_SLOPE, y, err);
+    }
+    sw_tensor_free(&conv);
+    sw_tensor_free(x);
+    return err->code;
+}
+
+/* rows of x [n, in] -> y [n, out] = x w^T + b, then leaky ReLU unless last */
+static sw_status dense(const sw_tensor *x, const sw_tensor *w, const sw_tensor *bias, sw_tensor *y,
+                       int activate, sw_error *err)
+{
+    if (sw_matmul(x, w, y, 1, 1.0f, 0.0f, err) == SW_OK && sw_add(y, bias, y, err) == SW_OK &&
+        activate)
+        sw_leaky_relu(y, SEG_LEAKY_SLOPE, y, err);
+    return err->code;
+}
+
+static sw_status forward(sw_segmentation *m, sw_tensor *wave, float *out, sw_error *err)
+{
+    sw_backend *be = m->be;
+    int64_t b = wave->shape[0];
+    sw_tensor x = {0}, y = {0};
+    /* the waveform is [B, T, 1]: one channel normalised over time */
+    if (sw_instance_norm(wave, &m->wav_norm_w, &m->wav_norm_b, SEG_NORM_EPS, wave, err) != SW_OK)
+        return err->code;
+    x = *wave;
+    memset(wave, 0, sizeof *wave); /* x owns it now */
+    for (int i = 0; i < 3 && err->code == SW_OK; i++) {
+        sinc_block(m, i, &x, &y, err);
+        x = y;
+        memset(&y, 0, sizeof y);
+    }
+    int64_t frames = x.shape[1];
+    for (int l = 0; l < SEG_LSTM_LAYERS && err->code == SW_OK; l++) {
+        if (fresh(be, &y, b, frames, 2 * SEG_LSTM_HIDDEN, err) == SW_OK)
+            sw_lstm(&x, &m->lstm_ih[l], &m->lstm_hh[l], &m->lstm_b[l], &y, err);
+        sw_tensor_free(&x);
+        x = y;
+        memset(&y, 0, sizeof y);
+    }
+    int64_t rows = b * frames;
+    sw_tensor h[2] = {{0}, {0}}, logits = {0};
+    if (err->code == SW_OK && fresh(be, &h[0], 1, rows, SEG_LINEAR, err) == SW_OK &&
+        fresh(be, &h[1], 1, rows, SEG_LINEAR, err) == SW_OK &&
+        fresh(be, &logits, 1, rows, SW_SEG_CLASSES, err) == SW_OK) {
+        sw_tensor xin = view2(&x, rows, 2 * SEG_LSTM_HIDDEN), h0 = view2(&h[0], rows, SEG_LINEAR);
+        sw_tensor h1 = view2(&h[1], rows, SEG_LINEAR);
+        sw_tensor lg = view2(&logits, rows, SW_SEG_CLASSES);
+        if (dense(&xin, &m->lin_w[0], &m->lin_b[0], &h0, 1, err) == SW_OK &&
+            dense(&h0, &m->lin_w[1], &m->lin_b[1], &h1, 1, err) == SW_OK &&
+            dense(&h1, &m->cls_w, &m->cls_b, &lg, 0, err) == SW_OK &&
+            sw_log_softmax(&lg, &lg, err) == SW_OK)
+            be->download(be, out, logits.data, sw_tensor_nbytes(&logits), err);
+    }
+    sw_tensor_free(&h[0]);
+    sw_tensor_free(&h[1]);
+    sw_tensor_free(&logits);
+    sw_tensor_free(&x);
+    return err->code;
+}
+
+sw_status sw_segmentation_run(sw_segmentation *m, const float *waveforms, int batch,
+                              int64_t samples, float *out, sw_error *err)
+{
+    if (!m || !waveforms || !out || batch < 1)
+        return sw_fail(err, SW_ERR_ARG, "segmentation: model, waveforms and out needed");
+    if (m->backend_lost)
+        return sw_fail(err, SW_ERR_DEVICE, "segmentation: the backend was closed");
+    if (sw_segmentation_frames(samples) < 1)
+        return sw_fail(err, SW_ERR_ARG,
+                       "segmentation: %lld samples are too few for one frame (10 s is 160000)",
+                       (long long)samples);
+    sw_tensor wave = {0};
+    if (fresh(m->be, &wave, batch, samples, 1, err) != SW_OK)
+        return err->code;
+    if (m->be->upload(m->be, wave.data, waveforms, sw_tensor_nbytes(&wave), err) == SW_OK)
+        forward(m, &wave, out, err);
+    sw_tensor_free(&wave);
+    return err->code;
+}

@@ -1,0 +1,58 @@
+/* pyannote's segmentation-3.0 network on any backend: 10 s of 16 kHz audio in,
+ * for each of 589 frames the log-probabilities of 7 powerset classes (no
+ * speaker, speakers 1, 2, 3 alone, pairs {1,2}, {1,3}, {2,3}) out.
+ *
+ * SincNet (instance norm of the waveform, 80 fixed sinc filters of 251 taps
+ * every 10 samples, |.|, then three blocks of max pool 3, instance norm,
+ * leaky ReLU with a 60-channel conv of 5 taps between them), a 4-layer
+ * bidirectional LSTM of 128, two linear layers of 128 with leaky ReLU, a
+ * linear classifier and log-softmax.
+ *
+ * The model is built from named host arrays (docs/segmentation.md lists the
+ * names and shapes); the readers that turn pyannote's checkpoint or its ONNX
+ * export into them live in Python. One thread at a time per backend. */
+#ifndef SW_SEGMENTATION_H
+#define SW_SEGMENTATION_H
+
+#include <stdint.h>
+
+#include "backend.h"
+#include "whisper_model.h" /* sw_named_tensor, shared by every model's loader */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SW_SEG_SAMPLE_RATE 16000
+#define SW_SEG_CLASSES     7
+
+typedef struct sw_segmentation sw_segmentation;
+
+/* Finds every tensor the network needs among `tensors` (others are ignored)
+ * and uploads them as float32. A missing or mis-shaped tensor is
+ * SW_ERR_MODEL naming it and the shape expected. */
+sw_status sw_segmentation_create(sw_backend *backend, const sw_named_tensor *tensors, int n_tensors,
+                                 sw_segmentation **out, sw_error *err);
+
+/* Returns every byte to the backend's pool; NULL is fine. */
+void sw_segmentation_destroy(sw_segmentation *model);
+
+/* The backend was destroyed under the model: destroy frees host memory only. */
+void sw_segmentation_backend_lost(sw_segmentation *model);
+
+sw_backend *sw_segmentation_backend(const sw_segmentation *model);
+
+/* Output frames for `samples` input samples (589 for 160,000); 0 when the
+ * input is too short for one frame. */
+int64_t sw_segmentation_frames(int64_t samples);
+
+/* waveforms [batch, samples] (host) -> out [batch, frames, 7] (host) of
+ * log-probabilities. Each waveform is normalised on its own, so the result
+ * of an item does not depend on the others in the batch. */
+sw_status sw_segmentation_run(sw_segmentation *model, const float *waveforms, int batch,
+                              int64_t samples, float *out, sw_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,269 @@
+/* The ops pyannote's segmentation network adds to the backend table (leaky
+ * ReLU, abs, max pooling, instance norm, log-softmax, LSTM layers) and the
+ * strided conv1d of SincNet, on the CPU backend against naive loops, and
+ * their shape checks in ops.c. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_cpu.h"
+#include "check.h"
+#include "ops.h"
+
+static float frand(void)
+{
+    return (float)rand() / (float)RAND_MAX * 2.0f - 1.0f;
+}
+
+static sw_tensor make(sw_backend *b, int ndim, const int64_t *shape, int fill)
+{
+    sw_error err = {SW_OK, ""};
+    sw_tensor t;
+    CHECK(sw_tensor_new(b, SW_F32, ndim, shape, &t, &err) == SW_OK);
+    float *d = t.data;
+    for (int64_t i = 0; i < sw_tensor_numel(&t); i++)
+        d[i] = fill ? frand() : 0.0f;
+    return t;
+}
+
+static double max_diff(const float *a, const float *b, int64_t n)
+{
+    double m = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        m = d > m || d != d ? d : m;
+    }
+    return m;
+}
+
+static void test_elementwise(sw_backend *b)
+{
+    sw_error err = {SW_OK, ""};
+    int64_t s[3] = {2, 50, 3};
+    sw_tensor a = make(b, 3, s, 1), o = make(b, 3, s, 0);
+    const float *A = a.data, *O = o.data;
+    CHECK(sw_leaky_relu(&a, 0.01f, &o, &err) == SW_OK);
+    int bad = 0;
+    for (int i = 0; i < 300; i++)
+        bad += O[i] != (A[i] >= 0.0f ? A[i] : 0.01f * A[i]);
+    CHECK(bad == 0);
+    CHECK(sw_abs(&a, &o, &err) == SW_OK);
+    bad = 0;
+    for (int i = 0; i < 300; i++)
+        bad += O[i] != fabsf(A[i]);
+    CHECK(bad == 0);
+    /* log-softmax over 3 columns, checked through exp summing to one */
+    CHECK(sw_log_softmax(&a, &o, &err) == SW_OK);
+    for (int r = 0; r < 100; r += 17) {
+        double sum = 0.0, mx = -1e30;
+        for (int c = 0; c < 3; c++)
+            mx = A[r * 3 + c] > mx ? A[r * 3 + c] : mx;
+        for (int c = 0; c < 3; c++)
+            sum += exp(A[r * 3 + c] - mx);
+        for (int c = 0; c < 3; c++)
+            CHECK_NEAR(O[r * 3 + c], A[r * 3 + c] - mx - log(sum), 1e-6);
+    }
+    /* in place */
+    CHECK(sw_log_softmax(&a, &a, &err) == SW_OK);
+    CHECK(max_diff(A, O, 300) == 0.0);
+    int64_t s2[3] = {2, 50, 4};
+    sw_tensor w = make(b, 3, s2, 0);
+    CHECK(sw_leaky_relu(&a, 0.01f, &w, &err) == SW_ERR_ARG);
+    sw_error_clear(&err);
+    sw_tensor_free(&a);
+    sw_tensor_free(&o);
+    sw_tensor_free(&w);
+}
+
+static void test_max_pool(sw_backend *b)
+{
+    sw_error err = {SW_OK, ""};
+    int64_t s[3] = {2, 17, 5}, so[3] = {2, 5, 5}; /* (17 - 3) / 3 + 1 = 5, the tail dropped */
+    sw_tensor x = make(b, 3, s, 1), o = make(b, 3, so, 0);
+    CHECK(sw_max_pool1d(&x, 3, 3, &o, &err) == SW_OK);
+    const float *X = x.data, *O = o.data;
+    int bad = 0;
+    for (int bi = 0; bi < 2; bi++)
+        for (int t = 0; t < 5; t++)
+            for (int c = 0; c < 5; c++) {
+                float m = -INFINITY;
+                for (int k = 0; k < 3; k++)
+                    m = fmaxf(m, X[(bi * 17 + t * 3 + k) * 5 + c]);
+                bad += O[(bi * 5 + t) * 5 + c] != m;
+            }
+    CHECK(bad == 0);
+    CHECK(sw_window_frames(160000, 251, 10) == 15975);
+    CHECK(sw_window_frames(2, 3, 3) == 0);
+    int64_t wrong[3] = {2, 6, 5};
+    sw_tensor w = make(b, 3, wrong, 0);
+    CHECK(sw_max_pool1d(&x, 3, 3, &w, &err) == SW_ERR_ARG);
+    sw_error_clear(&err);
+    CHECK(sw_max_pool1d(&x, 0, 3, &o, &err) == SW_ERR_ARG);
+    sw_error_clear(&err);
+    sw_tensor_free(&x);
+    sw_tensor_free(&o);
+    sw_tensor_free(&w);
+}
+
+static void test_instance_norm(sw_backend *b)
+{
+    sw_error err = {SW_OK, ""};
+    /* 37 channels: two full blocks of 16 and a partial one */
+    int64_t s[3] = {3, 101, 37}, sc[1] = {37};
+    sw_tensor x = make(b, 3, s, 1), o = make(b, 3, s, 0), o2 = make(b, 3, s, 0);
+    sw_tensor g = make(b, 1, sc, 1), be = make(b, 1, sc, 1);
+    float *X = x.data;
+    for (int64_t i = 0; i < sw_tensor_numel(&x); i++)
+        X[i] = X[i] * 3.0f + 5.0f; /* an offset, as real features have */
+    CHECK(sw_instance_norm(&x, &g, &be, 1e-5f, &o, &err) == SW_OK);
+    CHECK(sw_instance_norm(&x, NULL, NULL, 1e-5f, &o2, &err) == SW_OK);
+    const float *O = o.data, *O2 = o2.data, *G = g.data, *B = be.data;
+    double worst = 0.0, worst2 = 0.0;
+    for (int bi = 0; bi < 3; bi++)
+        for (int c = 0; c < 37; c++) {
+            double mean = 0.0, var = 0.0;
+            for (int t = 0; t < 101; t++)
+                mean += X[(bi * 101 + t) * 37 + c];
+            mean /= 101.0;
+            for (int t = 0; t < 101; t++) {
+                double d = X[(bi * 101 + t) * 37 + c] - mean;
+                var += d * d;
+            }
+            var /= 101.0;
+            for (int t = 0; t < 101; t++) {
+                int64_t i = (bi * 101 + t) * 37 + c;
+                double n = (X[i] - mean) / sqrt(var + 1e-5);
+                worst = fmax(worst, fabs(O[i] - (n * G[c] + B[c])));
+                worst2 = fmax(worst2, fabs(O2[i] - n));
+            }
+        }
+    CHECK(worst < 1e-5);
+    CHECK(worst2 < 1e-5);
+    /* in place gives the same bytes */
+    CHECK(sw_instance_norm(&x, &g, &be, 1e-5f, &x, &err) == SW_OK);
+    CHECK(max_diff(X, O, sw_tensor_numel(&x)) == 0.0);
+    CHECK(sw_instance_norm(&x, &g, NULL, 1e-5f, &o, &err) == SW_ERR_ARG);
+    sw_error_clear(&err);
+    CHECK(sw_instance_norm(&x, &g, &be, 0.0f, &o, &err) == SW_ERR_ARG);
+    sw_error_clear(&err);
+    sw_tensor_free(&x);
+    sw_tensor_free(&o);
+    sw_tensor_free(&o2);
+    sw_tensor_free(&g);
+    sw_tensor_free(&be);
+}
+
+static double sig(double v)
+{
+    return 1.0 / (1.0 + exp(-v));
+}
+
+/* PyTorch's LSTM equations, one direction at a time, in double. */
+static void naive_lstm(const float *x, const float *wih, const float *whh, const float *bias,
+                       double *out, int B, int T, int IN, int H, int D)
+{
+    double *h = calloc((size_t)H, sizeof *h), *c = calloc((size_t)H, sizeof *c);
+    double *g = calloc((size_t)(4 * H), sizeof *g);
+    for (int d = 0; d < D; d++)
+        for (int bi = 0; bi < B; bi++) {
+            memset(h, 0, (size_t)H * sizeof *h);
+            memset(c, 0, (size_t)H * sizeof *c);
+            for (int s = 0; s < T; s++) {
+                int t = d == 0 ? s : T - 1 - s;
+                for (int j = 0; j < 4 * H; j++) {
+                    double acc = bias[d * 4 * H + j];
+                    for (int k = 0; k < IN; k++)
+                        acc += (double)wih[(d * 4 * H + j) * IN + k] * x[(bi * T + t) * IN + k];
+                    for (int k = 0; k < H; k++)
+                        acc += (double)whh[(d * 4 * H + j) * H + k] * h[k];
+                    g[j] = acc;
+                }
+                for (int k = 0; k < H; k++) {
+                    c[k] = sig(g[H + k]) * c[k] + sig(g[k]) * tanh(g[2 * H + k]);
+                    h[k] = sig(g[3 * H + k]) * tanh(c[k]);
+                    out[(bi * T + t) * D * H + d * H + k] = h[k];
+                }
+            }
+        }
+    free(h);
+    free(c);
+    free(g);
+}
+
+static void test_lstm(sw_backend *b, int B, int T, int IN, int H, int D)
+{
+    sw_error err = {SW_OK, ""};
+    int64_t sx[3] = {B, T, IN}, sih[3] = {D, 4 * H, IN}, shh[3] = {D, 4 * H, H};
+    int64_t sb[2] = {D, 4 * H}, so[3] = {B, T, D * H};
+    sw_tensor x = make(b, 3, sx, 1), wih = make(b, 3, sih, 1), whh = make(b, 3, shh, 1);
+    sw_tensor bias = make(b, 2, sb, 1), out = make(b, 3, so, 0);
+    CHECK(sw_lstm(&x, &wih, &whh, &bias, &out, &err) == SW_OK);
+    double *want = calloc((size_t)(B * T * D * H), sizeof *want);
+    naive_lstm(x.data, wih.data, whh.data, bias.data, want, B, T, IN, H, D);
+    const float *O = out.data;
+    double worst = 0.0;
+    for (int64_t i = 0; i < (int64_t)B * T * D * H; i++)
+        worst = fmax(worst, fabs(O[i] - want[i]));
+    if (!(worst < 1e-4))
+        fprintf(stderr, "lstm B=%d T=%d in=%d H=%d D=%d: max diff %g\n", B, T, IN, H, D, worst);
+    CHECK(worst < 1e-4); /* random weights of size 1 amplify rounding */
+    free(want);
+    CHECK(sw_lstm(&x, &wih, &whh, &bias, &x, &err) == SW_ERR_ARG); /* wrong width or in place */
+    sw_error_clear(&err);
+    sw_tensor_free(&x);
+    sw_tensor_free(&wih);
+    sw_tensor_free(&whh);
+    sw_tensor_free(&bias);
+    sw_tensor_free(&out);
+}
+
+/* SincNet's first layer: one input channel, a long kernel, stride 10. */
+static void test_strided_conv(sw_backend *b)
+{
+    sw_error err = {SW_OK, ""};
+    int64_t T = 1000, K = 251, S = 10, C = 8, TO = (T - K) / S + 1;
+    int64_t sx[3] = {2, T, 1}, sw[3] = {C, 1, K}, so[3] = {2, TO, C};
+    sw_tensor x = make(b, 3, sx, 1), w = make(b, 3, sw, 1), o = make(b, 3, so, 0);
+    CHECK(sw_conv1d(&x, &w, NULL, (int)S, 0, &o, &err) == SW_OK);
+    const float *X = x.data, *W = w.data, *O = o.data;
+    double worst = 0.0;
+    for (int bi = 0; bi < 2; bi++)
+        for (int64_t t = 0; t < TO; t++)
+            for (int64_t c = 0; c < C; c++) {
+                double acc = 0.0;
+                for (int64_t k = 0; k < K; k++)
+                    acc += (double)W[c * K + k] * X[bi * T + t * S + k];
+                worst = fmax(worst, fabs(O[(bi * TO + t) * C + c] - acc));
+            }
+    CHECK(worst < 1e-4);
+    sw_tensor_free(&x);
+    sw_tensor_free(&w);
+    sw_tensor_free(&o);
+}
+
+static void run_all(int threads)
+{
+    sw_error err = {SW_OK, ""};
+    sw_backend *b = NULL;
+    CHECK(sw_cpu_backend_open(threads, &b, &err) == SW_OK);
+    if (!b)
+        return;
+    srand(7);
+    test_elementwise(b);
+    test_max_pool(b);
+    test_instance_norm(b);
+    test_lstm(b, 3, 9, 5, 4, 2);
+    test_lstm(b, 1, 13, 7, 8, 1);
+    test_lstm(b, 37, 5, 6, 3, 2); /* more rows than one few-rows group */
+    test_lstm(b, 2, 20, 60, 128, 2);
+    test_strided_conv(b);
+    CHECK(b->memory(b).allocated == 0);
+    b->destroy(b);
+}
+
+int main(void)
+{
+    run_all(1);
+    run_all(4);
+    return sw_check_summary("test_diar_ops");
+}

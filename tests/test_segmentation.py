@@ -1,0 +1,128 @@
+"""pyannote's segmentation-3.0 in the core against onnxruntime on the same
+ONNX export, over every 10 s window (step 1 s) of real two-speaker audio;
+plus the window and timing arithmetic, batching, memory and bad weights."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from saywho import _core
+from saywho.audio import load_audio
+from saywho.diarization import (
+    SegmentationModel,
+    frame_timing,
+    load_segmentation,
+    sliding_windows,
+)
+from saywho.models.test_weights import test_weights_root
+
+from .conftest import shared_file
+
+ort = pytest.importorskip("onnxruntime")
+
+
+@pytest.fixture(scope="module")
+def onnx_path():
+    path = test_weights_root() / "pyannote-segmentation-3.0" / "segmentation-3.0.onnx"
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: run bash scripts/fetch_test_weights.sh")
+    return path
+
+
+@pytest.fixture(scope="module")
+def tensors(onnx_path):
+    return load_segmentation(onnx_path)
+
+
+@pytest.fixture(scope="module")
+def runtime():
+    rt = _core.Runtime(device="cpu", threads=2)
+    yield rt
+    rt.close()
+
+
+def test_matches_onnxruntime_on_every_window(onnx_path, tensors, runtime):
+    audio = load_audio(shared_file("two_speakers.wav"))
+    chunks, starts = sliding_windows(audio, duration=10.0, step=1.0)
+    assert chunks.shape[1] == 160000 and np.allclose(np.diff(starts), 1.0)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 2
+    session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
+    want = np.concatenate([session.run(None, {"input": c[None, None]})[0] for c in chunks])
+    model = SegmentationModel(tensors, runtime, batch_size=8)
+    try:
+        got = model.run(chunks)
+    finally:
+        model.close()
+    assert got.shape == want.shape == (len(chunks), 589, 7)
+    diff = float(np.abs(got - want).max())
+    print(f"segmentation-3.0 vs onnxruntime: {len(chunks)} windows, max abs diff {diff:.3g}")
+    assert diff <= 1e-3
+    # the decisions pyannote takes from these agree too
+    assert (got.argmax(-1) == want.argmax(-1)).mean() > 0.999
+
+
+def test_batch_equals_one_by_one(tensors, runtime):
+    rng = np.random.default_rng(0)
+    chunks = (rng.standard_normal((3, 48000)) * 0.1).astype(np.float32)
+    with SegmentationModel(tensors, runtime) as model:
+        batch = model.run(chunks)
+        for i in range(3):
+            np.testing.assert_array_equal(model.run(chunks[i]), batch[i : i + 1])
+
+
+def test_close_returns_every_byte(tensors, runtime):
+    before = runtime.memory()["allocated"]
+    model = SegmentationModel(tensors, runtime)
+    assert runtime.memory()["allocated"] > before
+    model.run(np.zeros((2, 32000), dtype=np.float32))
+    model.close()
+    model.close()  # idempotent
+    assert model.closed
+    assert runtime.memory()["allocated"] == before
+    with pytest.raises(_core.ModelError):
+        model.run(np.zeros(32000, dtype=np.float32))
+
+
+def test_missing_and_misshaped_tensors_are_model_errors(tensors, runtime):
+    bad = dict(tensors)
+    bad["lstm.2.weight_hh"] = bad["lstm.2.weight_hh"][:, :, :64]
+    with pytest.raises(_core.ModelError, match=r"lstm\.2\.weight_hh.*\[2, 512, 64\]"):
+        _core.SegmentationModel(runtime, bad)
+    bad = dict(tensors)
+    del bad["classifier.bias"]
+    with pytest.raises(_core.ModelError, match="classifier.bias"):
+        _core.SegmentationModel(runtime, bad)
+    assert runtime.memory()["allocated"] == 0  # nothing left behind by the failures
+
+
+def test_too_short_input_is_an_option_error(tensors, runtime):
+    with SegmentationModel(tensors, runtime) as model:
+        with pytest.raises(_core.OptionError):
+            model.run(np.zeros((1, 500), dtype=np.float32))
+
+
+def test_sliding_windows_pad_the_last_chunk_like_pyannote():
+    sr = 16000
+    x = np.arange(int(12.5 * sr), dtype=np.float32)
+    chunks, starts = sliding_windows(x, duration=10.0, step=1.0)
+    # whole windows at 0, 1, 2 s; then one from 3 s, zero-padded past 12.5 s
+    assert starts.tolist() == [0.0, 1.0, 2.0, 3.0]
+    np.testing.assert_array_equal(chunks[2], x[2 * sr : 12 * sr])
+    np.testing.assert_array_equal(chunks[3][: int(9.5 * sr)], x[3 * sr :])
+    assert not chunks[3][int(9.5 * sr) :].any()
+    # exactly two windows long at step 10 s: no padded extra
+    assert len(sliding_windows(np.zeros(20 * sr), step=10.0)[0]) == 2
+    # shorter than a window: one padded window
+    short, s0 = sliding_windows(np.ones(sr), duration=10.0)
+    assert short.shape == (1, 10 * sr) and s0.tolist() == [0.0] and short[0, sr:].sum() == 0
+
+
+def test_frame_timing_from_the_conv_arithmetic():
+    t = frame_timing()
+    assert t.step == pytest.approx(270 / 16000)
+    assert t.duration == pytest.approx(991 / 16000)
+    assert _core.segmentation_frames(160000) == 589
+    # the last frame's receptive field ends inside the window
+    assert 588 * 270 + 991 <= 160000
