@@ -50,3 +50,33 @@ def cuda_reason() -> str | None:
     os.environ["SAYWHO_CUBLAS_PATH"] = cublas_search_path()
     ok, reason = _core.cuda_probe(library)
     return None if ok else f"needs a GPU: {reason}"
+
+
+@pytest.fixture(scope="session")
+def whisper_models():
+    """The two real test checkpoints, loaded once into one CPU runtime."""
+    from saywho import _core
+    from saywho.models.test_weights import test_model_dir
+    from saywho.whisper.transcribe import WhisperModel
+
+    runtime = _core.Runtime(device="cpu")
+    loaded = {name: WhisperModel(test_model_dir(name), runtime) for name in ("tiny.en", "base")}
+    yield loaded
+    for model in loaded.values():
+        model.close()
+    runtime.close()
+
+
+@pytest.fixture(scope="session")
+def recordings():
+    """jfk, the 2-minute assembled recording, and the same with a noise gap."""
+    import saywho
+
+    from .long_recording import assemble, with_noise_gap
+
+    long2 = assemble(SHARED_DATA, 2.0)
+    return {
+        "jfk": saywho.load_audio(shared_file("jfk.wav")),
+        "long2": long2,
+        "long2gap": with_noise_gap(long2),
+    }

@@ -19,36 +19,13 @@ from saywho import _core
 from saywho.models.test_weights import test_model_dir
 from saywho.whisper.transcribe import WhisperModel
 
-from .conftest import SHARED_DATA, shared_file
-from .long_recording import assemble, with_noise_gap
-
 GOLDEN = Path(__file__).parent / "data" / "golden"
 
 
-@pytest.fixture(scope="module")
-def models():
-    runtime = _core.Runtime(device="cpu")
-    loaded = {name: WhisperModel(test_model_dir(name), runtime) for name in ("tiny.en", "base")}
-    yield loaded
-    for m in loaded.values():
-        m.close()
-    runtime.close()
-
-
-@pytest.fixture(scope="module")
-def recordings():
-    long2 = assemble(SHARED_DATA, 2.0)
-    return {
-        "jfk": saywho.load_audio(shared_file("jfk.wav")),
-        "long2": long2,
-        "long2gap": with_noise_gap(long2),
-    }
-
-
 @pytest.mark.parametrize("case", sorted(p.stem for p in GOLDEN.glob("*.json")))
-def test_segments_equal_faster_whisper(models, recordings, case):
+def test_segments_equal_faster_whisper(whisper_models, recordings, case):
     golden = json.loads((GOLDEN / f"{case}.json").read_text())
-    segments, info = models[golden["model"]].transcribe(
+    segments, info = whisper_models[golden["model"]].transcribe(
         recordings[golden["audio"]], **golden["options"]
     )
     segments = list(segments)
@@ -63,8 +40,8 @@ def test_segments_equal_faster_whisper(models, recordings, case):
         assert ours.no_speech_prob == pytest.approx(ref["no_speech_prob"], abs=1e-3)
 
 
-def test_jfk_text_is_right(models, recordings):
-    segments, _ = models["base"].transcribe(recordings["jfk"])
+def test_jfk_text_is_right(whisper_models, recordings):
+    segments, _ = whisper_models["base"].transcribe(recordings["jfk"])
     text = "".join(s.text for s in segments).strip()
     assert text == (
         "And so, my fellow Americans, ask not what your country can do for you, "
@@ -72,24 +49,24 @@ def test_jfk_text_is_right(models, recordings):
     )
 
 
-def test_language_detection_on_base(models, recordings):
-    encoded = models["base"].encode(
+def test_language_detection_on_base(whisper_models, recordings):
+    encoded = whisper_models["base"].encode(
         np.pad(saywho.log_mel_spectrogram(recordings["jfk"], padding=160), ((0, 0), (0, 1899)))
     )
-    probs = models["base"].detect_language(encoded)
+    probs = whisper_models["base"].detect_language(encoded)
     assert probs[0][0] == "en" and probs[0][1] > 0.9
     assert abs(sum(p for _, p in probs) - 1.0) < 1e-4
     with pytest.raises(saywho.OptionError, match="English-only"):
-        models["tiny.en"].detect_language(encoded)
+        whisper_models["tiny.en"].detect_language(encoded)
 
 
 @pytest.mark.parametrize(
     "options",
     [{"beam_size": 0}, {"best_of": 0}, {"patience": 0}, {"task": "summarize"}, {"language": "xx"}],
 )
-def test_bad_options(models, recordings, options):
+def test_bad_options(whisper_models, recordings, options):
     with pytest.raises(saywho.OptionError):
-        models["base"].transcribe(recordings["jfk"], **options)
+        whisper_models["base"].transcribe(recordings["jfk"], **options)
 
 
 def test_model_memory_returns_on_close(recordings):

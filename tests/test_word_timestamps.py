@@ -12,30 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from saywho import _core
-from saywho.models.test_weights import test_model_dir
 from saywho.whisper.alignment import negative_dtw
-from saywho.whisper.transcribe import WhisperModel
-
-from .test_transcribe import recordings  # noqa: F401  (fixture)
 
 GOLDEN = Path(__file__).parent / "data" / "golden_words"
 
 
-@pytest.fixture(scope="module")
-def models():
-    runtime = _core.Runtime(device="cpu")
-    loaded = {name: WhisperModel(test_model_dir(name), runtime) for name in ("tiny.en", "base")}
-    yield loaded
-    for m in loaded.values():
-        m.close()
-    runtime.close()
-
-
 @pytest.mark.parametrize("case", sorted(p.stem for p in GOLDEN.glob("*.json")))
-def test_words_equal_faster_whisper(models, recordings, case):  # noqa: F811
+def test_words_equal_faster_whisper(whisper_models, recordings, case):
     golden = json.loads((GOLDEN / f"{case}.json").read_text())
-    segments, _ = models[golden["model"]].transcribe(
+    segments, _ = whisper_models[golden["model"]].transcribe(
         recordings[golden["audio"]], **golden["options"]
     )
     segments = list(segments)
@@ -56,6 +41,6 @@ def test_dtw_on_a_clear_diagonal():
     assert list(zip(text, time)) == [(0, 0), (0, 1), (1, 2), (1, 3), (2, 4), (2, 5)]
 
 
-def test_without_word_timestamps_there_are_no_words(models, recordings):  # noqa: F811
-    segments, _ = models["tiny.en"].transcribe(recordings["jfk"], beam_size=1)
+def test_without_word_timestamps_there_are_no_words(whisper_models, recordings):
+    segments, _ = whisper_models["tiny.en"].transcribe(recordings["jfk"], beam_size=1)
     assert all(s.words is None for s in segments)
