@@ -99,3 +99,22 @@ def test_pipeline_without_a_model_refuses_to_transcribe(recordings):
 def test_pipeline_with_a_bad_model_leaves_nothing_behind(tmp_path):
     with pytest.raises(saywho.ModelError):
         saywho.Pipeline(model=tmp_path, device="cpu")
+
+
+def test_pipeline_reports_progress_and_performance(recordings):
+    calls = []
+    with saywho.Pipeline(model=test_model_dir("tiny.en"), device="cpu", log_memory=False) as p:
+        segments, info = p.transcribe(
+            recordings["long2"][: 16000 * 45],
+            beam_size=1,
+            temperature=0.0,
+            progress=lambda *a: calls.append(a),
+        )
+    assert len(calls) >= 3 and all(stage == "transcribe" for stage, _, _ in calls)
+    done = [d for _, d, _ in calls]
+    assert done == sorted(done) and done[0] == 0.0 and done[-1] == calls[-1][2]
+    assert calls[-1][2] == pytest.approx(45.0, abs=0.02)
+    perf = info.performance
+    assert perf["audio_seconds"] == pytest.approx(45.0)
+    assert perf["transcribe_seconds"] > 0 and perf["x_realtime"] > 0
+    assert perf["peak_allocated_bytes"] > 30_000_000

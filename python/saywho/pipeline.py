@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 
 import numpy as np
 
@@ -123,13 +124,26 @@ class Pipeline:
         """Whisper transcription with faster-whisper's options and results.
 
         ``audio`` is a path or 16 kHz mono samples. Returns the segments as a
-        list (all decoded) and the info; see saywho.whisper.transcribe.
+        list (all decoded) and the info, whose ``performance`` gives seconds
+        per stage, x realtime and peak pool memory; ``progress=`` takes a
+        ``(stage, done, total)`` callback. See saywho.whisper.transcribe.
         """
         self._open_runtime()
         if self._whisper is None:
             raise _core.OptionError("this Pipeline has no model: Pipeline(model=...) loads one")
+        t0 = time.perf_counter()
         samples = audio if isinstance(audio, np.ndarray) else load_audio(audio)
+        t1 = time.perf_counter()
         segments, info = self._whisper.transcribe(samples, **options)
         segments = list(segments)
-        self.checkpoint("After Transcription")
+        t2 = time.perf_counter()
+        report = self.checkpoint("After Transcription")
+        duration = samples.size / 16000
+        info.performance = {
+            "audio_seconds": duration,
+            "decode_audio_seconds": t1 - t0,
+            "transcribe_seconds": t2 - t1,
+            "x_realtime": duration / (t2 - t0) if t2 > t0 else float("inf"),
+            "peak_allocated_bytes": report.peak_allocated,
+        }
         return segments, info

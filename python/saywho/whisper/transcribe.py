@@ -73,6 +73,7 @@ class TranscriptionInfo:
     duration_after_vad: float
     all_language_probs: list[tuple[str, float]] | None
     options: WindowOptions
+    performance: dict | None = None
 
 
 class WhisperModel:
@@ -186,8 +187,13 @@ class WhisperModel:
         language_detection_threshold: float = 0.5,
         language_detection_segments: int = 1,
         seed: int = 0,
+        progress=None,
     ) -> tuple[Iterator[Segment], TranscriptionInfo]:
-        """faster-whisper's ``transcribe``: same option names, defaults and results."""
+        """faster-whisper's ``transcribe``: same option names, defaults and results.
+
+        ``progress(stage, done, total)``, if given, is called with seconds of
+        audio done before every window and once at the end.
+        """
         _check_options(task, beam_size, best_of, patience, language_detection_segments)
         samples = audio if isinstance(audio, np.ndarray) else load_audio(audio)
         samples = np.ascontiguousarray(samples, dtype=np.float32)
@@ -257,6 +263,7 @@ class WhisperModel:
             without_timestamps=without_timestamps,
             words=(prepend_punctuations, append_punctuations) if word_timestamps else None,
             hallucination_silence_threshold=hallucination_silence_threshold,
+            progress=progress,
         )
         return segments, info
 
@@ -311,6 +318,7 @@ class WhisperModel:
         without_timestamps: bool,
         words: tuple[str, str] | None,
         hallucination_silence_threshold: float | None = None,
+        progress=None,
     ) -> Iterator[Segment]:
         t = self.tokenizer
         content_frames = features.shape[-1] - 1
@@ -324,7 +332,10 @@ class WhisperModel:
         seek, idx = 0, 0
         last_speech_timestamp = 0.0
         rng = np.random.default_rng(options.seed)
+        total = content_frames * TIME_PER_FRAME
         while seek < content_frames:
+            if progress is not None:
+                progress("transcribe", seek * TIME_PER_FRAME, total)
             time_offset = seek * TIME_PER_FRAME
             segment_size = min(N_FRAMES, content_frames - seek)
             segment_duration = segment_size * TIME_PER_FRAME
@@ -410,6 +421,8 @@ class WhisperModel:
                 )
             if not condition_on_previous_text or result.temperature > prompt_reset_on_temperature:
                 prompt_reset_since = len(all_tokens)
+        if progress is not None:
+            progress("transcribe", total, total)
 
 
 def _add_words_to_pieces(
