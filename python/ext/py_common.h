@@ -39,5 +39,6 @@ int swpy_init_features(PyObject *module);
 int swpy_init_runtime(PyObject *module);
 int swpy_init_whisper(PyObject *module);
 int swpy_init_diar(PyObject *module);
+int swpy_init_align(PyObject *module);
 
 #endif

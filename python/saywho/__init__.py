@@ -7,9 +7,11 @@ neither torch nor torchaudio.
 
 from . import _core
 from ._core import AudioError, DeviceError, ModelError, OptionError, SaywhoError
+from .align import align_segments, exclusive_turns
 from .audio import SAMPLE_RATE, load_audio
 from .features import fbank, log_mel_spectrogram, pad_or_trim
 from .pipeline import Pipeline
+from .result import Result
 from .sample import sample_path
 
 __version__ = _core.__version__
@@ -20,8 +22,11 @@ __all__ = [
     "ModelError",
     "OptionError",
     "Pipeline",
+    "Result",
     "SAMPLE_RATE",
     "SaywhoError",
+    "align_segments",
+    "exclusive_turns",
     "fbank",
     "load_audio",
     "log_mel_spectrogram",

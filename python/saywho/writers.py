@@ -9,8 +9,10 @@ written without labels.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import math
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
@@ -55,7 +57,10 @@ def vtt(segments: Iterable) -> str:
 
 
 def txt(segments: Sequence) -> str:
-    """One line per speaker turn: consecutive segments of a speaker are joined."""
+    """One line per speaker turn: consecutive segments of a speaker are joined.
+
+    Segments without a speaker (a transcription-only run) keep a line each.
+    """
     lines: list[str] = []
     turn: list = []
 
@@ -69,17 +74,28 @@ def txt(segments: Sequence) -> str:
         turn.clear()
 
     for s in segments:
-        if turn and _speaker(s) != _speaker(turn[0]):
+        if turn and (_speaker(s) is None or _speaker(s) != _speaker(turn[0])):
             flush()
         turn.append(s)
     flush()
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+def _token(value: str) -> str:
+    # A space inside an RTTM field would shift every later field of the line.
+    return "_".join(str(value).split()) or "<NA>"
+
+
 def rttm(turns: Iterable, uri: str) -> str:
-    """NIST RTTM speaker lines (start and duration in seconds, 3 decimals)."""
+    """NIST RTTM speaker lines (start and duration in seconds, 3 decimals).
+
+    Whitespace inside the uri or a speaker label becomes ``_``, as the format
+    splits fields on whitespace.
+    """
+    uri = _token(uri)
     return "".join(
-        f"SPEAKER {uri} 1 {t.start:.3f} {t.end - t.start:.3f} <NA> <NA> {t.speaker} <NA> <NA>\n"
+        f"SPEAKER {uri} 1 {t.start:.3f} {t.end - t.start:.3f} <NA> <NA> {_token(t.speaker)} "
+        "<NA> <NA>\n"
         for t in turns
     )
 
@@ -93,18 +109,33 @@ def _plain(value):
         return [_plain(v) for v in value]
     if isinstance(value, Path):
         return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # JSON has no NaN or infinity
     if hasattr(value, "item") and callable(value.item):  # NumPy scalars
-        return value.item()
+        return _plain(value.item())
     return value
 
 
-def transcript_json(metadata: dict, segments: Sequence, performance: dict | None = None) -> str:
+def transcript_json(
+    metadata: dict,
+    segments: Sequence,
+    performance: dict | None = None,
+    turns: Sequence | None = None,
+) -> str:
+    """``{"metadata", "performance", "segments"[, "turns"]}`` as UTF-8 JSON.
+
+    Non-finite numbers are written as null, which JSON can carry.
+    """
     record = {
         "metadata": _plain(metadata),
         "performance": _plain(performance or {}),
         "segments": [_plain(s) for s in segments],
     }
-    return json.dumps(record, ensure_ascii=False, indent=1) + "\n"
+    if turns is not None:
+        record["turns"] = [
+            {"start": float(t.start), "end": float(t.end), "speaker": str(t.speaker)} for t in turns
+        ]
+    return json.dumps(record, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
 
 
 def write_atomic(path: str | os.PathLike, produce: Callable[[], str]) -> Path:
@@ -119,16 +150,29 @@ def write_atomic(path: str | os.PathLike, produce: Callable[[], str]) -> Path:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
+            f.flush()
+            # on disk before the rename, so a crash cannot leave an empty file
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give open()'s mode
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
     return path
 
 
-def check_formats(formats: Iterable[str]) -> tuple[str, ...]:
-    formats = tuple(formats)
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def check_formats(formats: str | Iterable[str]) -> tuple[str, ...]:
+    """The formats asked for, each once, in order; OptionError for unknown ones."""
+    if isinstance(formats, str):
+        formats = (formats,)
+    formats = tuple(dict.fromkeys(formats))
     unknown = [f for f in formats if f not in FORMATS]
     if unknown:
         raise _core.OptionError(
@@ -145,7 +189,7 @@ def write_all(
     *,
     turns: Sequence | None = None,
     performance: dict | None = None,
-    formats: Iterable[str] | None = None,
+    formats: str | Iterable[str] | None = None,
     stem: str = "transcript",
 ) -> list[Path]:
     """Writes transcript.<format> files into ``directory`` (created if needed).
@@ -161,9 +205,9 @@ def write_all(
         raise _core.OptionError("the rttm format needs speaker turns (run with diarization)")
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    uri = Path(str(metadata.get("source", stem))).stem or stem
+    uri = Path(str(metadata.get("source") or stem)).stem or stem
     producers = {
-        "json": lambda: transcript_json(metadata, segments, performance),
+        "json": lambda: transcript_json(metadata, segments, performance, turns),
         "txt": lambda: txt(segments),
         "srt": lambda: srt(segments),
         "vtt": lambda: vtt(segments),

@@ -1,0 +1,246 @@
+"""Who said each word: words and segments meet speaker turns.
+
+A word (or any span with ``start`` and ``end``) gets the speaker whose turns
+overlap it the most, summed per speaker; when that speaker covers less than
+``threshold`` of the word (default 0.5) the word is ``UNKNOWN``. Exact ties
+go to the speaker whose overlapping turn starts first, then to the label that
+sorts first. A word of zero duration takes the turn that contains its
+instant, else the nearest turn at most ``tolerance`` seconds away (0.1 s,
+five of Whisper's 20 ms timestamp steps), else ``UNKNOWN``.
+
+The work happens in the C core (``sw_align_spans``) by sorting and one sweep,
+O((W + T) log(W + T)) for words that do not overlap one another, instead of
+a Python loop over every word and turn. See docs/alignment.md.
+
+Pass exclusive turns (one speaker at a time, :func:`exclusive_turns`) for
+the rule above; with overlapping turns every speaker's own overlap counts.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from . import _core
+from .rttm import Turn
+
+UNKNOWN = "UNKNOWN"
+DEFAULT_THRESHOLD = 0.5
+DEFAULT_TOLERANCE = 0.1
+
+
+class Span(Protocol):
+    start: float
+    end: float
+
+
+class WordLike(Protocol):
+    start: float
+    end: float
+    word: str
+    probability: float
+
+
+class TurnLike(Protocol):
+    start: float
+    end: float
+    speaker: str
+
+
+@dataclass
+class SpeakerWord:
+    """A word with its time, the model's confidence and its speaker."""
+
+    start: float
+    end: float
+    word: str
+    probability: float
+    speaker: str | None = None
+
+
+@dataclass
+class SpeakerSegment:
+    """Consecutive words of one speaker (or a wordless segment)."""
+
+    start: float
+    end: float
+    text: str
+    speaker: str | None = None
+    words: list[SpeakerWord] = field(default_factory=list)
+
+
+def _times(spans: Sequence, what: str) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        starts = np.fromiter((s.start for s in spans), dtype=np.float64, count=len(spans))
+        ends = np.fromiter((s.end for s in spans), dtype=np.float64, count=len(spans))
+    except (TypeError, ValueError) as e:
+        raise _core.OptionError(f"{what}: start and end must be numbers ({e})") from None
+    return starts, ends
+
+
+def speaker_coverage(
+    spans: Sequence[Span],
+    turns: Sequence[TurnLike],
+    threshold: float = DEFAULT_THRESHOLD,
+    tolerance: float = DEFAULT_TOLERANCE,
+) -> tuple[list[str], np.ndarray]:
+    """Each span's speaker label (or ``UNKNOWN``) and the best speaker's share.
+
+    The share is that of the best-covering speaker even when it falls below
+    ``threshold``; an instant gets 1 when a turn is found for it, else 0.
+    """
+    spans = list(spans)
+    turns = list(turns)
+    labels = sorted({str(t.speaker) for t in turns})
+    index = {label: i for i, label in enumerate(labels)}
+    starts, ends = _times(spans, "words")
+    turn_starts, turn_ends = _times(turns, "turns")
+    speakers = np.fromiter((index[str(t.speaker)] for t in turns), np.int32, count=len(turns))
+    ids, coverage = _core.align_spans(
+        starts, ends, turn_starts, turn_ends, speakers, float(threshold), float(tolerance)
+    )
+    names = labels + [UNKNOWN]  # -1 picks the last
+    return [names[i] for i in ids.tolist()], coverage
+
+
+def assign_speakers(
+    words: Sequence[Span],
+    turns: Sequence[TurnLike],
+    threshold: float = DEFAULT_THRESHOLD,
+    tolerance: float = DEFAULT_TOLERANCE,
+) -> list[str]:
+    """The speaker label of each word (or segment), ``UNKNOWN`` where unsure."""
+    return speaker_coverage(words, turns, threshold, tolerance)[0]
+
+
+def exclusive_turns(turns: Iterable[TurnLike]) -> list[Turn]:
+    """One speaker at a time: where turns overlap, the newer turn speaks.
+
+    While turns overlap, the one that started last holds the floor until it
+    ends, then the one beneath it resumes if it is still going (on equal
+    starts the shorter turn, then the label that sorts first). A short
+    interjection inside a long turn so keeps its words. Pieces of one speaker
+    that touch are merged; turns of zero duration vanish. The result is
+    sorted by start. pyannote's exclusive diarization picks the most likely
+    speaker per frame; turns carry no scores, so recency stands in for it.
+    """
+    items = []
+    for t in turns:
+        start, end = float(t.start), float(t.end)
+        if not (math.isfinite(start) and math.isfinite(end)) or end < start:
+            raise _core.OptionError(
+                f"turn [{start}, {end}]: times must be finite and end not before start"
+            )
+        if end > start:
+            items.append((start, end, str(t.speaker)))
+    items.sort()
+    bounds = sorted({x for start, end, _ in items for x in (start, end)})
+    active: list[tuple[float, float, str]] = []  # heap keyed (-start, end, speaker)
+    out: list[Turn] = []
+    k = 0
+    for x, y in zip(bounds, bounds[1:]):
+        while k < len(items) and items[k][0] <= x:
+            start, end, speaker = items[k]
+            heapq.heappush(active, (-start, end, speaker))
+            k += 1
+        while active and active[0][1] <= x:
+            heapq.heappop(active)
+        if not active:
+            continue
+        speaker = active[0][2]
+        if out and out[-1].speaker == speaker and out[-1].end == x:
+            out[-1] = Turn(out[-1].start, y, speaker)
+        else:
+            out.append(Turn(x, y, speaker))
+    return out
+
+
+def _absorb_unknown(labels: list[str]) -> list[str]:
+    # An UNKNOWN word (a pause between turns, a loose Whisper boundary) stays
+    # in the piece before it, or after it at the start of a segment, rather
+    # than becoming a piece of its own.
+    known = [label for label in labels if label != UNKNOWN]
+    if not known:
+        return labels
+    out, current = [], known[0]
+    for label in labels:
+        if label != UNKNOWN:
+            current = label
+        out.append(current)
+    return out
+
+
+def split_segments_by_speaker(
+    segments: Sequence,
+    labels: Sequence[str],
+    segment_labels: Sequence[str] | None = None,
+    absorb_unknown: bool = True,
+) -> list[SpeakerSegment]:
+    """Segments cut where the speaker of their words changes.
+
+    ``labels`` holds one label per word of every segment, in order (what
+    :func:`assign_speakers` returns for all the words). Each piece runs from
+    its first word's start to its last word's end; its text is its words
+    joined as Whisper writes them (each carries its leading space), and every
+    word keeps its own label. With ``absorb_unknown``, UNKNOWN words join the
+    neighbouring piece instead of splitting the segment; a segment whose words
+    are all UNKNOWN stays one UNKNOWN piece. A segment without words keeps
+    its text and gets ``segment_labels[i]`` (default ``UNKNOWN``).
+    """
+    segments = list(segments)
+    labels = list(labels)
+    total = sum(len(getattr(s, "words", None) or ()) for s in segments)
+    if total != len(labels):
+        raise _core.OptionError(f"{len(labels)} labels for {total} words")
+    if segment_labels is not None and len(segment_labels) != len(segments):
+        raise _core.OptionError(
+            f"{len(segment_labels)} segment labels for {len(segments)} segments"
+        )
+    out: list[SpeakerSegment] = []
+    k = 0
+    for i, segment in enumerate(segments):
+        words = list(getattr(segment, "words", None) or ())
+        if not words:
+            speaker = segment_labels[i] if segment_labels is not None else UNKNOWN
+            out.append(SpeakerSegment(segment.start, segment.end, segment.text, speaker))
+            continue
+        own = labels[k : k + len(words)]
+        k += len(words)
+        pieces = _absorb_unknown(own) if absorb_unknown else own
+        for j, (word, label) in enumerate(zip(words, own)):
+            aligned = SpeakerWord(
+                float(word.start), float(word.end), word.word, float(word.probability), label
+            )
+            if j == 0 or pieces[j] != pieces[j - 1]:
+                out.append(SpeakerSegment(aligned.start, aligned.end, "", pieces[j]))
+            piece = out[-1]
+            piece.words.append(aligned)
+            piece.end = aligned.end
+            piece.text += aligned.word
+    return out
+
+
+def align_segments(
+    segments: Sequence,
+    turns: Sequence[TurnLike],
+    threshold: float = DEFAULT_THRESHOLD,
+    tolerance: float = DEFAULT_TOLERANCE,
+    absorb_unknown: bool = True,
+) -> list[SpeakerSegment]:
+    """Transcribed segments and speaker turns in, speaker segments out.
+
+    Words are assigned one by one and segments split where the speaker
+    changes; a segment without word timestamps is assigned as a whole.
+    """
+    segments = list(segments)
+    words = [w for s in segments for w in (getattr(s, "words", None) or ())]
+    wordless = [s for s in segments if not getattr(s, "words", None)]
+    labels = assign_speakers(words, turns, threshold, tolerance)
+    whole = iter(assign_speakers(wordless, turns, threshold, tolerance))
+    segment_labels = [UNKNOWN if getattr(s, "words", None) else next(whole) for s in segments]
+    return split_segments_by_speaker(segments, labels, segment_labels, absorb_unknown)

@@ -1,0 +1,136 @@
+"""What a run returns: the speaker-attributed transcript and how it was made.
+
+A :class:`Result` holds the aligned segments (each with its speaker and
+words), the speaker turns, and the facts a reader needs later: the source,
+its duration and language, the models, the options, the versions, when it
+ran and how fast. :meth:`Result.write` puts it on disk in every format of
+:mod:`saywho.writers`; :meth:`Result.from_json` reads transcript.json back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from . import _core, writers
+from .align import SpeakerSegment, SpeakerWord
+from .rttm import Turn
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _versions() -> dict[str, str]:
+    return {
+        "saywho": _core.__version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+    }
+
+
+@dataclass
+class Result:
+    """A transcript with speakers, and the record of the run that made it.
+
+    ``turns`` is None when diarization did not run (then there is no RTTM);
+    an empty list when it ran and found nobody speaking.
+    """
+
+    source: str | None = None
+    duration: float = 0.0
+    language: str | None = None
+    segments: list[SpeakerSegment] = field(default_factory=list)
+    speakers: list[str] = field(default_factory=list)
+    turns: list[Turn] | None = None
+    models: dict[str, str] = field(default_factory=dict)
+    options: dict = field(default_factory=dict)
+    performance: dict = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=_versions)
+    processed_at: str = field(default_factory=_now)
+
+    @property
+    def text(self) -> str:
+        """The transcript as plain text, one line per speaker turn."""
+        return writers.txt(self.segments)
+
+    @property
+    def metadata(self) -> dict:
+        return {
+            "source": self.source,
+            "duration": self.duration,
+            "language": self.language,
+            "speakers": list(self.speakers),
+            "models": dict(self.models),
+            "saywho_version": self.versions.get("saywho", _core.__version__),
+            "versions": dict(self.versions),
+            "options": dict(self.options),
+            "processed_at": self.processed_at,
+        }
+
+    def write(
+        self, directory: str | os.PathLike, formats: str | Iterable[str] | None = None
+    ) -> list[Path]:
+        """Writes transcript.json, .txt, .srt, .vtt and .rttm into ``directory``.
+
+        ``formats`` picks some of :data:`saywho.writers.FORMATS`; by default
+        every one the result allows (RTTM needs turns, so a transcription-only
+        result has none). Each file goes to a temporary name and is renamed
+        into place, so a failure leaves no half-written transcript. Returns the
+        paths written.
+        """
+        return writers.write_all(
+            directory,
+            self.segments,
+            self.metadata,
+            turns=self.turns,
+            performance=self.performance,
+            formats=formats,
+        )
+
+    def to_dict(self) -> dict:
+        """The record that transcript.json holds."""
+        return json.loads(
+            writers.transcript_json(self.metadata, self.segments, self.performance, self.turns)
+        )
+
+    @classmethod
+    def from_dict(cls, record: dict) -> Result:
+        meta = record.get("metadata", {})
+        segments = [
+            SpeakerSegment(
+                s["start"],
+                s["end"],
+                s["text"],
+                s.get("speaker"),
+                [SpeakerWord(**w) for w in s.get("words") or ()],
+            )
+            for s in record.get("segments", ())
+        ]
+        turns = record.get("turns")
+        return cls(
+            source=meta.get("source"),
+            duration=meta.get("duration", 0.0),
+            language=meta.get("language"),
+            segments=segments,
+            speakers=list(meta.get("speakers", ())),
+            turns=None if turns is None else [Turn(**t) for t in turns],
+            models=dict(meta.get("models", {})),
+            options=dict(meta.get("options", {})),
+            performance=dict(record.get("performance", {})),
+            versions=dict(meta.get("versions", {})),
+            processed_at=meta.get("processed_at", ""),
+        )
+
+    @classmethod
+    def from_json(cls, path: str | os.PathLike) -> Result:
+        """Reads a transcript.json that :meth:`write` made."""
+        with open(path, encoding="utf-8") as f:
+            return cls.from_dict(json.load(f))
