@@ -112,6 +112,31 @@ if [[ ! -s "$seg/segmentation-3.0.onnx" ]]; then
   trap - EXIT
 fi
 
+# A real speaker encoder: resemblyzer 0.1.4's GE2E LSTM (pretrained.pt, a torch
+# zip checkpoint read by saywho's restricted unpickler). Its wheel is
+# capitalised, so it is fetched here rather than through download().
+ge2e=$OUT/resemblyzer-ge2e
+GE2E_WHEEL_SHA256=8f12eb2f1a9982d32e8db7856de754709b59c93a77bcf0ff536584b619a9dd1f
+if [[ ! -s "$ge2e/pretrained.pt" ]]; then
+  dir="$PYPI/resemblyzer"
+  wheel="$dir/Resemblyzer-0.1.4-py3-none-any.whl"
+  if [[ ! -f "$wheel" ]] || ! echo "$GE2E_WHEEL_SHA256  $wheel" | sha256sum --check --status; then
+    mkdir -p "$dir"
+    echo "resemblyzer==0.1.4 --hash=sha256:$GE2E_WHEEL_SHA256" >"$dir/requirements.txt"
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps \
+      --only-binary=:all: --require-hashes -r "$dir/requirements.txt" -d "$dir" >&2
+  fi
+  mkdir -p "$OUT"
+  tmp=$(mktemp -d "$OUT/.ge2e.XXXXXX")
+  chmod 755 "$tmp"
+  trap 'rm -rf "$tmp"' EXIT
+  unpack "$wheel" resemblyzer/pretrained.pt "$tmp"
+  rm -rf "$ge2e"
+  mv "$tmp" "$ge2e"
+  trap - EXIT
+fi
+
 echo "test weights: $(pwd)/$tiny (Whisper tiny.en, CTranslate2)"
 echo "test weights: $(pwd)/$seg (pyannote segmentation-3.0, ONNX)"
 echo "test weights: $(pwd)/$base (Whisper base, multilingual, CTranslate2)"
+echo "test weights: $(pwd)/$ge2e (resemblyzer GE2E speaker encoder)"

@@ -82,6 +82,7 @@ typedef struct mel_job {
     const sw_fft *fft;
     const double *window;
     double *log_mel; /* n_frames x n_mels, frame-major while computing */
+    int take_log;    /* log10 (Whisper) or the mel power itself (GE2E) */
     int failed;
 } mel_job;
 
@@ -102,19 +103,22 @@ static void mel_frames(void *ctx, size_t begin, size_t end)
         double *row = j->log_mel + t * (size_t)j->n_mels;
         sw_apply_filters(j->filters, j->n_mels, SW_WHISPER_N_BINS, j->f_begin, j->f_end, power,
                          row);
-        for (int m = 0; m < j->n_mels; m++)
+        for (int m = 0; j->take_log && m < j->n_mels; m++)
             row[m] = log10(row[m] > 1e-10 ? row[m] : 1e-10);
     }
     free(work);
 }
 
-sw_status sw_log_mel(const float *samples, size_t n_samples, size_t padding, int n_mels,
-                     sw_threadpool *tp, float **out, size_t *n_frames, sw_error *err)
+/* The mel rows of every frame, frame-major, in *rows (malloc'ed): the part
+ * Whisper's log-mel and the GE2E encoder's mel power share. */
+static sw_status mel_rows(const float *samples, size_t n_samples, size_t padding, int n_mels,
+                          int take_log, sw_threadpool *tp, double **rows, size_t *n_frames,
+                          sw_error *err)
 {
-    *out = NULL;
+    *rows = NULL;
     *n_frames = 0;
-    if (n_mels != 80 && n_mels != 128)
-        return sw_fail(err, SW_ERR_ARG, "n_mels must be 80 or 128, got %d", n_mels);
+    if (n_mels < 1 || n_mels > 128)
+        return sw_fail(err, SW_ERR_ARG, "n_mels must be 1 to 128, got %d", n_mels);
     if (n_samples > ((size_t)1 << 40) || padding > ((size_t)1 << 40))
         return sw_fail(err, SW_ERR_ARG, "audio too long for a spectrogram");
     size_t len = n_samples + padding;
@@ -127,14 +131,13 @@ sw_status sw_log_mel(const float *samples, size_t n_samples, size_t padding, int
             return sw_fail(err, SW_ERR_ARG, "sample %zu is not finite", i);
 
     sw_fft *fft = NULL;
-    float *filters = NULL, *result = NULL;
-    double *log_mel = NULL, window[SW_WHISPER_N_FFT];
+    float *filters = NULL;
+    double *out = NULL, window[SW_WHISPER_N_FFT];
     if (sw_fft_create(SW_WHISPER_N_FFT, &fft, err) != SW_OK ||
         sw_mel_filters(SW_WHISPER_SAMPLE_RATE, SW_WHISPER_N_FFT, n_mels, &filters, err) != SW_OK)
         goto done;
-    log_mel = malloc(sizeof *log_mel * frames * (size_t)n_mels);
-    result = malloc(sizeof *result * frames * (size_t)n_mels);
-    if (!log_mel || !result) {
+    out = malloc(sizeof *out * frames * (size_t)n_mels);
+    if (!out) {
         sw_fail(err, SW_ERR_NOMEM, "spectrogram of %zu frames", frames);
         goto done;
     }
@@ -143,12 +146,38 @@ sw_status sw_log_mel(const float *samples, size_t n_samples, size_t padding, int
 
     int f_begin[128], f_end[128];
     sw_filter_ranges(filters, n_mels, SW_WHISPER_N_BINS, f_begin, f_end);
-    mel_job job = {samples, n_samples, len, frames, n_mels,  filters,
-                   f_begin, f_end,     fft, window, log_mel, 0};
+    mel_job job = {samples, n_samples, len,    frames, n_mels,   filters, f_begin,
+                   f_end,   fft,       window, out,    take_log, 0};
     sw_parallel_for(tp, frames, 64, mel_frames, &job);
     if (job.failed) {
         sw_fail(err, SW_ERR_NOMEM, "spectrogram work buffers");
         goto done;
+    }
+    *rows = out;
+    *n_frames = frames;
+    out = NULL;
+done:
+    free(out);
+    free(filters);
+    sw_fft_destroy(fft);
+    return err->code;
+}
+
+sw_status sw_log_mel(const float *samples, size_t n_samples, size_t padding, int n_mels,
+                     sw_threadpool *tp, float **out, size_t *n_frames, sw_error *err)
+{
+    *out = NULL;
+    *n_frames = 0;
+    if (n_mels != 80 && n_mels != 128)
+        return sw_fail(err, SW_ERR_ARG, "n_mels must be 80 or 128, got %d", n_mels);
+    double *log_mel = NULL;
+    size_t frames = 0;
+    if (mel_rows(samples, n_samples, padding, n_mels, 1, tp, &log_mel, &frames, err) != SW_OK)
+        return err->code;
+    float *result = malloc(sizeof *result * frames * (size_t)n_mels);
+    if (!result) {
+        free(log_mel);
+        return sw_fail(err, SW_ERR_NOMEM, "spectrogram of %zu frames", frames);
     }
     double mx = -INFINITY;
     for (size_t i = 0; i < frames * (size_t)n_mels; i++)
@@ -160,13 +189,30 @@ sw_status sw_log_mel(const float *samples, size_t n_samples, size_t padding, int
             v = v > floor_db ? v : floor_db;
             result[(size_t)m * frames + t] = (float)((v + 4.0) / 4.0);
         }
+    free(log_mel);
     *out = result;
     *n_frames = frames;
-    result = NULL;
-done:
-    free(result);
-    free(log_mel);
-    free(filters);
-    sw_fft_destroy(fft);
-    return err->code;
+    return SW_OK;
+}
+
+sw_status sw_mel_power(const float *samples, size_t n_samples, int n_mels, sw_threadpool *tp,
+                       float **out, size_t *n_frames, sw_error *err)
+{
+    *out = NULL;
+    *n_frames = 0;
+    double *rows = NULL;
+    size_t frames = 0;
+    if (mel_rows(samples, n_samples, 0, n_mels, 0, tp, &rows, &frames, err) != SW_OK)
+        return err->code;
+    float *result = malloc(sizeof *result * frames * (size_t)n_mels);
+    if (!result) {
+        free(rows);
+        return sw_fail(err, SW_ERR_NOMEM, "spectrogram of %zu frames", frames);
+    }
+    for (size_t i = 0; i < frames * (size_t)n_mels; i++)
+        result[i] = (float)rows[i];
+    free(rows);
+    *out = result;
+    *n_frames = frames;
+    return SW_OK;
 }

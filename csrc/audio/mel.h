@@ -27,4 +27,11 @@ size_t sw_log_mel_frames(size_t n_samples, size_t padding);
 sw_status sw_log_mel(const float *samples, size_t n_samples, size_t padding, int n_mels,
                      sw_threadpool *tp, float **out, size_t *n_frames, sw_error *err);
 
+/* The mel power spectrogram the GE2E speaker encoder reads (librosa's
+ * melspectrogram as resemblyzer calls it: the same STFT and Slaney filters,
+ * power, no log). out: n_frames x n_mels, frame-major, malloc'ed; frame t
+ * is centred on sample t * 160 and the last frame is dropped as above. */
+sw_status sw_mel_power(const float *samples, size_t n_samples, int n_mels, sw_threadpool *tp,
+                       float **out, size_t *n_frames, sw_error *err);
+
 #endif

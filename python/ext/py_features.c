@@ -45,6 +45,34 @@ static PyObject *py_log_mel(PyObject *self, PyObject *args, PyObject *kwargs)
     return swpy_array_from_malloc(out, 2, dims);
 }
 
+static PyObject *py_mel_power(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"samples", "n_mels", NULL};
+    PyObject *obj;
+    int n_mels = 40;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|i:mel_power_spectrogram", kwlist, &obj,
+                                     &n_mels))
+        return NULL;
+    PyArrayObject *arr = swpy_float32_array(obj, "samples", 1, 1);
+    if (!arr)
+        return NULL;
+    float *out = NULL;
+    size_t frames = 0;
+    sw_error err = {SW_OK, ""};
+    const float *x = PyArray_DATA(arr);
+    size_t n = (size_t)PyArray_DIM(arr, 0);
+    Py_BEGIN_ALLOW_THREADS
+    sw_threadpool *tp = pool_for(n);
+    sw_mel_power(x, n, n_mels, tp, &out, &frames, &err);
+    sw_threadpool_destroy(tp);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(arr);
+    if (err.code != SW_OK)
+        return swpy_raise(&err, "mel_power_spectrogram");
+    npy_intp dims[2] = {(npy_intp)frames, n_mels};
+    return swpy_array_from_malloc(out, 2, dims);
+}
+
 static PyObject *py_mel_filters(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"n_mels", "n_fft", "sample_rate", NULL};
@@ -127,6 +155,9 @@ static PyObject *py_kaldi_mel_banks(PyObject *self, PyObject *args, PyObject *kw
 static PyMethodDef feature_methods[] = {
     {"log_mel_spectrogram", (PyCFunction)(void (*)(void))py_log_mel, METH_VARARGS | METH_KEYWORDS,
      "log_mel_spectrogram(samples, n_mels=80, padding=0) -> float32 [n_mels, frames]"},
+    {"mel_power_spectrogram", (PyCFunction)(void (*)(void))py_mel_power,
+     METH_VARARGS | METH_KEYWORDS,
+     "mel_power_spectrogram(samples, n_mels=40) -> float32 [frames, n_mels], no log"},
     {"mel_filters", (PyCFunction)(void (*)(void))py_mel_filters, METH_VARARGS | METH_KEYWORDS,
      "mel_filters(n_mels=80, n_fft=400, sample_rate=16000) -> Slaney mel filterbank"},
     {"fbank", (PyCFunction)(void (*)(void))py_fbank, METH_VARARGS | METH_KEYWORDS,

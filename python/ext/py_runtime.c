@@ -179,7 +179,17 @@ static int upload_array(sw_backend *b, PyArrayObject *arr, sw_tensor *t, sw_erro
     return b->upload(b, t->data, PyArray_DATA(arr), sw_tensor_nbytes(t), err) == SW_OK ? 0 : -1;
 }
 
-enum { OP_MATMUL, OP_ADD, OP_MUL, OP_SCALE, OP_GELU, OP_SOFTMAX, OP_LAYERNORM, OP_CONVERT };
+enum {
+    OP_MATMUL,
+    OP_ADD,
+    OP_MUL,
+    OP_SCALE,
+    OP_GELU,
+    OP_SOFTMAX,
+    OP_LAYERNORM,
+    OP_CONVERT,
+    OP_LSTM
+};
 
 typedef struct op_args {
     int op;
@@ -199,6 +209,7 @@ static sw_status run_op(sw_backend *b, op_call *c, const op_args *a, sw_error *e
     case OP_GELU: return sw_gelu(&c->in[0], &c->out, err);
     case OP_SOFTMAX: return sw_softmax(&c->in[0], &c->out, err);
     case OP_LAYERNORM: return sw_layernorm(&c->in[0], &c->in[1], &c->in[2], a->eps, &c->out, err);
+    case OP_LSTM: return sw_lstm(&c->in[0], &c->in[1], &c->in[2], &c->in[3], &c->out, err);
     case OP_CONVERT: {
         /* round trip through the narrow type so NumPy sees float32 */
         sw_tensor narrow;
@@ -231,6 +242,14 @@ static PyObject *execute(RuntimeObject *self, PyObject **inputs, int n_in, const
             goto done;
         }
         out_dims[1] = PyArray_DIM(arrs[1], a->trans_b ? 0 : 1);
+    }
+    if (a->op == OP_LSTM) { /* [B, T, in] -> [B, T, D * H]; sw_lstm checks the rest */
+        if (out_nd != 3 || PyArray_NDIM(arrs[1]) != 3 || PyArray_NDIM(arrs[2]) != 3) {
+            PyErr_SetString(SwOptionError, "lstm takes x [B, T, in], w_ih [D, 4H, in], "
+                                           "w_hh [D, 4H, H] and bias [D, 4H]");
+            goto done;
+        }
+        out_dims[2] = PyArray_DIM(arrs[1], 0) * PyArray_DIM(arrs[2], 2);
     }
     result = PyArray_SimpleNew(out_nd, out_dims, NPY_FLOAT32);
     if (!result)
@@ -336,6 +355,15 @@ static PyObject *runtime_layernorm(RuntimeObject *self, PyObject *args, PyObject
     return execute(self, in, 3, &a);
 }
 
+static PyObject *runtime_lstm(RuntimeObject *self, PyObject *args)
+{
+    PyObject *in[4];
+    op_args a = {OP_LSTM, 0, 1.0f, 0.0f, 0.0f, 0.0f, SW_F32};
+    if (!PyArg_ParseTuple(args, "OOOO:lstm", &in[0], &in[1], &in[2], &in[3]))
+        return NULL;
+    return execute(self, in, 4, &a);
+}
+
 static PyObject *runtime_round_trip(RuntimeObject *self, PyObject *args)
 {
     PyObject *in[1];
@@ -377,6 +405,8 @@ static PyMethodDef runtime_methods[] = {
     {"gelu", CF(runtime_gelu), METH_O, "gelu(a), the erf form"},
     {"softmax", CF(runtime_softmax), METH_O, "softmax over the last axis"},
     {"layernorm", CF(runtime_layernorm), KW, "layernorm(x, gamma, beta, eps=1e-5)"},
+    {"lstm", CF(runtime_lstm), METH_VARARGS,
+     "lstm(x, w_ih, w_hh, bias): one (bi)LSTM layer, gates i, f, g, o, zero initial state"},
     {"round_trip", CF(runtime_round_trip), METH_VARARGS,
      "round_trip(a, dtype): float32 -> dtype -> float32 on the device"},
     {"__enter__", CF(runtime_enter), METH_NOARGS, NULL},

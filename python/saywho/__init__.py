@@ -9,6 +9,7 @@ from . import _core
 from ._core import AudioError, DeviceError, ModelError, OptionError, SaywhoError
 from .align import align_segments, exclusive_turns
 from .audio import SAMPLE_RATE, load_audio
+from .diarization import Diarization, diarize
 from .features import fbank, log_mel_spectrogram, pad_or_trim
 from .pipeline import Pipeline
 from .result import Result
@@ -18,6 +19,7 @@ __version__ = _core.__version__
 
 __all__ = [
     "AudioError",
+    "Diarization",
     "DeviceError",
     "ModelError",
     "OptionError",
@@ -26,6 +28,7 @@ __all__ = [
     "SAMPLE_RATE",
     "SaywhoError",
     "align_segments",
+    "diarize",
     "exclusive_turns",
     "fbank",
     "load_audio",

@@ -15,6 +15,7 @@ import numpy as np
 from . import _core
 from .audio import load_audio
 from .device import open_runtime
+from .diarization.diarize import Diarization, Diarizer
 from .memory import MemoryReport, log_checkpoint
 from .whisper.transcribe import Segment, TranscriptionInfo, WhisperModel
 
@@ -36,10 +37,14 @@ class Pipeline:
         device: str = "auto",
         threads: int = 0,
         log_memory: bool = True,
+        segmentation: str | os.PathLike | None = None,
+        embedding: str | os.PathLike | None = None,
     ):
         if not isinstance(threads, int) or threads < 0:
             raise _core.OptionError(f"threads must be an int >= 0, not {threads!r}")
         self._whisper = None
+        self._diarizer = None
+        self._diarization_models = (segmentation, embedding)
         self._runtime = open_runtime(device, threads)
         self._log_memory = log_memory
         self.checkpoint("After Pipeline Start")
@@ -63,6 +68,9 @@ class Pipeline:
         if self._whisper is not None:
             self._whisper.close()
             self._whisper = None
+        if self._diarizer is not None:
+            self._diarizer.close()
+            self._diarizer = None
         runtime = self._runtime
         if runtime is None or runtime.closed:
             return
@@ -147,3 +155,31 @@ class Pipeline:
             "peak_allocated_bytes": report.peak_allocated,
         }
         return segments, info
+
+    def diarize(
+        self,
+        audio,
+        num_speakers: int | None = None,
+        min_speakers: int | None = None,
+        max_speakers: int | None = None,
+        progress=None,
+    ) -> Diarization:
+        """Who spoke when (pyannote 3.1's algorithm): turns, exclusive turns and
+        each speaker's embedding. The models load on first use, from
+        ``Pipeline(segmentation=..., embedding=...)`` or the test weights."""
+        runtime = self._open_runtime()
+        if self._diarizer is None:
+            segmentation, embedding = self._diarization_models
+            if segmentation is None or embedding is None:
+                from .models.test_weights import test_diarization_models
+
+                default_seg, default_emb = test_diarization_models()
+                segmentation = segmentation or default_seg
+                embedding = embedding or default_emb
+            self._diarizer = Diarizer(segmentation, embedding, runtime)
+            self.checkpoint("After Diarization Load")
+        samples = audio if isinstance(audio, np.ndarray) else load_audio(audio)
+        result = self._diarizer(samples, num_speakers, min_speakers, max_speakers, progress)
+        report = self.checkpoint("After Diarization")
+        result.performance["peak_pool_bytes"] = report.peak_allocated
+        return result

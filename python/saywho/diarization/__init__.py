@@ -1,6 +1,9 @@
 """Speaker diarization the way pyannote does it: segmentation, embeddings,
 clustering and turns, on saywho's own C core."""
 
+from .clustering import cluster_embeddings
+from .diarize import Diarization, Diarizer, diarize
+from .embedding_ge2e import GE2EEncoder
 from .segmentation import (
     FrameTiming,
     SegmentationModel,
@@ -10,6 +13,11 @@ from .segmentation import (
 )
 
 __all__ = [
+    "Diarization",
+    "Diarizer",
+    "GE2EEncoder",
+    "cluster_embeddings",
+    "diarize",
     "FrameTiming",
     "SegmentationModel",
     "frame_timing",

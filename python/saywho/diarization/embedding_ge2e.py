@@ -1,0 +1,206 @@
+"""A GE2E speaker encoder (resemblyzer's weights) behind the embedding interface.
+
+pyannote 3.1 embeds speakers with WeSpeaker's ResNet34, whose weights no
+PyPI package carries; resemblyzer 0.1.4 ships a real, trained GE2E encoder
+(Wan et al. 2018): 40-band mel power frames every 10 ms, a 3-layer LSTM of
+256, a linear layer of 256, ReLU and L2 normalisation. It was trained on
+partial utterances of 160 frames (1.6 s), so a speaker's frames are cut into
+such partials, each embedded, and the mean re-normalised, as resemblyzer's
+``embed_utterance`` does.
+
+The LSTM runs on the Runtime's backend (``Runtime.lstm``); the mel frames
+come from the core's STFT (``mel_power_spectrogram``). A speaker's frames in
+a chunk are those its mask marks, gathered in order: the LSTM reads only
+that speaker's speech, which is what pyannote's masked pooling achieves for
+the ResNet.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from saywho import _core
+from saywho.models.torch_checkpoint import load_checkpoint, state_dict
+
+SAMPLE_RATE = 16000
+HOP = 160  # samples per mel frame (10 ms)
+N_MELS = 40
+HIDDEN = 256
+LAYERS = 3
+PARTIAL = 160  # frames per partial utterance, as the encoder was trained
+TARGET_DBFS = -30.0  # resemblyzer's volume normalisation (increase only)
+
+
+def load_ge2e(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """The encoder's arrays from resemblyzer's pretrained.pt (read without torch)."""
+    name = os.fspath(path)
+    checkpoint = load_checkpoint(name)
+    if isinstance(checkpoint, dict) and "model_state" in checkpoint:
+        checkpoint = checkpoint["model_state"]
+    tensors = state_dict(checkpoint)
+    want = {"linear.weight": (HIDDEN, HIDDEN), "linear.bias": (HIDDEN,)}
+    for layer in range(LAYERS):
+        want[f"lstm.weight_ih_l{layer}"] = (4 * HIDDEN, N_MELS if layer == 0 else HIDDEN)
+        want[f"lstm.weight_hh_l{layer}"] = (4 * HIDDEN, HIDDEN)
+        want[f"lstm.bias_ih_l{layer}"] = (4 * HIDDEN,)
+        want[f"lstm.bias_hh_l{layer}"] = (4 * HIDDEN,)
+    for key, shape in want.items():
+        if key not in tensors:
+            raise _core.ModelError(f"{name}: not a GE2E encoder checkpoint: no tensor {key!r}")
+        if tuple(tensors[key].shape) != shape:
+            raise _core.ModelError(
+                f"{name}: tensor {key!r} has shape {tuple(tensors[key].shape)}, expected {shape}"
+            )
+    return {k: np.ascontiguousarray(tensors[k], dtype=np.float32) for k in want}
+
+
+def partial_starts(length: int, step: int) -> list[int]:
+    """Where partials of PARTIAL frames start in a run of ``length`` frames:
+    every ``step`` frames, the last one flush with the end so that no frame is
+    left out. A run shorter than one partial is one partial of its own length."""
+    if length <= PARTIAL:
+        return [0]
+    starts = list(range(0, length - PARTIAL + 1, step))
+    if starts[-1] != length - PARTIAL:
+        starts.append(length - PARTIAL)
+    return starts
+
+
+class GE2EEncoder:
+    """``encoder(waveforms [B, samples], masks [B, frames]) -> [B, 256]``.
+
+    ``masks`` may have any frame rate (pyannote's segmentation frames, say):
+    they are resampled to the 10 ms mel frames by nearest neighbour. A row
+    whose mask keeps no frame gets NaN, as pyannote does for too-short masks.
+    """
+
+    dimension = HIDDEN
+    sample_rate = SAMPLE_RATE
+
+    def __init__(
+        self,
+        source: str | os.PathLike[str] | dict[str, np.ndarray],
+        runtime: _core.Runtime | None = None,
+        partial_step: int = PARTIAL // 2,
+        batch_size: int = 64,
+    ) -> None:
+        if not 1 <= partial_step <= PARTIAL:
+            raise _core.OptionError(f"partial_step must be 1 to {PARTIAL} frames")
+        if batch_size < 1:
+            raise _core.OptionError("batch_size must be at least 1")
+        tensors = source if isinstance(source, dict) else load_ge2e(source)
+        self._layers = []
+        for layer in range(LAYERS):
+            self._layers.append(
+                (
+                    tensors[f"lstm.weight_ih_l{layer}"][None],
+                    tensors[f"lstm.weight_hh_l{layer}"][None],
+                    (tensors[f"lstm.bias_ih_l{layer}"] + tensors[f"lstm.bias_hh_l{layer}"])[None],
+                )
+            )
+        self._linear_t = np.ascontiguousarray(tensors["linear.weight"].T)
+        self._linear_b = tensors["linear.bias"]
+        self._own_runtime = runtime is None
+        self.runtime = _core.Runtime(device="cpu") if runtime is None else runtime
+        self.partial_step = partial_step
+        self.batch_size = batch_size
+
+    # -- lifecycle ------------------------------------------------------------
+    def close(self) -> None:
+        if self._own_runtime and self.runtime is not None:
+            self.runtime.close()
+        self.runtime = None
+
+    def __enter__(self) -> GE2EEncoder:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- the network ----------------------------------------------------------
+    def embed_partials(self, mels: np.ndarray) -> np.ndarray:
+        """[N, T, 40] mel power frames -> [N, 256] unit embeddings."""
+        if self.runtime is None:
+            raise _core.ModelError("this GE2EEncoder is closed")
+        out = np.empty((len(mels), HIDDEN), dtype=np.float32)
+        for i in range(0, len(mels), self.batch_size):
+            x = np.ascontiguousarray(mels[i : i + self.batch_size], dtype=np.float32)
+            for w_ih, w_hh, bias in self._layers:
+                x = self.runtime.lstm(x, w_ih, w_hh, bias)
+            raw = np.maximum(x[:, -1] @ self._linear_t + self._linear_b, 0.0)
+            norm = np.linalg.norm(raw, axis=1, keepdims=True)
+            out[i : i + len(raw)] = raw / np.maximum(norm, 1e-12)
+        return out
+
+    def embed_sequences(self, sequences: list[np.ndarray]) -> np.ndarray:
+        """One embedding per sequence of mel frames [T_i, 40] (NaN when empty):
+        the normalised mean of its partials' embeddings."""
+        out = np.full((len(sequences), HIDDEN), np.nan, dtype=np.float32)
+        owners: dict[int, list[int]] = {}  # partial length -> owner of each partial
+        partials: dict[int, list[np.ndarray]] = {}
+        for k, seq in enumerate(sequences):
+            if len(seq) == 0:
+                continue
+            for s in partial_starts(len(seq), self.partial_step):
+                piece = seq[s : s + PARTIAL]
+                partials.setdefault(len(piece), []).append(piece)
+                owners.setdefault(len(piece), []).append(k)
+        sums = np.zeros((len(sequences), HIDDEN), dtype=np.float64)
+        for length, pieces in partials.items():
+            embedded = self.embed_partials(np.stack(pieces))
+            np.add.at(sums, np.asarray(owners[length]), embedded)
+        done = np.any(sums != 0, axis=1)
+        norms = np.linalg.norm(sums[done], axis=1, keepdims=True)
+        out[done] = (sums[done] / np.maximum(norms, 1e-12)).astype(np.float32)
+        return out
+
+    # -- the embedding interface ----------------------------------------------
+    def features(self, audio: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Mel power frames [T, 40] of mono 16 kHz audio, and each frame's
+        mean square (for the volume normalisation)."""
+        x = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
+        mel = _core.mel_power_spectrogram(x, n_mels=N_MELS)
+        n = len(mel)
+        energy = np.zeros(n, dtype=np.float64)
+        whole = min(n, len(x) // HOP)
+        if whole:
+            energy[:whole] = np.mean(np.square(x[: whole * HOP].reshape(whole, HOP)), axis=1)
+        return mel, energy
+
+    def select(self, mel: np.ndarray, energy: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The frames ``mask`` (already on the mel frame grid) keeps, with
+        resemblyzer's volume normalisation: quiet speech raised to -30 dBFS."""
+        keep = mask > 0.5
+        frames = mel[keep]
+        if len(frames):
+            ms = float(np.mean(energy[keep]))
+            if ms > 0:
+                dbfs = 10 * np.log10(ms)
+                if dbfs < TARGET_DBFS:
+                    frames = frames * np.float32(10 ** ((TARGET_DBFS - dbfs) / 10))  # power
+        return frames
+
+    def __call__(self, waveforms: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
+        w = np.asarray(waveforms, dtype=np.float32)
+        if w.ndim == 1:
+            w = w[None]
+        if w.ndim != 2:
+            raise _core.OptionError("waveforms must be [batch, samples]")
+        sequences = []
+        for b in range(len(w)):
+            mel, energy = self.features(w[b])
+            if masks is None:
+                mask = np.ones(len(mel), dtype=np.float32)
+            else:
+                mask = resample_mask(np.asarray(masks[b], dtype=np.float32), len(mel))
+            sequences.append(self.select(mel, energy, mask))
+        return self.embed_sequences(sequences)
+
+
+def resample_mask(mask: np.ndarray, frames: int) -> np.ndarray:
+    """Nearest-neighbour resampling of a [F] mask onto ``frames`` frames, as
+    torch's F.interpolate(mode="nearest") maps output i to input floor(i * F / frames)."""
+    index = (np.arange(frames) * len(mask)) // max(frames, 1)
+    return mask[np.minimum(index, len(mask) - 1)]
