@@ -7,12 +7,17 @@
 static PyObject *py_ahc_centroid(PyObject *self, PyObject *args)
 {
     PyObject *d2_obj, *w_obj;
-    if (!PyArg_ParseTuple(args, "OO:ahc_centroid", &d2_obj, &w_obj))
+    int overwrite = 0;
+    if (!PyArg_ParseTuple(args, "OO|p:ahc_centroid", &d2_obj, &w_obj, &overwrite))
         return NULL;
-    /* a private copy: the algorithm overwrites the matrix as it merges */
-    PyArrayObject *d2 = (PyArrayObject *)PyArray_FROMANY(
-        d2_obj, NPY_FLOAT32, 2, 2,
-        NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST | NPY_ARRAY_ENSURECOPY);
+    /* the algorithm overwrites the matrix as it merges: a private copy unless
+     * the caller hands over a float32 matrix it no longer needs */
+    int flags = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST;
+    if (overwrite && PyArray_Check(d2_obj) && PyArray_ISWRITEABLE((PyArrayObject *)d2_obj))
+        flags |= NPY_ARRAY_WRITEABLE;
+    else
+        flags |= NPY_ARRAY_ENSURECOPY;
+    PyArrayObject *d2 = (PyArrayObject *)PyArray_FROMANY(d2_obj, NPY_FLOAT32, 2, 2, flags);
     PyArrayObject *w = (PyArrayObject *)PyArray_FROMANY(
         w_obj, NPY_FLOAT64, 1, 1, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST);
     PyObject *out = NULL;
@@ -53,8 +58,8 @@ done:
 
 static PyMethodDef cluster_functions[] = {
     {"ahc_centroid", py_ahc_centroid, METH_VARARGS,
-     "ahc_centroid(squared_distances [n, n], weights [n]) -> linkage [n - 1, 4] as scipy's "
-     "linkage(method='centroid')"},
+     "ahc_centroid(squared_distances [n, n], weights [n], overwrite=False) -> linkage [n - 1, 4] "
+     "as scipy's linkage(method='centroid'); overwrite lets it use a float32 matrix as scratch"},
     {NULL, NULL, 0, NULL},
 };
 

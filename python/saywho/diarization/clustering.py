@@ -44,11 +44,16 @@ def _unit(x: np.ndarray) -> np.ndarray:
 
 def linkage(points: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """scipy-style centroid-linkage dendrogram [n - 1, 4] of weighted points."""
-    p = np.asarray(points, dtype=np.float64)
+    # float32 and in place: the n x n matrix is the clustering's whole peak
+    p = np.asarray(points, dtype=np.float32)
     sq = np.einsum("ij,ij->i", p, p)
-    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (p @ p.T), 0.0).astype(np.float32)
+    d2 = p @ p.T
+    d2 *= -2.0
+    d2 += sq[:, None]
+    d2 += sq[None, :]
+    np.maximum(d2, 0.0, out=d2)
     np.fill_diagonal(d2, 0.0)
-    return _core.ahc_centroid(d2, np.asarray(weights, dtype=np.float64))
+    return _core.ahc_centroid(d2, np.asarray(weights, dtype=np.float64), True)
 
 
 class _Merger:

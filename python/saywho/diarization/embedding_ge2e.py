@@ -120,16 +120,26 @@ class GE2EEncoder:
         self.close()
 
     # -- the network ----------------------------------------------------------
-    def embed_partials(self, mels: np.ndarray) -> np.ndarray:
-        """[N, T, 40] mel power frames -> [N, 256] unit embeddings."""
+    def embed_partials(self, mels: np.ndarray, lengths: np.ndarray | None = None) -> np.ndarray:
+        """[N, T, 40] mel power frames -> [N, 256] unit embeddings.
+
+        Row n may be shorter than T: ``lengths[n]`` frames, then zeros. The
+        LSTM is causal, so its state after frame lengths[n] - 1 is the state
+        of the unpadded row, and rows of any length share one batch.
+        """
         if self.runtime is None:
             raise _core.ModelError("this GE2EEncoder is closed")
-        out = np.empty((len(mels), HIDDEN), dtype=np.float32)
-        for i in range(0, len(mels), self.batch_size):
+        n, t = mels.shape[:2]
+        last = np.full(n, t - 1) if lengths is None else np.asarray(lengths) - 1
+        out = np.empty((n, HIDDEN), dtype=np.float32)
+        for i in range(0, n, self.batch_size):
             x = np.ascontiguousarray(mels[i : i + self.batch_size], dtype=np.float32)
+            rows = last[i : i + self.batch_size]
+            x = x[:, : int(rows.max()) + 1]
             for w_ih, w_hh, bias in self._layers:
                 x = self.runtime.lstm(x, w_ih, w_hh, bias)
-            raw = np.maximum(x[:, -1] @ self._linear_t + self._linear_b, 0.0)
+            h = x[np.arange(len(x)), rows]
+            raw = np.maximum(h @ self._linear_t + self._linear_b, 0.0)
             norm = np.linalg.norm(raw, axis=1, keepdims=True)
             out[i : i + len(raw)] = raw / np.maximum(norm, 1e-12)
         return out
@@ -138,19 +148,24 @@ class GE2EEncoder:
         """One embedding per sequence of mel frames [T_i, 40] (NaN when empty):
         the normalised mean of its partials' embeddings."""
         out = np.full((len(sequences), HIDDEN), np.nan, dtype=np.float32)
-        owners: dict[int, list[int]] = {}  # partial length -> owner of each partial
-        partials: dict[int, list[np.ndarray]] = {}
+        owners, pieces = [], []
         for k, seq in enumerate(sequences):
             if len(seq) == 0:
                 continue
             for s in partial_starts(len(seq), self.partial_step):
-                piece = seq[s : s + PARTIAL]
-                partials.setdefault(len(piece), []).append(piece)
-                owners.setdefault(len(piece), []).append(k)
+                pieces.append(seq[s : s + PARTIAL])
+                owners.append(k)
+        if not pieces:
+            return out
+        # longest first, so each batch pads to little more than its own rows
+        order = np.argsort([-len(p) for p in pieces], kind="stable")
+        lengths = np.array([len(pieces[o]) for o in order])
+        batch = np.zeros((len(pieces), int(lengths[0]), N_MELS), dtype=np.float32)
+        for row, o in enumerate(order):
+            batch[row, : lengths[row]] = pieces[o]
+        embedded = self.embed_partials(batch, lengths)
         sums = np.zeros((len(sequences), HIDDEN), dtype=np.float64)
-        for length, pieces in partials.items():
-            embedded = self.embed_partials(np.stack(pieces))
-            np.add.at(sums, np.asarray(owners[length]), embedded)
+        np.add.at(sums, np.asarray(owners)[order], embedded)
         done = np.any(sums != 0, axis=1)
         norms = np.linalg.norm(sums[done], axis=1, keepdims=True)
         out[done] = (sums[done] / np.maximum(norms, 1e-12)).astype(np.float32)
@@ -204,3 +219,4 @@ def resample_mask(mask: np.ndarray, frames: int) -> np.ndarray:
     torch's F.interpolate(mode="nearest") maps output i to input floor(i * F / frames)."""
     index = (np.arange(frames) * len(mask)) // max(frames, 1)
     return mask[np.minimum(index, len(mask) - 1)]
+
