@@ -71,7 +71,12 @@ static void test_many(void)
     enum { N = 300 };
     float *d2 = malloc(sizeof(float) * N * N);
     double *z = malloc(sizeof(double) * 4 * (N - 1)), w[N], x[N];
-    CHECK(d2 && z);
+    if (!d2 || !z) {
+        CHECK(!"out of memory");
+        free(d2);
+        free(z);
+        return;
+    }
     for (int i = 0; i < N; i++) {
         x[i] = (double)((i * 7919) % 1000) / 10.0;
         w[i] = 1.0;
