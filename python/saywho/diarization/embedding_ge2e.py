@@ -219,4 +219,3 @@ def resample_mask(mask: np.ndarray, frames: int) -> np.ndarray:
     torch's F.interpolate(mode="nearest") maps output i to input floor(i * F / frames)."""
     index = (np.arange(frames) * len(mask)) // max(frames, 1)
     return mask[np.minimum(index, len(mask) - 1)]
-
