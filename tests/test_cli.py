@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
+from saywho.metrics import diarization_error_rate
 from saywho.models.test_weights import test_model_dir
+from saywho.rttm import read_rttm
 
 from .conftest import shared_file
 
@@ -41,6 +44,7 @@ def test_transcribes_and_writes_the_chosen_formats(tmp_path):
         "--format",
         "json",
         "--word-timestamps",
+        "--no-speakers",
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
@@ -73,3 +77,49 @@ def test_a_bad_file_fails_alone_with_exit_code_1(tmp_path):
 def test_usage_errors_exit_with_2(tmp_path):
     assert run("--format", "docx", cwd=tmp_path).returncode == 2
     assert run("--device", "tpu", cwd=tmp_path).returncode == 2
+    for bad in (
+        ["--num-speakers", "2", "--min-speakers", "1"],
+        ["--min-speakers", "3", "--max-speakers", "2"],
+        ["--num-speakers", "0"],
+        ["--no-speakers", "--max-speakers", "2"],
+        ["--compute-type", "int8"],
+        ["--batch-size", "0"],
+    ):
+        proc = run(*bad, cwd=tmp_path)
+        assert proc.returncode == 2, bad
+        assert "usage:" in proc.stderr
+
+
+def test_the_main_job_prints_who_said_what(tmp_path):
+    """The README's first command: no arguments, the bundled two-speaker
+    sample, the test weights; speakers, their words and a summary line."""
+    out = tmp_path / "out"
+    proc = run("-o", str(out), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    said = [line for line in lines if line.startswith("[")]
+    assert {line.split("] ")[1].split(":")[0] for line in said} == {"SPEAKER_00", "SPEAKER_01"}
+    text = " ".join(said).lower()
+    assert "new jersey" in text and "chicago" in text
+    assert re.fullmatch(
+        r"0\.5 min of audio in \d+\.\d min, \d+\.\dx realtime \(1 of 1 files\)", lines[-1]
+    )
+    record = json.loads((out / "two_speakers" / "transcript.json").read_text())
+    assert record["metadata"]["speakers"] == ["SPEAKER_00", "SPEAKER_01"]
+    assert set(record["performance"]["stages"]) == {
+        "decode",
+        "transcription",
+        "diarization",
+        "alignment",
+    }
+    (hypothesis,) = read_rttm(out / "two_speakers" / "transcript.rttm").values()
+    (reference,) = read_rttm(shared_file("two_speakers.rttm")).values()
+    assert diarization_error_rate(reference, hypothesis, collar=0.25).der <= 0.10
+    assert "diarization done" in proc.stderr  # the progress, one line per stage off a terminal
+
+
+def test_speaker_count_can_be_given(tmp_path):
+    proc = run(str(shared_file("two_speakers.wav")), "--num-speakers", "3", "-q", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert ", 3 speakers)" in proc.stdout
+    assert proc.stderr == ""

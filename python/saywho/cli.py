@@ -1,9 +1,11 @@
-"""The saywho command.
+"""The saywho command: who said what, and when, for each file given.
 
-It decodes each file, describes it, and transcribes it with Whisper when a
-model is given (``--model DIR``) or the test weights are installed (the
-README's set-up fetches them). Speakers come with the diarization issue.
-With no file it runs on the bundled sample.
+Each file is transcribed, diarized and aligned (Pipeline.process), its
+speaker-attributed transcript printed and, with ``-o``, written. With no
+file it runs on the bundled sample; with no ``--model`` it uses the test
+weights that the README's set-up fetches. Exit status: 0 when every file
+went well, 1 when some failed (the others are still written), 2 for usage
+errors.
 """
 
 from __future__ import annotations
@@ -11,34 +13,16 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from datetime import datetime, timezone
+import time
 from pathlib import Path
 
-import numpy as np
-
-from . import _core, writers
-from .audio import SAMPLE_RATE
-from .features import fbank, log_mel_spectrogram
+from . import _core
 from .pipeline import Pipeline
+from .progress import ProgressBar
 from .sample import sample_path
+from .writers import FORMATS
 
-
-def describe(pipeline: Pipeline, path: str) -> str:
-    samples = pipeline.load_audio(path)
-    duration = samples.size / SAMPLE_RATE
-    peak = float(np.max(np.abs(samples))) if samples.size else 0.0
-    rms = float(np.sqrt(np.mean(samples.astype(np.float64) ** 2))) if samples.size else 0.0
-    rms_db = 20 * np.log10(rms) if rms > 0 else float("-inf")
-    mel = log_mel_spectrogram(samples, n_mels=80)
-    feats = fbank(samples)
-    return (
-        f"{path}\n"
-        f"  audio     {duration:.2f} s, {samples.size} samples at {SAMPLE_RATE} Hz mono, "
-        f"peak {peak:.3f}, RMS {rms_db:.1f} dBFS\n"
-        f"  log-mel   {mel.shape[0]} bins x {mel.shape[1]} frames (Whisper), "
-        f"range {mel.min():.3f} .. {mel.max():.3f}\n"
-        f"  fbank     {feats.shape[0]} frames x {feats.shape[1]} bins (speaker embeddings)"
-    )
+COMPUTE_TYPES = ("default", "float32")
 
 
 def default_model() -> str | None:
@@ -51,85 +35,140 @@ def default_model() -> str | None:
         return None
 
 
-def transcript(pipeline: Pipeline, path: str, args) -> str:
-    segments, info = pipeline.transcribe(
-        path,
-        beam_size=args.beam_size,
-        language=args.language,
-        word_timestamps=args.word_timestamps,
-    )
-    lines = [f"  language  {info.language} ({info.language_probability:.2f})"]
-    for s in segments:
-        lines.append(f"  [{s.start:7.2f} -> {s.end:7.2f}] {s.text.strip()}")
-    if args.output_dir:
-        metadata = {
-            "source": str(path),
-            "duration": info.duration,
-            "language": info.language,
-            "language_probability": info.language_probability,
-            "model": args.model or default_model(),
-            "saywho_version": _core.__version__,
-            "options": {
-                "beam_size": args.beam_size,
-                "language": args.language,
-                "word_timestamps": args.word_timestamps,
-            },
-            "processed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        }
-        out = Path(args.output_dir) / Path(path).stem
-        written = writers.write_all(out, segments, metadata, formats=args.format)
-        lines.append("  wrote     " + ", ".join(str(p) for p in written))
-    return "\n".join(lines)
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="saywho", description="Who said what, and when.")
     p.add_argument("files", nargs="*", help="audio or video files (default: the bundled sample)")
+    p.add_argument("--model", help="Whisper model directory (default: the test tiny.en)")
+    p.add_argument("--language", help="language code (default: detect)")
+    speakers = p.add_mutually_exclusive_group()
+    speakers.add_argument("--num-speakers", type=_positive, help="the number of speakers, if known")
+    speakers.add_argument("--no-speakers", action="store_true", help="transcribe only")
+    p.add_argument("--min-speakers", type=_positive, help="at least this many speakers")
+    p.add_argument("--max-speakers", type=_positive, help="at most this many speakers")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0: one per CPU)")
     p.add_argument(
-        "--model", help="Whisper model directory (default: the test tiny.en, if fetched)"
+        "--compute-type",
+        default="default",
+        choices=COMPUTE_TYPES,
+        help="weights' precision (float32 only, for now)",
     )
-    p.add_argument("--beam-size", type=int, default=5, help="beam size (1: greedy)")
-    p.add_argument("--language", help="language code (default: detect)")
-    p.add_argument("--word-timestamps", action="store_true", help="time every word")
+    p.add_argument(
+        "--batch-size",
+        type=_positive,
+        default=16,
+        help="diarization chunks per batch (Whisper decodes one 30 s window at a time)",
+    )
+    p.add_argument("--beam-size", type=_positive, default=5, help="beam size (1: greedy)")
+    p.add_argument(
+        "--word-timestamps",
+        action="store_true",
+        help="time every word (always on when speakers are found: alignment needs them)",
+    )
     p.add_argument("-o", "--output-dir", help="write transcript files here, one folder per input")
     p.add_argument(
         "--format",
         action="append",
-        choices=writers.FORMATS,
+        choices=FORMATS,
         help="transcript format to write (repeatable; default: every one the run allows)",
     )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument("-v", "--verbose", action="store_true", help="log memory checkpoints")
     return p
 
 
+def _check(args, parser: argparse.ArgumentParser) -> None:
+    if args.no_speakers and (args.min_speakers or args.max_speakers):
+        parser.error("--min-speakers and --max-speakers need speakers (drop --no-speakers)")
+    if args.num_speakers and (args.min_speakers or args.max_speakers):
+        parser.error("give --num-speakers or --min-speakers/--max-speakers, not both")
+    if args.min_speakers and args.max_speakers and args.min_speakers > args.max_speakers:
+        parser.error("--min-speakers is more than --max-speakers")
+    if args.threads < 0:
+        parser.error("--threads must be 0 or more")
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min"
+
+
+def run_file(pipeline: Pipeline, path: str, args) -> float:
+    """Processes one file, prints its transcript, writes its files; returns
+    the audio's duration."""
+    bar = None if args.quiet else ProgressBar(Path(path).name, sys.stderr)
+    try:
+        result = pipeline.process(
+            path,
+            diarize=not args.no_speakers,
+            num_speakers=args.num_speakers,
+            min_speakers=args.min_speakers,
+            max_speakers=args.max_speakers,
+            beam_size=args.beam_size,
+            language=args.language,
+            word_timestamps=args.word_timestamps or not args.no_speakers,
+            progress=bar,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    speakers = f", {len(result.speakers)} speakers" if not args.no_speakers else ""
+    print(f"{path} ({result.duration:.1f} s, {result.language}{speakers})")
+    print(result.text.rstrip())
+    if args.output_dir:
+        written = result.write(Path(args.output_dir) / Path(path).stem, formats=args.format)
+        print("  wrote " + ", ".join(str(p) for p in written))
+    return result.duration
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _check(args, parser)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s"
     )
     files = args.files or [str(sample_path())]
-    failed = 0
     model = args.model or default_model()
+    if model is None:
+        print(
+            "saywho: no Whisper model: pass --model DIR, or run bash scripts/fetch_test_weights.sh",
+            file=sys.stderr,
+        )
+        return 2
     try:
         pipeline = Pipeline(model=model, device=args.device, threads=args.threads)
     except _core.SaywhoError as e:
         print(f"saywho: {e}", file=sys.stderr)
         return 2
+    failed, audio, start = 0, 0.0, time.perf_counter()
     with pipeline:
         print(f"saywho {_core.__version__} on {pipeline.device_name}")
         if pipeline.fallback_reason:
             print(f"  (CPU because: {pipeline.fallback_reason})")
         for path in files:
             try:
-                print(describe(pipeline, path))
-                if model is not None:
-                    print(transcript(pipeline, path, args))
+                audio += run_file(pipeline, path, args)
             except _core.SaywhoError as e:
                 failed += 1
                 print(f"saywho: {e}", file=sys.stderr)
         pipeline.checkpoint("After All Files")
+    elapsed = time.perf_counter() - start
+    speed = f", {audio / elapsed:.1f}x realtime" if elapsed > 0 and audio > 0 else ""
+    done = len(files) - failed
+    print(
+        f"{_minutes(audio)} of audio in {_minutes(elapsed)}{speed} "
+        f"({done} of {len(files)} files)"
+    )
     return 1 if failed else 0
 
 

@@ -17,6 +17,7 @@ from .audio import load_audio
 from .device import open_runtime
 from .diarization.diarize import Diarization, Diarizer
 from .memory import MemoryReport, log_checkpoint
+from .result import Result
 from .whisper.transcribe import Segment, TranscriptionInfo, WhisperModel
 
 log = logging.getLogger("saywho")
@@ -169,17 +170,60 @@ class Pipeline:
         ``Pipeline(segmentation=..., embedding=...)`` or the test weights."""
         runtime = self._open_runtime()
         if self._diarizer is None:
-            segmentation, embedding = self._diarization_models
-            if segmentation is None or embedding is None:
-                from .models.test_weights import test_diarization_models
-
-                default_seg, default_emb = test_diarization_models()
-                segmentation = segmentation or default_seg
-                embedding = embedding or default_emb
-            self._diarizer = Diarizer(segmentation, embedding, runtime)
+            self._diarizer = Diarizer(*self.diarization_models(), runtime)
             self.checkpoint("After Diarization Load")
         samples = audio if isinstance(audio, np.ndarray) else load_audio(audio)
         result = self._diarizer(samples, num_speakers, min_speakers, max_speakers, progress)
         report = self.checkpoint("After Diarization")
         result.performance["peak_pool_bytes"] = report.peak_allocated
         return result
+
+    def diarization_models(self) -> tuple[str | os.PathLike, str | os.PathLike]:
+        """(segmentation, embedding) paths: the ones given, else the test weights."""
+        segmentation, embedding = self._diarization_models
+        if segmentation is None or embedding is None:
+            from .models.test_weights import test_diarization_models
+
+            default_seg, default_emb = test_diarization_models()
+            segmentation = segmentation or default_seg
+            embedding = embedding or default_emb
+        return segmentation, embedding
+
+    def process(
+        self,
+        audio,
+        *,
+        transcribe: bool = True,
+        diarize: bool = True,
+        num_speakers: int | None = None,
+        min_speakers: int | None = None,
+        max_speakers: int | None = None,
+        threshold: float = 0.5,
+        progress=None,
+        **options,
+    ) -> Result:
+        """Who said what, and when: transcription, diarization and alignment.
+
+        ``audio`` is a path or 16 kHz mono samples. Every word gets the
+        speaker whose exclusive turn covers most of it, or "UNKNOWN" below
+        ``threshold`` of its duration; segments split where the speaker
+        changes. ``transcribe=False`` or ``diarize=False`` skips a stage;
+        other keyword options go to Whisper (faster-whisper's names).
+        ``progress(stage, done, total)`` hears from every stage. The result's
+        ``performance`` gives each stage's seconds, x-realtime and peak memory.
+        """
+        self._open_runtime()
+        from .process import process
+
+        return process(
+            self,
+            audio,
+            transcribe=transcribe,
+            diarize=diarize,
+            num_speakers=num_speakers,
+            min_speakers=min_speakers,
+            max_speakers=max_speakers,
+            threshold=threshold,
+            progress=progress,
+            **options,
+        )

@@ -1,0 +1,130 @@
+"""Pipeline.process: transcription, diarization and alignment in one call,
+on the real two-speaker conversation with the real test weights."""
+
+from __future__ import annotations
+
+import pytest
+
+import saywho
+from saywho.metrics import diarization_error_rate
+from saywho.models.test_weights import test_model_dir
+from saywho.rttm import read_rttm
+
+from .conftest import shared_file
+
+
+@pytest.fixture(scope="module")
+def pipeline():
+    with saywho.Pipeline(model=test_model_dir("tiny.en"), device="cpu") as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def conversation(pipeline):
+    heard = []
+    result = pipeline.process(
+        shared_file("two_speakers.wav"), beam_size=1, progress=lambda *a: heard.append(a)
+    )
+    return result, heard
+
+
+def test_every_word_has_a_speaker_a_time_and_a_probability(conversation):
+    result, _ = conversation
+    assert result.speakers == ["SPEAKER_00", "SPEAKER_01"]
+    words = [w for s in result.segments for w in s.words]
+    assert len(words) > 50
+    for w in words:
+        assert w.end >= w.start >= 0.0
+        assert w.speaker in ("SPEAKER_00", "SPEAKER_01", "UNKNOWN")
+        assert 0.0 <= w.probability <= 1.0
+    # segments were split where the speaker changes: each holds one speaker
+    for s in result.segments:
+        assert s.speaker in ("SPEAKER_00", "SPEAKER_01", "UNKNOWN")
+        assert {w.speaker for w in s.words} <= {s.speaker, "UNKNOWN"}
+    assert sum(w.speaker == "UNKNOWN" for w in words) <= 0.1 * len(words)
+
+
+def test_words_go_to_the_reference_speaker(conversation):
+    """Each word's speaker, mapped to the reference's names, is the speaker
+    the reference has talking alone at the word's middle, for most words."""
+    result, _ = conversation
+    (reference,) = read_rttm(shared_file("two_speakers.rttm")).values()
+    mapping = diarization_error_rate(reference, result.turns).mapping
+    checked = agree = 0
+    for s in result.segments:
+        for w in s.words:
+            mid = (w.start + w.end) / 2
+            talking = {t.speaker for t in reference if t.start <= mid < t.end}
+            if len(talking) == 1 and w.speaker in mapping:
+                checked += 1
+                agree += mapping[w.speaker] in talking
+    assert checked > 40
+    assert agree >= 0.85 * checked
+
+
+def test_performance_and_progress_cover_every_stage(conversation):
+    result, heard = conversation
+    perf = result.performance
+    assert set(perf["stages"]) == {"decode", "transcription", "diarization", "alignment"}
+    for name in ("transcription", "diarization", "alignment"):
+        assert perf["stages"][name]["seconds"] > 0
+        assert perf["stages"][name]["peak_allocated_bytes"] > 0
+    assert perf["x_realtime"] > 0 and perf["audio_seconds"] == pytest.approx(30.0, abs=0.01)
+    assert perf["peak_rss_bytes"] > 0
+    stages = [h[0] for h in heard]
+    for stage in ("decode", "transcribe", "diarization", "alignment"):
+        assert stage in stages
+    for stage, done, total in heard:
+        assert 0 <= done <= total
+
+
+def test_one_stage_only(pipeline):
+    jfk = shared_file("jfk.wav")
+    words_only = pipeline.process(jfk, diarize=False, beam_size=1)
+    assert words_only.turns is None and words_only.speakers == []
+    assert all(s.speaker is None for s in words_only.segments)
+    assert "ask not what your country" in words_only.text.lower()
+    speakers_only = pipeline.process(jfk, transcribe=False)
+    assert speakers_only.segments == [] and speakers_only.turns
+    assert speakers_only.speakers == ["SPEAKER_00"]
+    assert "transcription" not in speakers_only.performance["stages"]
+
+
+def test_bad_requests_are_option_errors(pipeline, tmp_path):
+    jfk = shared_file("jfk.wav")
+    with pytest.raises(saywho.OptionError):
+        pipeline.process(jfk, transcribe=False, diarize=False)
+    with pytest.raises(saywho.OptionError):
+        pipeline.process(jfk, threshold=1.5)
+    with pytest.raises(saywho.OptionError):
+        pipeline.process(jfk, transcribe=False, num_speakers=0)
+    with saywho.Pipeline(device="cpu") as bare:
+        with pytest.raises(saywho.OptionError, match="no Whisper model"):
+            bare.process(jfk)
+    with pytest.raises(saywho.AudioError, match="nothing.wav"):
+        pipeline.process(tmp_path / "nothing.wav")
+
+
+def test_written_result_reads_back(conversation, tmp_path):
+    result, _ = conversation
+    written = result.write(tmp_path / "out")
+    assert sorted(p.name for p in written) == [
+        "transcript.json",
+        "transcript.rttm",
+        "transcript.srt",
+        "transcript.txt",
+        "transcript.vtt",
+    ]
+    back = saywho.Result.from_json(tmp_path / "out" / "transcript.json")
+    assert back.speakers == result.speakers
+    assert [s.text for s in back.segments] == [s.text for s in result.segments]
+    assert "SPEAKER_01:" in (tmp_path / "out" / "transcript.srt").read_text()
+
+
+def test_memory_comes_back_after_an_error_in_a_with_block():
+    with pytest.raises(saywho.OptionError):
+        with saywho.Pipeline(model=test_model_dir("tiny.en"), device="cpu") as p:
+            p.process(shared_file("two_speakers.wav"), transcribe=False, num_speakers=2)
+            assert p.memory().allocated > 0
+            p.process(shared_file("two_speakers.wav"), threshold=-1.0)
+    assert p.memory().allocated == 0 and p.memory().reserved == 0
