@@ -74,7 +74,7 @@ def test_performance_and_progress_cover_every_stage(conversation):
     stages = [h[0] for h in heard]
     for stage in ("decode", "transcribe", "diarization", "alignment"):
         assert stage in stages
-    for stage, done, total in heard:
+    for _stage, done, total in heard:
         assert 0 <= done <= total
 
 
