@@ -166,8 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     speed = f", {audio / elapsed:.1f}x realtime" if elapsed > 0 and audio > 0 else ""
     done = len(files) - failed
     print(
-        f"{_minutes(audio)} of audio in {_minutes(elapsed)}{speed} "
-        f"({done} of {len(files)} files)"
+        f"{_minutes(audio)} of audio in {_minutes(elapsed)}{speed} ({done} of {len(files)} files)"
     )
     return 1 if failed else 0
 
