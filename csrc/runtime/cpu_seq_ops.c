@@ -236,9 +236,9 @@ static inline __attribute__((always_inline)) void recurrent_product(int64_t rows
                                                                     int64_t ld_h, const float *wt,
                                                                     float *g, int64_t ld_g)
 {
-    for (int64_t r0 = 0; r0 < rows; r0 += REC_ROWS) {
-        int64_t nr = rows - r0 < REC_ROWS ? rows - r0 : REC_ROWS;
-        for (int64_t j0 = 0; j0 < n; j0 += REC_COLS) {
+    for (int64_t j0 = 0; j0 < n; j0 += REC_COLS) {
+        for (int64_t r0 = 0; r0 < rows; r0 += REC_ROWS) {
+            int64_t nr = rows - r0 < REC_ROWS ? rows - r0 : REC_ROWS;
             if (nr == REC_ROWS && j0 + REC_COLS <= n) {
                 float acc[REC_ROWS][REC_COLS];
                 for (int r = 0; r < REC_ROWS; r++)

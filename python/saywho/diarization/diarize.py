@@ -121,7 +121,7 @@ class Diarizer:
 
     def close(self) -> None:
         if self.segmentation is not None:
-            self.segmentation._model.close()
+            self.segmentation.close()
         self.segmentation = self.embedding = None
         if self._own_runtime and self.runtime is not None:
             self.runtime.close()
