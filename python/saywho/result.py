@@ -95,6 +95,15 @@ class Result:
             formats=formats,
         )
 
+    def plot(
+        self, path: str | os.PathLike, start: float = 0.0, end: float | None = None, **options
+    ) -> Path:
+        """Speakers on a timeline with their words, as PNG, SVG or PDF (needs
+        matplotlib: ``pip install saywho[plot]``). See saywho.plot."""
+        from .plot import plot_result
+
+        return plot_result(self, path, start, end, **options)
+
     def to_dict(self) -> dict:
         """The record that transcript.json holds."""
         return json.loads(

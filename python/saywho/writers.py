@@ -138,8 +138,9 @@ def transcript_json(
     return json.dumps(record, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
 
 
-def write_atomic(path: str | os.PathLike, produce: Callable[[], str]) -> Path:
-    """Writes ``produce()`` to ``path`` through a temporary file and a rename.
+def write_atomic(path: str | os.PathLike, produce: Callable[[], str | bytes]) -> Path:
+    """Writes ``produce()`` (text, or bytes such as a PNG) to ``path`` through
+    a temporary file and a rename.
 
     ``produce`` runs before anything is opened, and the temporary file is
     removed if writing fails, so ``path`` is either the old file or the new.
@@ -148,7 +149,10 @@ def write_atomic(path: str | os.PathLike, produce: Callable[[], str]) -> Path:
     text = produce()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+        binary = isinstance(text, bytes)
+        with (
+            os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        ) as f:
             f.write(text)
             f.flush()
             # on disk before the rename, so a crash cannot leave an empty file
