@@ -90,6 +90,12 @@ def test_usage_errors_exit_with_2(tmp_path):
         assert "usage:" in proc.stderr
 
 
+def test_an_unknown_model_name_is_a_usage_error(tmp_path):
+    proc = run("--model", "huge-v9", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "huge-v9" in proc.stderr and "large-v3" in proc.stderr
+
+
 def test_the_main_job_prints_who_said_what(tmp_path):
     """The README's first command: no arguments, the bundled two-speaker
     sample, the test weights; speakers, their words and a summary line."""

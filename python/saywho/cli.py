@@ -48,7 +48,11 @@ def _positive(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="saywho", description="Who said what, and when.")
     p.add_argument("files", nargs="*", help="audio or video files (default: the bundled sample)")
-    p.add_argument("--model", help="Whisper model directory (default: the test tiny.en)")
+    p.add_argument(
+        "--model",
+        help="Whisper model: a name (tiny.en, large-v3, ...), a Hugging Face repo id or a folder "
+        "(default: the test tiny.en)",
+    )
     p.add_argument("--language", help="language code (default: detect)")
     speakers = p.add_mutually_exclusive_group()
     speakers.add_argument("--num-speakers", type=_positive, help="the number of speakers, if known")

@@ -79,7 +79,9 @@ class TranscriptionInfo:
 class WhisperModel:
     """A Whisper checkpoint loaded into the core.
 
-    ``path`` is a CTranslate2 or Hugging Face model directory. With a
+    ``path`` is a CTranslate2 or Hugging Face model directory, a model name
+    ("tiny.en", "large-v3", ...) or a Hugging Face repo id, resolved by
+    saywho.models.hub.resolve_model (``token`` for private repos). With a
     ``runtime`` the model shares that Runtime's pools (a Pipeline passes its
     own); without one it opens its own on ``device`` with ``cpu_threads``.
     ``close()`` (or leaving a ``with`` block) returns the weights' memory.
@@ -91,7 +93,11 @@ class WhisperModel:
         runtime: _core.Runtime | None = None,
         device: str = "auto",
         cpu_threads: int = 0,
+        token: str | None = None,
     ):
+        from ..models.hub import resolve_model
+
+        path = resolve_model(path, token=token)
         self._own_runtime = None
         if runtime is None:
             from ..device import open_runtime
