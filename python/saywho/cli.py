@@ -73,6 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=16,
         help="diarization chunks per batch (Whisper decodes one 30 s window at a time)",
     )
+    p.add_argument(
+        "--vad",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="transcribe only where the segmentation model hears speech (default: off)",
+    )
     p.add_argument("--beam-size", type=_positive, default=5, help="beam size (1: greedy)")
     p.add_argument(
         "--word-timestamps",
@@ -120,6 +126,7 @@ def run_file(pipeline: Pipeline, path: str, args) -> float:
             beam_size=args.beam_size,
             language=args.language,
             word_timestamps=args.word_timestamps or not args.no_speakers,
+            vad=args.vad,
             progress=bar,
         )
     finally:

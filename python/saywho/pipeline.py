@@ -199,6 +199,8 @@ class Pipeline:
         min_speakers: int | None = None,
         max_speakers: int | None = None,
         threshold: float = 0.5,
+        vad: bool = False,
+        vad_options=None,
         progress=None,
         **options,
     ) -> Result:
@@ -207,7 +209,9 @@ class Pipeline:
         ``audio`` is a path or 16 kHz mono samples. Every word gets the
         speaker whose exclusive turn covers most of it, or "UNKNOWN" below
         ``threshold`` of its duration; segments split where the speaker
-        changes. ``transcribe=False`` or ``diarize=False`` skips a stage;
+        changes. ``vad=True`` transcribes only where the segmentation model
+        hears speech (saywho.speech.VadOptions: padding, shortest silence).
+        ``transcribe=False`` or ``diarize=False`` skips a stage;
         other keyword options go to Whisper (faster-whisper's names).
         ``progress(stage, done, total)`` hears from every stage. The result's
         ``performance`` gives each stage's seconds, x-realtime and peak memory.
@@ -224,6 +228,8 @@ class Pipeline:
             min_speakers=min_speakers,
             max_speakers=max_speakers,
             threshold=threshold,
+            vad=vad,
+            vad_options=vad_options,
             progress=progress,
             **options,
         )

@@ -20,6 +20,7 @@ from . import _core
 from .align import DEFAULT_THRESHOLD, SpeakerSegment, SpeakerWord, align_segments
 from .audio import SAMPLE_RATE, load_audio
 from .result import Result
+from .speech import SpeechMap, VadOptions, speech_regions
 
 Progress = Callable[[str, float, float], None]
 
@@ -87,10 +88,13 @@ def process(
     min_speakers: int | None = None,
     max_speakers: int | None = None,
     threshold: float = DEFAULT_THRESHOLD,
+    vad: bool = False,
+    vad_options: VadOptions | None = None,
     progress: Progress | None = None,
     **options,
 ) -> Result:
     """See :meth:`saywho.Pipeline.process`."""
+    vad_options = vad_options or VadOptions()
     if not (transcribe or diarize):
         raise _core.OptionError("process needs transcribe=True, diarize=True or both")
     if not 0.0 <= threshold <= 1.0:
@@ -110,20 +114,37 @@ def process(
     if transcribe and diarize:
         options.setdefault("word_timestamps", True)
     segments, language, diarization = [], None, None
-    if transcribe:
-
-        def run_whisper():
-            found, info = pipeline._whisper.transcribe(samples, progress=progress, **options)
-            return list(found), info
-
-        segments, info = stages.run("transcription", "After Transcription", run_whisper)
-        language = info.language
     if diarize:
         diarization = stages.run(
             "diarization",
             "After Diarization",
             lambda: pipeline.diarize(samples, num_speakers, min_speakers, max_speakers, progress),
         )
+    speech = None
+    if transcribe and vad:
+        # speech where the segmentation model hears anyone: the diarization's
+        # turns, or a one-speaker pass of the segmentation alone
+        def find_speech():
+            turns = (
+                diarization.turns
+                if diarization
+                else pipeline.diarize(samples, max_speakers=1).turns
+            )
+            return SpeechMap(speech_regions(turns, duration, vad_options))
+
+        speech = stages.run("vad", "After VAD", find_speech)
+    if transcribe:
+
+        def run_whisper():
+            heard = speech.collect(samples) if speech else samples
+            if speech and len(heard) == 0:
+                return [], None
+            found, info = pipeline._whisper.transcribe(heard, progress=progress, **options)
+            found = list(found)
+            return (speech.restore(found) if speech else found), info
+
+        segments, info = stages.run("transcription", "After Transcription", run_whisper)
+        language = info.language if info else None
     if transcribe and diarize:
         stages.tell("alignment", 0, 1)
         aligned = stages.run(
@@ -148,6 +169,9 @@ def process(
         "min_speakers": min_speakers,
         "max_speakers": max_speakers,
         "alignment_threshold": threshold,
+        "vad": vad,
+        "vad_pad": vad_options.pad,
+        "vad_min_silence": vad_options.min_silence,
         **{k: v for k, v in options.items() if isinstance(v, (bool, int, float, str, type(None)))},
     }
     return Result(
