@@ -188,7 +188,8 @@ enum {
     OP_SOFTMAX,
     OP_LAYERNORM,
     OP_CONVERT,
-    OP_LSTM
+    OP_LSTM,
+    OP_CONV1D
 };
 
 typedef struct op_args {
@@ -196,6 +197,7 @@ typedef struct op_args {
     int trans_b;
     float alpha, beta, s, eps;
     sw_dtype to;
+    int stride, pad; /* conv1d */
 } op_args;
 
 static sw_status run_op(sw_backend *b, op_call *c, const op_args *a, sw_error *err)
@@ -210,6 +212,8 @@ static sw_status run_op(sw_backend *b, op_call *c, const op_args *a, sw_error *e
     case OP_SOFTMAX: return sw_softmax(&c->in[0], &c->out, err);
     case OP_LAYERNORM: return sw_layernorm(&c->in[0], &c->in[1], &c->in[2], a->eps, &c->out, err);
     case OP_LSTM: return sw_lstm(&c->in[0], &c->in[1], &c->in[2], &c->in[3], &c->out, err);
+    case OP_CONV1D:
+        return sw_conv1d(&c->in[0], &c->in[1], &c->in[2], a->stride, a->pad, &c->out, err);
     case OP_CONVERT: {
         /* round trip through the narrow type so NumPy sees float32 */
         sw_tensor narrow;
@@ -242,6 +246,16 @@ static PyObject *execute(RuntimeObject *self, PyObject **inputs, int n_in, const
             goto done;
         }
         out_dims[1] = PyArray_DIM(arrs[1], a->trans_b ? 0 : 1);
+    }
+    if (a->op == OP_CONV1D) { /* [B, T, C_in] -> [B, T_out, C_out]; sw_conv1d checks the rest */
+        if (out_nd != 3 || PyArray_NDIM(arrs[1]) != 3) {
+            PyErr_SetString(SwOptionError, "conv1d takes x [B, T, C_in], w [C_out, C_in, K] "
+                                           "and bias [C_out]");
+            goto done;
+        }
+        npy_intp span = PyArray_DIM(arrs[0], 1) + 2 * a->pad - PyArray_DIM(arrs[1], 2);
+        out_dims[1] = span < 0 ? 0 : span / a->stride + 1;
+        out_dims[2] = PyArray_DIM(arrs[1], 0);
     }
     if (a->op == OP_LSTM) { /* [B, T, in] -> [B, T, D * H]; sw_lstm checks the rest */
         if (out_nd != 3 || PyArray_NDIM(arrs[1]) != 3 || PyArray_NDIM(arrs[2]) != 3) {
@@ -293,7 +307,7 @@ static PyObject *runtime_matmul(RuntimeObject *self, PyObject *args, PyObject *k
 {
     static char *kwlist[] = {"a", "b", "trans_b", "alpha", NULL};
     PyObject *in[2];
-    op_args a = {OP_MATMUL, 0, 1.0f, 0.0f, 0.0f, 0.0f, SW_F32};
+    op_args a = {OP_MATMUL, 0, 1.0f, 0.0f, 0.0f, 0.0f, SW_F32, 1, 0};
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|pf:matmul", kwlist, &in[0], &in[1],
                                      &a.trans_b, &a.alpha))
         return NULL;
@@ -303,7 +317,7 @@ static PyObject *runtime_matmul(RuntimeObject *self, PyObject *args, PyObject *k
 static PyObject *binary(RuntimeObject *self, PyObject *args, int op, const char *fmt)
 {
     PyObject *in[2];
-    op_args a = {op, 0, 1.0f, 0.0f, 0.0f, 0.0f, SW_F32};
+    op_args a = {op, 0, 1.0f, 0.0f, 0.0f, 0.0f, SW_F32, 1, 0};
     if (!PyArg_ParseTuple(args, fmt, &in[0], &in[1]))
         return NULL;
     return execute(self, in, 2, &a);
@@ -322,7 +336,7 @@ static PyObject *runtime_mul(RuntimeObject *self, PyObject *args)
 static PyObject *runtime_scale(RuntimeObject *self, PyObject *args)
 {
     PyObject *in[1];
-    op_args a = {OP_SCALE, 0, 1.0f, 0.0f, 0.0f, 0.0f, SW_F32};
+    op_args a = {OP_SCALE, 0, 1.0f, 0.0f, 0.0f, 0.0f, SW_F32, 1, 0};
     if (!PyArg_ParseTuple(args, "Of:scale", &in[0], &a.s))
         return NULL;
     return execute(self, in, 1, &a);
@@ -330,7 +344,7 @@ static PyObject *runtime_scale(RuntimeObject *self, PyObject *args)
 
 static PyObject *unary(RuntimeObject *self, PyObject *arg, int op)
 {
-    op_args a = {op, 0, 1.0f, 0.0f, 0.0f, 0.0f, SW_F32};
+    op_args a = {op, 0, 1.0f, 0.0f, 0.0f, 0.0f, SW_F32, 1, 0};
     return execute(self, &arg, 1, &a);
 }
 
@@ -348,7 +362,7 @@ static PyObject *runtime_layernorm(RuntimeObject *self, PyObject *args, PyObject
 {
     static char *kwlist[] = {"x", "gamma", "beta", "eps", NULL};
     PyObject *in[3];
-    op_args a = {OP_LAYERNORM, 0, 1.0f, 0.0f, 0.0f, 1e-5f, SW_F32};
+    op_args a = {OP_LAYERNORM, 0, 1.0f, 0.0f, 0.0f, 1e-5f, SW_F32, 1, 0};
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|f:layernorm", kwlist, &in[0], &in[1],
                                      &in[2], &a.eps))
         return NULL;
@@ -358,10 +372,23 @@ static PyObject *runtime_layernorm(RuntimeObject *self, PyObject *args, PyObject
 static PyObject *runtime_lstm(RuntimeObject *self, PyObject *args)
 {
     PyObject *in[4];
-    op_args a = {OP_LSTM, 0, 1.0f, 0.0f, 0.0f, 0.0f, SW_F32};
+    op_args a = {OP_LSTM, 0, 1.0f, 0.0f, 0.0f, 0.0f, SW_F32, 1, 0};
     if (!PyArg_ParseTuple(args, "OOOO:lstm", &in[0], &in[1], &in[2], &in[3]))
         return NULL;
     return execute(self, in, 4, &a);
+}
+
+static PyObject *runtime_conv1d(RuntimeObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"x", "w", "bias", "stride", "pad", NULL};
+    PyObject *in[3];
+    op_args a = {OP_CONV1D, 0, 1.0f, 0.0f, 0.0f, 0.0f, SW_F32, 1, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|ii:conv1d", kwlist, &in[0], &in[1], &in[2],
+                                     &a.stride, &a.pad))
+        return NULL;
+    if (a.stride < 1 || a.pad < 0)
+        return PyErr_Format(SwOptionError, "conv1d: stride must be >= 1 and pad >= 0");
+    return execute(self, in, 3, &a);
 }
 
 static PyObject *runtime_round_trip(RuntimeObject *self, PyObject *args)
@@ -370,7 +397,7 @@ static PyObject *runtime_round_trip(RuntimeObject *self, PyObject *args)
     const char *dtype;
     if (!PyArg_ParseTuple(args, "Os:round_trip", &in[0], &dtype))
         return NULL;
-    op_args a = {OP_CONVERT, 0, 1.0f, 0.0f, 0.0f, 0.0f, SW_F32};
+    op_args a = {OP_CONVERT, 0, 1.0f, 0.0f, 0.0f, 0.0f, SW_F32, 1, 0};
     if (strcmp(dtype, "float16") == 0)
         a.to = SW_F16;
     else if (strcmp(dtype, "bfloat16") == 0)
@@ -405,6 +432,9 @@ static PyMethodDef runtime_methods[] = {
     {"gelu", CF(runtime_gelu), METH_O, "gelu(a), the erf form"},
     {"softmax", CF(runtime_softmax), METH_O, "softmax over the last axis"},
     {"layernorm", CF(runtime_layernorm), KW, "layernorm(x, gamma, beta, eps=1e-5)"},
+    {"conv1d", CF(runtime_conv1d), KW,
+     "conv1d(x [B, T, C_in], w [C_out, C_in, K], bias [C_out], stride=1, pad=0): time-major, "
+     "zero padding"},
     {"lstm", CF(runtime_lstm), METH_VARARGS,
      "lstm(x, w_ih, w_hh, bias): one (bi)LSTM layer, gates i, f, g, o, zero initial state"},
     {"round_trip", CF(runtime_round_trip), METH_VARARGS,

@@ -40,6 +40,7 @@ from .clustering import (
     cluster_embeddings,
 )
 from .embedding_ge2e import HOP, GE2EEncoder, resample_mask
+from .embedding_resnet import ResNetEmbedding, load_resnet
 from .segmentation import SAMPLE_RATE, SegmentationModel, frame_timing, num_frames
 
 WINDOW = 10.0  # seconds: what segmentation-3.0 was trained on
@@ -83,6 +84,28 @@ def _check_counts(num_speakers, min_speakers, max_speakers) -> tuple[int | None,
     return None, lo, hi
 
 
+def open_embedding(source, runtime):
+    """The speaker encoder a checkpoint holds: resemblyzer's GE2E (LSTM) or
+    pyannote's WeSpeaker ResNet34, told apart by their tensors' names."""
+    from saywho.models.torch_checkpoint import load_checkpoint, state_dict
+
+    from .embedding_ge2e import load_ge2e
+
+    name = os.fspath(source)
+    checkpoint = load_checkpoint(name)
+    for key in ("model_state", "state_dict"):
+        if isinstance(checkpoint, dict) and key in checkpoint:
+            checkpoint = checkpoint[key]
+    names = set(state_dict(checkpoint))
+    if "lstm.weight_ih_l0" in names:
+        return GE2EEncoder(load_ge2e(name), runtime)
+    if names & {"resnet.conv1.weight", "conv1.weight"}:
+        return ResNetEmbedding(load_resnet(name), runtime)
+    raise _core.ModelError(
+        f"{name}: neither a GE2E encoder (lstm.*) nor a WeSpeaker ResNet34 (resnet.*) checkpoint"
+    )
+
+
 class Diarizer:
     """The two networks on one Runtime, and pyannote 3.1's settings.
 
@@ -109,7 +132,7 @@ class Diarizer:
         self.segmentation = self.embedding = None
         try:
             self.segmentation = SegmentationModel(segmentation, self.runtime, batch_size)
-            self.embedding = GE2EEncoder(embedding, self.runtime)
+            self.embedding = open_embedding(embedding, self.runtime)
         except BaseException:
             self.close()
             raise
@@ -166,6 +189,13 @@ class Diarizer:
             act = reconstruct.binarize_powerset(self.segmentation.run(chunks))
             active[i : i + len(s)] = act
             t1 = time.perf_counter()
+            if not isinstance(self.embedding, GE2EEncoder):
+                self._embed_generic(chunks, act, i, embeddings, trainable, min_frames)
+                seconds["embeddings"] += time.perf_counter() - t1
+                seconds["segmentation"] += t1 - t0
+                if progress:
+                    progress("diarization", min(i + len(s), len(starts)), len(starts))
+                continue
             mel, energy = self.embedding.features(span)
             sequences, owners = [], []
             clean = act * (act.sum(axis=2, keepdims=True) < 2)
@@ -192,6 +222,18 @@ class Diarizer:
             if progress:
                 progress("diarization", min(i + len(s), len(starts)), len(starts))
         return active, embeddings, trainable, seconds
+
+    def _embed_generic(self, chunks, act, first, embeddings, trainable, min_frames):
+        """Any encoder with ``embed_speakers(chunks, masks [B, 3, frames])``
+        (the ResNet): each speaker's clean frames, or all of them when too few."""
+        clean = act * (act.sum(axis=2, keepdims=True) < 2)
+        frames_needed = min_frames * act.shape[1] / (WINDOW * SAMPLE_RATE / HOP)
+        use_clean = clean.sum(axis=1) >= frames_needed  # [B, 3]
+        masks = np.where(use_clean[:, None, :], clean, act).transpose(0, 2, 1)
+        emb = self.embedding.embed_speakers(chunks, masks.astype(np.float32))
+        n = len(chunks)
+        embeddings[first : first + n] = emb
+        trainable[first : first + n] = masks.sum(axis=2) >= frames_needed
 
     def __call__(
         self,
