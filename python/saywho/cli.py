@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--vad",
         action=argparse.BooleanOptionalAction,
         default=False,
-        help="transcribe only where the segmentation model hears speech (default: off)",
+        help="transcribe only the speech Silero VAD finds (faster-whisper's vad_filter; default off)",
     )
     p.add_argument("--beam-size", type=_positive, default=5, help="beam size (1: greedy)")
     p.add_argument(

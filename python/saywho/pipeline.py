@@ -209,8 +209,9 @@ class Pipeline:
         ``audio`` is a path or 16 kHz mono samples. Every word gets the
         speaker whose exclusive turn covers most of it, or "UNKNOWN" below
         ``threshold`` of its duration; segments split where the speaker
-        changes. ``vad=True`` transcribes only where the segmentation model
-        hears speech (saywho.speech.VadOptions: padding, shortest silence).
+        changes. ``vad=True`` transcribes only the speech Silero VAD finds, as
+        faster-whisper's ``vad_filter`` (``vad_options``: saywho.vad.VadOptions
+        or a dict of its fields).
         ``transcribe=False`` or ``diarize=False`` skips a stage;
         other keyword options go to Whisper (faster-whisper's names).
         ``progress(stage, done, total)`` hears from every stage. The result's

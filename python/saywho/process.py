@@ -20,7 +20,7 @@ from . import _core
 from .align import DEFAULT_THRESHOLD, SpeakerSegment, SpeakerWord, align_segments
 from .audio import SAMPLE_RATE, load_audio
 from .result import Result
-from .speech import SpeechMap, VadOptions, speech_regions
+from .vad import VadOptions
 
 Progress = Callable[[str, float, float], None]
 
@@ -89,12 +89,13 @@ def process(
     max_speakers: int | None = None,
     threshold: float = DEFAULT_THRESHOLD,
     vad: bool = False,
-    vad_options: VadOptions | None = None,
+    vad_options: VadOptions | dict | None = None,
     progress: Progress | None = None,
     **options,
 ) -> Result:
     """See :meth:`saywho.Pipeline.process`."""
-    vad_options = vad_options or VadOptions()
+    if vad:
+        options.update(vad_filter=True, vad_parameters=vad_options)
     if not (transcribe or diarize):
         raise _core.OptionError("process needs transcribe=True, diarize=True or both")
     if not 0.0 <= threshold <= 1.0:
@@ -120,31 +121,14 @@ def process(
             "After Diarization",
             lambda: pipeline.diarize(samples, num_speakers, min_speakers, max_speakers, progress),
         )
-    speech = None
-    if transcribe and vad:
-        # speech where the segmentation model hears anyone: the diarization's
-        # turns, or a one-speaker pass of the segmentation alone
-        def find_speech():
-            turns = (
-                diarization.turns
-                if diarization
-                else pipeline.diarize(samples, max_speakers=1).turns
-            )
-            return SpeechMap(speech_regions(turns, duration, vad_options))
-
-        speech = stages.run("vad", "After VAD", find_speech)
     if transcribe:
 
         def run_whisper():
-            heard = speech.collect(samples) if speech else samples
-            if speech and len(heard) == 0:
-                return [], None
-            found, info = pipeline._whisper.transcribe(heard, progress=progress, **options)
-            found = list(found)
-            return (speech.restore(found) if speech else found), info
+            found, info = pipeline._whisper.transcribe(samples, progress=progress, **options)
+            return list(found), info
 
         segments, info = stages.run("transcription", "After Transcription", run_whisper)
-        language = info.language if info else None
+        language = info.language
     if transcribe and diarize:
         stages.tell("alignment", 0, 1)
         aligned = stages.run(
@@ -170,9 +154,11 @@ def process(
         "max_speakers": max_speakers,
         "alignment_threshold": threshold,
         "vad": vad,
-        "vad_pad": vad_options.pad,
-        "vad_min_silence": vad_options.min_silence,
-        **{k: v for k, v in options.items() if isinstance(v, (bool, int, float, str, type(None)))},
+        **{
+            k: v
+            for k, v in options.items()
+            if k != "vad_filter" and isinstance(v, (bool, int, float, str, type(None)))
+        },
     }
     return Result(
         source=source,

@@ -119,6 +119,7 @@ class WhisperModel:
         self.tokenizer = Tokenizer(self.path, multilingual=self.is_multilingual)
         self.alignment_heads = [tuple(h) for h in (weights.alignment_heads or [])]
         self.core = _core.WhisperModel(runtime, self.dims, weights.tensors)
+        self.runtime = runtime
         t = self.tokenizer
         self.special = WhisperSpecialTokens(
             eot=t.eot,
@@ -193,6 +194,8 @@ class WhisperModel:
         language_detection_threshold: float = 0.5,
         language_detection_segments: int = 1,
         seed: int = 0,
+        vad_filter: bool = False,
+        vad_parameters=None,
         progress=None,
     ) -> tuple[Iterator[Segment], TranscriptionInfo]:
         """faster-whisper's ``transcribe``: same option names, defaults and results.
@@ -204,6 +207,21 @@ class WhisperModel:
         samples = audio if isinstance(audio, np.ndarray) else load_audio(audio)
         samples = np.ascontiguousarray(samples, dtype=np.float32)
         duration = samples.size / SAMPLE_RATE
+        speech = None
+        if vad_filter:
+            # faster-whisper's vad_filter: Silero's speech regions, joined,
+            # transcribed, and the timestamps moved back (saywho.vad)
+            from ..speech import SpeechMap
+            from ..vad import SileroVad, VadOptions, default_model_path, get_speech_timestamps
+
+            if isinstance(vad_parameters, dict):
+                vad_parameters = VadOptions(**vad_parameters)
+            with SileroVad(default_model_path(), self.runtime) as vad:
+                regions = get_speech_timestamps(samples, vad_parameters, vad)
+            speech = SpeechMap([(r["start"], r["end"]) for r in regions], in_samples=True)
+            samples = speech.collect(samples)
+            if samples.size == 0:  # no speech: nothing to transcribe, but info
+                samples = np.zeros(SAMPLE_RATE // 10, dtype=np.float32)
         # faster-whisper computes the log-mel over the audio plus one hop of
         # zeros, then pads each window with zeros in the log-mel domain.
         features = _core.log_mel_spectrogram(samples, n_mels=self.dims["n_mels"], padding=160)
@@ -253,7 +271,7 @@ class WhisperModel:
             language=language,
             language_probability=language_probability,
             duration=duration,
-            duration_after_vad=duration,
+            duration_after_vad=samples.size / SAMPLE_RATE,
             all_language_probs=all_language_probs,
             options=options,
         )
@@ -271,6 +289,8 @@ class WhisperModel:
             hallucination_silence_threshold=hallucination_silence_threshold,
             progress=progress,
         )
+        if speech is not None:
+            segments = iter(speech.restore(list(segments)) if speech.samples else [])
         return segments, info
 
     def _detect(self, features, segments: int, threshold: float):

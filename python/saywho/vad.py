@@ -1,0 +1,263 @@
+"""Silero VAD v6 on saywho's backend, and faster-whisper's speech timestamps.
+
+The network (read from its ONNX export, the file faster-whisper ships): each
+512-sample window with the 64 samples before it, reflect-padded by 128 on
+both sides, goes through a 256-tap STFT (a strided convolution; magnitudes
+of 129 bins; the first of its 5 frames dropped), four 3-tap convolutions with ReLU, then one LSTM of 128 whose
+state runs from window to window across the recording, ReLU, a linear unit
+and a sigmoid: one speech probability per 32 ms.
+
+``speech_timestamps`` turns the probabilities into speech regions with
+faster-whisper's rules and option names (VadOptions): a region opens at a
+window >= threshold, closes after min_silence_duration_ms below
+neg_threshold, is split before max_speech_duration_s (at a silence of at
+least 98 ms when there was one), dropped under min_speech_duration_ms, and
+padded by speech_pad_ms (half the gap when two regions are closer than
+twice that).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import _core
+from .models.onnx_reader import read_onnx
+
+WINDOW = 512
+CONTEXT = 64
+HIDDEN = 128
+SAMPLE_RATE = 16000
+
+
+@dataclass
+class VadOptions:
+    """faster-whisper's VadOptions: the same names and defaults."""
+
+    threshold: float = 0.5
+    neg_threshold: float | None = None
+    min_speech_duration_ms: int = 0
+    max_speech_duration_s: float = float("inf")
+    min_silence_duration_ms: int = 2000
+    speech_pad_ms: int = 400
+
+    def __post_init__(self):
+        if not 0.0 <= self.threshold <= 1.0:
+            raise _core.OptionError(f"vad threshold must be in [0, 1], not {self.threshold}")
+        if self.neg_threshold is not None and not 0.0 <= self.neg_threshold <= 1.0:
+            raise _core.OptionError("vad neg_threshold must be in [0, 1]")
+        if min(self.min_speech_duration_ms, self.min_silence_duration_ms, self.speech_pad_ms) < 0:
+            raise _core.OptionError("vad durations must be >= 0")
+        if not self.max_speech_duration_s > 0:
+            raise _core.OptionError("vad max_speech_duration_s must be > 0")
+
+
+def default_model_path() -> Path:
+    """The Silero VAD v6 export bundled with saywho (MIT; data/SOURCES.md)."""
+    return Path(__file__).resolve().parent / "data" / "silero_vad_v6.onnx"
+
+
+def _gates_to_torch(w: np.ndarray) -> np.ndarray:
+    """ONNX's gate blocks i, o, f, c -> the core's i, f, g, o."""
+    i, o, f, c = np.split(w, 4, axis=-2 if w.ndim == 3 else -1)
+    return np.concatenate([i, f, c, o], axis=-2 if w.ndim == 3 else -1)
+
+
+def load_silero(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """Silero VAD v6's arrays from its ONNX export (16 kHz branch)."""
+    name = os.fspath(path)
+    init = read_onnx(name).initializers
+    want = {
+        "encoder.feature_extractor.forward_basis_buffer": (258, 1, 256),
+        "encoder.conv_layers.0.weight": (128, 129, 3),
+        "encoder.conv_layers.1.weight": (64, 128, 3),
+        "encoder.conv_layers.2.weight": (64, 64, 3),
+        "encoder.conv_layers.3.weight": (128, 64, 3),
+        "decoder.conv1d.weight": (1, 128, 1),
+    }
+    out = {}
+    for key, shape in want.items():
+        if key not in init or tuple(np.shape(init[key])) != shape:
+            raise _core.ModelError(f"{name}: not Silero VAD v6: no {key} of shape {shape}")
+        out[key] = np.asarray(init[key], dtype=np.float32)
+        bias = key.replace(".weight", ".bias")
+        if bias in init:
+            out[bias] = np.asarray(init[bias], dtype=np.float32)
+    lstm = [np.asarray(v, np.float32) for v in init.values() if np.shape(v) == (1, 512, 128)]
+    biases = [np.asarray(v, np.float32) for v in init.values() if np.shape(v) == (1, 1024)]
+    if len(lstm) != 2 or len(biases) != 1:
+        raise _core.ModelError(f"{name}: not Silero VAD v6: its LSTM weights are not found")
+    # initializers keep the graph's order: W (input) before R (recurrent)
+    out["lstm.w_ih"] = _gates_to_torch(lstm[0])
+    out["lstm.w_hh"] = _gates_to_torch(lstm[1])
+    out["lstm.bias"] = _gates_to_torch(biases[0][:, :512] + biases[0][:, 512:])
+    return out
+
+
+class SileroVad:
+    """``vad.probabilities(audio) -> [windows]`` on a Runtime (its own CPU one
+    when none is given)."""
+
+    def __init__(
+        self,
+        source: str | os.PathLike[str] | dict[str, np.ndarray],
+        runtime: _core.Runtime | None = None,
+        batch_size: int = 4096,
+    ):
+        self.w = source if isinstance(source, dict) else load_silero(source)
+        self._own_runtime = runtime is None
+        self.runtime = _core.Runtime(device="cpu") if runtime is None else runtime
+        self.batch_size = batch_size
+
+    def close(self) -> None:
+        if self._own_runtime and self.runtime is not None:
+            self.runtime.close()
+        self.runtime = None
+
+    def __enter__(self) -> SileroVad:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _features(self, windows: np.ndarray) -> np.ndarray:
+        """[N, 576] -> [N, 128]: the convolutional encoder of each window."""
+        rt, w = self.runtime, self.w
+        x = np.pad(windows, ((0, 0), (128, 128)), mode="reflect")[:, :, None]
+        spec = rt.conv1d(
+            x,
+            w["encoder.feature_extractor.forward_basis_buffer"],
+            np.zeros(258, np.float32),
+            stride=128,
+        )
+        spec = spec[:, 1:]  # the export drops the first STFT frame
+        x = np.sqrt(spec[..., :129] ** 2 + spec[..., 129:] ** 2)
+        for layer, stride in ((0, 1), (1, 2), (2, 2), (3, 1)):
+            x = rt.conv1d(
+                np.ascontiguousarray(x, dtype=np.float32),
+                w[f"encoder.conv_layers.{layer}.weight"],
+                w[f"encoder.conv_layers.{layer}.bias"],
+                stride=stride,
+                pad=1,
+            )
+            x = np.maximum(x, 0.0)
+        if x.shape[1] != 1:
+            raise _core.ModelError(f"Silero encoder gave {x.shape[1]} frames per window, not 1")
+        return x[:, 0]
+
+    def probabilities(self, audio: np.ndarray) -> np.ndarray:
+        """Speech probability of each 512-sample window of ``audio`` (a
+        multiple of 512 samples), state carried across all of them."""
+        if self.runtime is None:
+            raise _core.ModelError("this SileroVad is closed")
+        x = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
+        if len(x) % WINDOW:
+            raise _core.OptionError(f"audio must be a multiple of {WINDOW} samples")
+        if len(x) == 0:
+            return np.zeros(0, dtype=np.float32)
+        frames = x.reshape(-1, WINDOW)
+        context = np.zeros((len(frames), CONTEXT), dtype=np.float32)
+        context[1:] = frames[:-1, -CONTEXT:]
+        windows = np.concatenate([context, frames], axis=1)
+        features = np.concatenate(
+            [
+                self._features(windows[i : i + self.batch_size])
+                for i in range(0, len(windows), self.batch_size)
+            ]
+        )
+        # one sequence over the whole recording: the state runs across windows
+        h = self.runtime.lstm(
+            features[None], self.w["lstm.w_ih"], self.w["lstm.w_hh"], self.w["lstm.bias"]
+        )[0]
+        logits = (
+            np.maximum(h, 0.0) @ self.w["decoder.conv1d.weight"][0, :, 0]
+            + self.w["decoder.conv1d.bias"][0]
+        )
+        return (1.0 / (1.0 + np.exp(-logits))).astype(np.float32)
+
+
+def speech_timestamps(
+    probs: np.ndarray, n_samples: int, options: VadOptions | None = None
+) -> list[dict[str, int]]:
+    """Speech regions [{"start", "end"} in samples] from window probabilities,
+    by faster-whisper's rules (see the module's note)."""
+    o = options or VadOptions()
+    neg = o.neg_threshold if o.neg_threshold is not None else max(o.threshold - 0.15, 0.01)
+    sr = SAMPLE_RATE
+    min_speech = sr * o.min_speech_duration_ms / 1000
+    pad = sr * o.speech_pad_ms / 1000
+    max_speech = sr * o.max_speech_duration_s - WINDOW - 2 * pad
+    min_silence = sr * o.min_silence_duration_ms / 1000
+    split_silence = sr * 98 / 1000
+
+    regions: list[dict[str, int]] = []
+    open_at: int | None = None
+    silence_from = 0  # where the current stretch below neg began (0: none)
+    last_cut = resume = 0  # a silence long enough to split at, and where speech resumed
+    for i, p in enumerate(probs):
+        at = WINDOW * i
+        if p >= o.threshold and silence_from:
+            silence_from = 0
+            if resume < last_cut:
+                resume = at
+        if p >= o.threshold and open_at is None:
+            open_at = at
+            continue
+        if open_at is not None and at - open_at > max_speech:
+            if last_cut:
+                regions.append({"start": open_at, "end": last_cut})
+                open_at = None if resume < last_cut else resume
+                last_cut = resume = silence_from = 0
+            else:
+                regions.append({"start": open_at, "end": at})
+                open_at = None
+                last_cut = resume = silence_from = 0
+                continue
+        if p < neg and open_at is not None:
+            if not silence_from:
+                silence_from = at
+            if at - silence_from > split_silence:
+                last_cut = silence_from
+            if at - silence_from < min_silence:
+                continue
+            if silence_from - open_at > min_speech:
+                regions.append({"start": open_at, "end": silence_from})
+            open_at = None
+            last_cut = resume = silence_from = 0
+    if open_at is not None and n_samples - open_at > min_speech:
+        regions.append({"start": open_at, "end": n_samples})
+
+    for i, r in enumerate(regions):
+        if i == 0:
+            r["start"] = int(max(0, r["start"] - pad))
+        if i + 1 < len(regions):
+            gap = regions[i + 1]["start"] - r["end"]
+            if gap < 2 * pad:
+                r["end"] += int(gap // 2)
+                regions[i + 1]["start"] = int(max(0, regions[i + 1]["start"] - gap // 2))
+            else:
+                r["end"] = int(min(n_samples, r["end"] + pad))
+                regions[i + 1]["start"] = int(max(0, regions[i + 1]["start"] - pad))
+        else:
+            r["end"] = int(min(n_samples, r["end"] + pad))
+    return regions
+
+
+def get_speech_timestamps(
+    audio: np.ndarray, options: VadOptions | None = None, model: SileroVad | None = None
+) -> list[dict[str, int]]:
+    """faster-whisper's get_speech_timestamps on saywho's Silero."""
+    x = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
+    padded = np.pad(x, (0, WINDOW - len(x) % WINDOW))
+    own = model is None
+    if own:
+        model = SileroVad(default_model_path())
+    try:
+        probs = model.probabilities(padded)
+    finally:
+        if own:
+            model.close()
+    return speech_timestamps(probs, len(x), options)

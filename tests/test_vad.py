@@ -1,0 +1,90 @@
+"""Silero VAD v6 on saywho's backend against onnxruntime and faster-whisper,
+and transcribe(vad_filter=True) against faster-whisper's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import saywho
+from saywho.models.test_weights import test_model_dir
+from saywho.vad import (
+    SileroVad,
+    VadOptions,
+    default_model_path,
+    get_speech_timestamps,
+    load_silero,
+)
+
+from .conftest import shared_file
+
+OPTION_SETS = [
+    {},
+    {"min_silence_duration_ms": 100, "speech_pad_ms": 30},
+    {"max_speech_duration_s": 5, "min_silence_duration_ms": 300},
+    {"threshold": 0.7, "min_speech_duration_ms": 250},
+]
+
+
+@pytest.fixture(scope="module")
+def vad():
+    with SileroVad(default_model_path()) as model:
+        yield model
+
+
+def test_bundled_model_is_fasterwhispers(data_dir):
+    assert default_model_path().read_bytes() == (data_dir / "silero_vad_v6.onnx").read_bytes()
+
+
+def test_probabilities_match_onnxruntime(vad, recordings):
+    from faster_whisper.vad import get_vad_model  # onnxruntime on the same file
+
+    for audio in (saywho.load_audio(shared_file("two_speakers.wav")), recordings["long2gap"]):
+        padded = np.pad(audio, (0, 512 - len(audio) % 512))
+        ours = vad.probabilities(padded)
+        theirs = get_vad_model()(padded).ravel()
+        assert ours.shape == theirs.shape
+        assert np.abs(ours - theirs).max() <= 1e-4
+
+
+@pytest.mark.parametrize("options", OPTION_SETS)
+def test_speech_timestamps_are_fasterwhispers(vad, recordings, options):
+    from faster_whisper.vad import VadOptions as TheirOptions
+    from faster_whisper.vad import get_speech_timestamps as theirs
+
+    audio = recordings["long2gap"]
+    assert get_speech_timestamps(audio, VadOptions(**options), vad) == theirs(
+        audio, TheirOptions(**options)
+    )
+
+
+def test_silence_has_no_speech(vad):
+    assert get_speech_timestamps(np.zeros(16000 * 5, np.float32), None, vad) == []
+
+
+def test_transcription_with_vad_filter_matches_fasterwhisper(whisper_models, recordings):
+    from faster_whisper import WhisperModel as TheirModel
+
+    audio = recordings["long2gap"]
+    ours, info = whisper_models["tiny.en"].transcribe(audio, beam_size=1, vad_filter=True)
+    ours = list(ours)
+    theirs, their_info = TheirModel(str(test_model_dir("tiny.en")), device="cpu").transcribe(
+        audio, beam_size=1, vad_filter=True
+    )
+    theirs = list(theirs)
+    assert info.duration_after_vad == pytest.approx(their_info.duration_after_vad, abs=0.01)
+    assert [s.text for s in ours] == [s.text for s in theirs]
+    for a, b in zip(ours, theirs):
+        assert a.start == pytest.approx(b.start, abs=0.02)
+        assert a.end == pytest.approx(b.end, abs=0.02)
+
+
+def test_bad_options_and_weights():
+    with pytest.raises(saywho.OptionError):
+        VadOptions(threshold=1.5)
+    with pytest.raises(saywho.OptionError):
+        VadOptions(speech_pad_ms=-1)
+    with pytest.raises(saywho.ModelError, match="Silero"):
+        load_silero(
+            test_model_dir("tiny.en").parent / "pyannote-segmentation-3.0" / "segmentation-3.0.onnx"
+        )
