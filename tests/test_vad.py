@@ -79,6 +79,13 @@ def test_transcription_with_vad_filter_matches_fasterwhisper(whisper_models, rec
         assert a.end == pytest.approx(b.end, abs=0.02)
 
 
+def test_no_speech_is_an_empty_result(whisper_models):
+    silence = np.zeros(16000 * 8, np.float32)
+    segments, info = whisper_models["tiny.en"].transcribe(silence, vad_filter=True)
+    assert list(segments) == []
+    assert info.duration == 8.0 and info.duration_after_vad == 0.0
+
+
 def test_bad_options_and_weights():
     with pytest.raises(saywho.OptionError):
         VadOptions(threshold=1.5)

@@ -271,7 +271,7 @@ class WhisperModel:
             language=language,
             language_probability=language_probability,
             duration=duration,
-            duration_after_vad=samples.size / SAMPLE_RATE,
+            duration_after_vad=speech.joined_duration if speech else duration,
             all_language_probs=all_language_probs,
             options=options,
         )
