@@ -26,6 +26,7 @@ import numpy as np
 
 from . import _core
 from .models.onnx_reader import read_onnx
+from .runtime_user import RuntimeUser
 
 WINDOW = 512
 CONTEXT = 64
@@ -97,7 +98,7 @@ def load_silero(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     return out
 
 
-class SileroVad:
+class SileroVad(RuntimeUser):
     """``vad.probabilities(audio) -> [windows]`` on a Runtime (its own CPU one
     when none is given)."""
 
@@ -108,20 +109,8 @@ class SileroVad:
         batch_size: int = 4096,
     ):
         self.w = source if isinstance(source, dict) else load_silero(source)
-        self._own_runtime = runtime is None
-        self.runtime = _core.Runtime(device="cpu") if runtime is None else runtime
+        self._use_runtime(runtime)
         self.batch_size = batch_size
-
-    def close(self) -> None:
-        if self._own_runtime and self.runtime is not None:
-            self.runtime.close()
-        self.runtime = None
-
-    def __enter__(self) -> SileroVad:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def _features(self, windows: np.ndarray) -> np.ndarray:
         """[N, 576] -> [N, 128]: the convolutional encoder of each window."""

@@ -23,6 +23,7 @@ import numpy as np
 
 from saywho import _core
 from saywho.models.torch_checkpoint import load_checkpoint, state_dict
+from saywho.runtime_user import RuntimeUser
 
 SAMPLE_RATE = 16000
 HOP = 160  # samples per mel frame (10 ms)
@@ -68,7 +69,7 @@ def partial_starts(length: int, step: int) -> list[int]:
     return starts
 
 
-class GE2EEncoder:
+class GE2EEncoder(RuntimeUser):
     """``encoder(waveforms [B, samples], masks [B, frames]) -> [B, 256]``.
 
     ``masks`` may have any frame rate (pyannote's segmentation frames, say):
@@ -102,22 +103,9 @@ class GE2EEncoder:
             )
         self._linear_t = np.ascontiguousarray(tensors["linear.weight"].T)
         self._linear_b = tensors["linear.bias"]
-        self._own_runtime = runtime is None
-        self.runtime = _core.Runtime(device="cpu") if runtime is None else runtime
+        self._use_runtime(runtime)
         self.partial_step = partial_step
         self.batch_size = batch_size
-
-    # -- lifecycle ------------------------------------------------------------
-    def close(self) -> None:
-        if self._own_runtime and self.runtime is not None:
-            self.runtime.close()
-        self.runtime = None
-
-    def __enter__(self) -> GE2EEncoder:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # -- the network ----------------------------------------------------------
     def embed_partials(self, mels: np.ndarray, lengths: np.ndarray | None = None) -> np.ndarray:

@@ -28,6 +28,7 @@ import numpy as np
 from saywho import _core
 from saywho.features import fbank
 from saywho.models.torch_checkpoint import load_checkpoint, state_dict
+from saywho.runtime_user import RuntimeUser
 
 from .embedding_ge2e import resample_mask
 
@@ -126,7 +127,7 @@ def weighted_stats(x: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
     return np.concatenate([mean.reshape(b, -1), std.reshape(b, -1)], axis=1).astype(np.float32)
 
 
-class ResNetEmbedding:
+class ResNetEmbedding(RuntimeUser):
     """``model(waveforms [B, samples], masks [B, frames] or None) -> [B, 256]``."""
 
     dimension = EMBED_DIM
@@ -141,20 +142,8 @@ class ResNetEmbedding:
         if batch_size < 1:
             raise _core.OptionError("batch_size must be at least 1")
         self.w = source if isinstance(source, dict) else load_resnet(source)
-        self._own_runtime = runtime is None
-        self.runtime = _core.Runtime(device="cpu") if runtime is None else runtime
+        self._use_runtime(runtime)
         self.batch_size = batch_size
-
-    def close(self) -> None:
-        if self._own_runtime and self.runtime is not None:
-            self.runtime.close()
-        self.runtime = None
-
-    def __enter__(self) -> ResNetEmbedding:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # -- layers on [B, F, T, C] ---------------------------------------------------
     def _conv3(self, x: np.ndarray, name: str, stride: int) -> np.ndarray:
