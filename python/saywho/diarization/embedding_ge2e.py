@@ -186,11 +186,7 @@ class GE2EEncoder(RuntimeUser):
         return frames
 
     def __call__(self, waveforms: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
-        w = np.asarray(waveforms, dtype=np.float32)
-        if w.ndim == 1:
-            w = w[None]
-        if w.ndim != 2:
-            raise _core.OptionError("waveforms must be [batch, samples]")
+        w = waveform_batch(waveforms)
         sequences = []
         for b in range(len(w)):
             mel, energy = self.features(w[b])
@@ -207,3 +203,13 @@ def resample_mask(mask: np.ndarray, frames: int) -> np.ndarray:
     torch's F.interpolate(mode="nearest") maps output i to input floor(i * F / frames)."""
     index = (np.arange(frames) * len(mask)) // max(frames, 1)
     return mask[np.minimum(index, len(mask) - 1)]
+
+
+def waveform_batch(waveforms) -> np.ndarray:
+    """float32 [batch, samples] from one waveform or a batch of them."""
+    w = np.asarray(waveforms, dtype=np.float32)
+    if w.ndim == 1:
+        w = w[None]
+    if w.ndim != 2:
+        raise _core.OptionError("waveforms must be [batch, samples]")
+    return w

@@ -30,7 +30,7 @@ from saywho.features import fbank
 from saywho.models.torch_checkpoint import load_checkpoint, state_dict
 from saywho.runtime_user import RuntimeUser
 
-from .embedding_ge2e import resample_mask
+from .embedding_ge2e import resample_mask, waveform_batch
 
 BLOCKS = (3, 4, 6, 3)
 CHANNELS = (32, 64, 128, 256)
@@ -210,11 +210,7 @@ class ResNetEmbedding(RuntimeUser):
         return out
 
     def __call__(self, waveforms: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
-        w = np.asarray(waveforms, dtype=np.float32)
-        if w.ndim == 1:
-            w = w[None]
-        if w.ndim != 2:
-            raise _core.OptionError("waveforms must be [batch, samples]")
+        w = waveform_batch(waveforms)
         features = np.stack([fbank(row) for row in w])
         m = None if masks is None else np.asarray(masks, dtype=np.float32)
         out = self.embed_features(features, m)
