@@ -33,7 +33,7 @@ def worker(engine: str, model: str, minutes: float, beam: int, threads: int, com
     if engine == "saywho":
         from saywho.whisper.transcribe import WhisperModel
 
-        m = WhisperModel(path, device="cpu", cpu_threads=threads)
+        m = WhisperModel(path, device="cpu", cpu_threads=threads, compute_type=compute)
     else:
         from faster_whisper import WhisperModel
 
@@ -62,6 +62,7 @@ def main() -> None:
     ap.add_argument("--worker")
     ap.add_argument("--beam", type=int, default=5)
     ap.add_argument("--compute", default="float32")
+    ap.add_argument("--only", help="one row, e.g. 'beam5-int8', for profiling")
     args = ap.parse_args()
     if args.worker:
         r = worker(args.worker, args.model, args.minutes, args.beam, args.threads, args.compute)
@@ -75,15 +76,10 @@ def main() -> None:
     )
     for beam in (1, 5):
         for compute in ("float32", "int8"):
+            if args.only and args.only != f"{'greedy' if beam == 1 else f'beam{beam}'}-{compute}":
+                continue
             peer = run("faster-whisper", args, beam, compute)
             label = "greedy" if beam == 1 else f"beam {beam}"
-            if compute != "float32":
-                # saywho computes in float32 only, so far: no int8 row of its own
-                print(
-                    f"{label:8} {compute:8} {'-':>9} {'-':>6} {'-':>7} {peer['seconds']:7.1f} "
-                    f"{peer['audio'] / peer['seconds']:6.1f} {peer['rss'] / 2**20:7.0f} {'n/a':>6}"
-                )
-                continue
             ours = run("saywho", args, beam, compute)
             print(
                 f"{label:8} {compute:8} {ours['seconds']:9.1f} {ours['audio'] / ours['seconds']:6.1f} "

@@ -34,6 +34,21 @@ CASES = [
         {"beam_size": 1, "task": "translate", "without_timestamps": True},
     ),
     ("long2min_tiny.en_greedy_t0", "tiny.en", "long2", {"beam_size": 1, "temperature": 0.0}),
+    # int8: both engines quantize the same float16 weights per row at load
+    ("jfk_tiny.en_greedy_int8", "tiny.en", "jfk", {"beam_size": 1, "compute_type": "int8"}),
+    ("jfk_tiny.en_beam5_int8", "tiny.en", "jfk", {"beam_size": 5, "compute_type": "int8"}),
+    ("jfk_base_greedy_int8", "base", "jfk", {"beam_size": 1, "compute_type": "int8"}),
+    ("jfk_base_beam5_int8", "base", "jfk", {"beam_size": 5, "compute_type": "int8"}),
+]
+# Cases compared by word error rate, not token for token (tests/test_int8.py):
+# on long audio the two engines' int8 roundings part ways after a while.
+APPROX_CASES = [
+    (
+        "long2min_tiny.en_greedy_t0_int8",
+        "tiny.en",
+        "long2",
+        {"beam_size": 1, "temperature": 0.0, "compute_type": "int8"},
+    ),
 ]
 # Word timestamps go to their own folder (tests/test_word_timestamps.py).
 WORD_CASES = [
@@ -68,22 +83,28 @@ def audio_for(kind: str):
 
 
 def main() -> None:
-    for folder, cases in (("golden", CASES), ("golden_words", WORD_CASES)):
+    only = set(sys.argv[1:])  # case names to (re)write; none: all
+    folders = (("golden", CASES), ("golden_words", WORD_CASES), ("golden_approx", APPROX_CASES))
+    for folder, cases in folders:
+        cases = [c for c in cases if not only or c[0] in only]
         write_cases(REPO / "tests" / "data" / folder, cases)
 
 
 def write_cases(out_dir: Path, cases) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, model, kind, options in cases:
+        options = dict(options)
+        compute = options.pop("compute_type", "float32")
         fw = faster_whisper.WhisperModel(
-            str(test_model_dir(model)), device="cpu", compute_type="float32", cpu_threads=2
+            str(test_model_dir(model)), device="cpu", compute_type=compute, cpu_threads=2
         )
         segments, info = fw.transcribe(audio_for(kind), **options)
         record = {
             "model": model,
+            "compute_type": compute,
             "audio": kind,
             "options": options,
-            "peer": f"faster-whisper {faster_whisper.__version__}, compute_type float32",
+            "peer": f"faster-whisper {faster_whisper.__version__}, compute_type {compute}",
             "language": info.language,
             "language_probability": info.language_probability,
             "segments": [

@@ -245,6 +245,7 @@ static const sw_backend table = {
     sw_cuda_instance_norm,
     sw_cuda_log_softmax,
     sw_cuda_lstm,
+    sw_cuda_matmul_q8,
     cuda_destroy,
 };
 

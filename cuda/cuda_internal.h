@@ -93,6 +93,9 @@ sw_status sw_cuda_max_pool1d(sw_backend *be, const sw_tensor *x, int kernel, int
 sw_status sw_cuda_instance_norm(sw_backend *be, const sw_tensor *x, const sw_tensor *gamma,
                                 const sw_tensor *beta, float eps, sw_tensor *out, sw_error *err);
 sw_status sw_cuda_log_softmax(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
+sw_status sw_cuda_matmul_q8(sw_backend *be, const sw_tensor *a, const sw_tensor *w,
+                            const sw_tensor *w_scale, const sw_tensor *w_sum, sw_tensor *c,
+                            float beta, sw_error *err);
 sw_status sw_cuda_lstm(sw_backend *be, const sw_tensor *x, const sw_tensor *w_ih,
                        const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *out, sw_error *err);
 

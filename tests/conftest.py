@@ -59,8 +59,20 @@ def whisper_models():
     from saywho.models.test_weights import test_model_dir
     from saywho.whisper.transcribe import WhisperModel
 
+    class Loaded(dict):
+        """Keys "tiny.en", "base"; "tiny.en:int8" and "base:int8" load on first use."""
+
+        def __missing__(self, key):
+            name, _, compute = key.partition(":")
+            model = self[key] = WhisperModel(
+                test_model_dir(name), runtime, compute_type=compute or "float32"
+            )
+            return model
+
     runtime = _core.Runtime(device="cpu")
-    loaded = {name: WhisperModel(test_model_dir(name), runtime) for name in ("tiny.en", "base")}
+    loaded = Loaded()
+    for name in ("tiny.en", "base"):
+        loaded[name]  # noqa: B018 - loads it now, once
     yield loaded
     for model in loaded.values():
         model.close()

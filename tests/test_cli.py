@@ -82,7 +82,7 @@ def test_usage_errors_exit_with_2(tmp_path):
         ["--min-speakers", "3", "--max-speakers", "2"],
         ["--num-speakers", "0"],
         ["--no-speakers", "--max-speakers", "2"],
-        ["--compute-type", "int8"],
+        ["--compute-type", "float16x"],
         ["--batch-size", "0"],
     ):
         proc = run(*bad, cwd=tmp_path)

@@ -1,7 +1,7 @@
 """Transcription on real weights against faster-whisper's golden outputs.
 
-tests/data/golden/*.json hold what faster-whisper (CTranslate2, float32,
-same weights, same audio) produced; bench/make_whisper_golden.py writes them
+tests/data/golden/*.json hold what faster-whisper (CTranslate2, float32 or
+int8 as the file says, same weights, same audio) produced; bench/make_whisper_golden.py writes them
 and bench/bench_transcribe.py compares live. Every case here must be token
 for token the same.
 """
@@ -25,19 +25,25 @@ GOLDEN = Path(__file__).parent / "data" / "golden"
 @pytest.mark.parametrize("case", sorted(p.stem for p in GOLDEN.glob("*.json")))
 def test_segments_equal_faster_whisper(whisper_models, recordings, case):
     golden = json.loads((GOLDEN / f"{case}.json").read_text())
-    segments, info = whisper_models[golden["model"]].transcribe(
+    compute = golden.get("compute_type", "float32")
+    key = golden["model"] if compute == "float32" else f"{golden['model']}:{compute}"
+    segments, info = whisper_models[key].transcribe(
         recordings[golden["audio"]], **golden["options"]
     )
     segments = list(segments)
+    # int8 products are exact, but the two engines quantize the activations
+    # of different layers (CTranslate2 also its convolutions), so the scores
+    # agree less closely than float32's; the tokens must still be the same
+    tol = 1e-3 if compute == "float32" else 0.03
     assert info.language == golden["language"]
-    assert info.language_probability == pytest.approx(golden["language_probability"], abs=1e-3)
+    assert info.language_probability == pytest.approx(golden["language_probability"], abs=tol)
     assert [s.tokens for s in segments] == [g["tokens"] for g in golden["segments"]]
     for ours, ref in zip(segments, golden["segments"]):
         assert ours.text == ref["text"]
         assert (ours.start, ours.end) == (ref["start"], ref["end"])
         assert ours.temperature == ref["temperature"]
-        assert ours.avg_logprob == pytest.approx(ref["avg_logprob"], abs=1e-3)
-        assert ours.no_speech_prob == pytest.approx(ref["no_speech_prob"], abs=1e-3)
+        assert ours.avg_logprob == pytest.approx(ref["avg_logprob"], abs=tol)
+        assert ours.no_speech_prob == pytest.approx(ref["no_speech_prob"], abs=tol)
 
 
 def test_jfk_text_is_right(whisper_models, recordings):

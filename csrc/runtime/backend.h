@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bump when the table's layout changes; the loader refuses a mismatch. */
-#define SW_BACKEND_ABI 3
+#define SW_BACKEND_ABI 4
 
 typedef enum sw_device_kind { SW_DEVICE_CPU = 0, SW_DEVICE_CUDA = 1 } sw_device_kind;
 
@@ -132,6 +132,14 @@ struct sw_backend {
      * Not in place. */
     sw_status (*lstm)(sw_backend *be, const sw_tensor *x, const sw_tensor *w_ih,
                       const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *out, sw_error *err);
+
+    /* ABI 4: int8 weights (compute_type "int8"). c[m, n] = qa . w^T / (sa * w_scale)
+     * + beta * c, where qa, sa quantize the rows of a[m, k] (f32) as
+     * runtime/q8_gemm.h says; w [n, k] int8 with w_scale [n] f32 and w_sum [n]
+     * int32 (the sums of w's rows). The int32 sums are exact. */
+    sw_status (*matmul_q8)(sw_backend *be, const sw_tensor *a, const sw_tensor *w,
+                           const sw_tensor *w_scale, const sw_tensor *w_sum, sw_tensor *c,
+                           float beta, sw_error *err);
 
     /* Frees every byte the backend holds and the backend itself. */
     void (*destroy)(sw_backend *b);

@@ -9,6 +9,7 @@
 
 #include "cpu_seq_ops.h"
 #include "elementwise_math.h"
+#include "q8_gemm.h"
 #include "small_gemm.h"
 #include "ops.h"
 #include "threads.h"
@@ -144,6 +145,68 @@ static sw_status cpu_matmul(sw_backend *be, const sw_tensor *a, const sw_tensor 
     int m = (int)a->shape[0], k = (int)a->shape[1];
     int n = (int)c->shape[1];
     par_sgemm(be, trans_b, m, n, k, alpha, a->data, k, b->data, (int)b->shape[1], beta, c->data, n);
+    return SW_OK;
+}
+
+/* int8 products: the activation rows are quantized into pool scratch, then
+ * column blocks (multiples of 16 outputs) go to the workers. Rows go in
+ * chunks that stay in L1 while a block of weight rows streams past them. */
+typedef struct q8_job {
+    int m, n, k, parts;
+    const float *a;
+    int8_t *qa;
+    float *sa;
+    const int8_t *w;
+    const float *w_scale;
+    const int32_t *w_sum;
+    float *c;
+    float beta;
+} q8_job;
+
+#define Q8_ROW_CHUNK 32
+
+static void q8_quantize_part(void *ctx, size_t begin, size_t end)
+{
+    const q8_job *j = ctx;
+    sw_q8_quantize_rows(j->a + begin * (size_t)j->k, (int)(end - begin), j->k, j->k,
+                        j->qa + begin * (size_t)j->k, j->sa + begin);
+}
+
+static void q8_gemm_part(void *ctx, size_t begin, size_t end)
+{
+    const q8_job *j = ctx;
+    for (size_t p = begin; p < end; p++) {
+        int c0 = (int)((int64_t)j->n * (int64_t)p / j->parts) & ~15;
+        int c1 = p + 1 == (size_t)j->parts
+                     ? j->n
+                     : (int)((int64_t)j->n * (int64_t)(p + 1) / j->parts) & ~15;
+        for (int r0 = 0; r0 < j->m && c1 > c0; r0 += Q8_ROW_CHUNK) {
+            int rows = j->m - r0 < Q8_ROW_CHUNK ? j->m - r0 : Q8_ROW_CHUNK;
+            sw_q8_gemm_nt(rows, c0, c1, j->k, j->qa + (size_t)r0 * (size_t)j->k, j->sa + r0, j->w,
+                          j->w_scale, j->w_sum, j->beta, j->c + (size_t)r0 * (size_t)j->n, j->n);
+        }
+    }
+}
+
+static sw_status cpu_matmul_q8(sw_backend *be, const sw_tensor *a, const sw_tensor *w,
+                               const sw_tensor *w_scale, const sw_tensor *w_sum, sw_tensor *c,
+                               float beta, sw_error *err)
+{
+    int m = (int)a->shape[0], k = (int)a->shape[1], n = (int)w->shape[0];
+    int8_t *qa = cpu_alloc(be, (size_t)m * (size_t)k, err);
+    float *sa = qa ? cpu_alloc(be, (size_t)m * sizeof(float), err) : NULL;
+    if (!sa) {
+        cpu_free(be, qa);
+        return err->code;
+    }
+    int threads = sw_threadpool_size(impl_of(be)->threads);
+    q8_job j = {m, n, k, 1, a->data, qa, sa, w->data, w_scale->data, w_sum->data, c->data, beta};
+    sw_parallel_for(impl_of(be)->threads, (size_t)m, 64, q8_quantize_part, &j);
+    if (threads > 1 && (double)m * n * k > 1e6 && n >= 64 * threads)
+        j.parts = threads;
+    sw_parallel_for(impl_of(be)->threads, (size_t)j.parts, 1, q8_gemm_part, &j);
+    cpu_free(be, qa);
+    cpu_free(be, sa);
     return SW_OK;
 }
 
@@ -722,6 +785,7 @@ sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err)
     b->instance_norm = cpu_instance_norm;
     b->log_softmax = cpu_log_softmax;
     b->lstm = cpu_lstm;
+    b->matmul_q8 = cpu_matmul_q8;
     b->destroy = cpu_destroy;
     *out = b;
     return SW_OK;

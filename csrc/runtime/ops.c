@@ -58,6 +58,32 @@ sw_status sw_matmul(const sw_tensor *a, const sw_tensor *b, sw_tensor *c, int tr
     return a->backend->matmul(a->backend, a, b, c, trans_b, alpha, beta, err);
 }
 
+sw_status sw_matmul_q8(const sw_tensor *a, const sw_tensor *w, const sw_tensor *w_scale,
+                       const sw_tensor *w_sum, sw_tensor *c, float beta, sw_error *err)
+{
+    if (same_backend("matmul_q8", a, w, err) || same_backend("matmul_q8", a, c, err) ||
+        same_backend("matmul_q8", a, w_scale, err) || same_backend("matmul_q8", a, w_sum, err))
+        return err->code;
+    if (need_f32("matmul_q8", a, err) || need_f32("matmul_q8", c, err) ||
+        need_f32("matmul_q8", w_scale, err))
+        return err->code;
+    if (w->dtype != SW_I8 || w_sum->dtype != SW_I32)
+        return sw_fail(err, SW_ERR_ARG, "matmul_q8: the weight must be int8 and its sums int32");
+    if (a->ndim != 2 || w->ndim != 2 || c->ndim != 2 || w_scale->ndim != 1 || w_sum->ndim != 1)
+        return sw_fail(err, SW_ERR_ARG, "matmul_q8: operands must be matrices, scales vectors");
+    int64_t m = a->shape[0], k = a->shape[1], n = w->shape[0];
+    if (w->shape[1] != k || c->shape[0] != m || c->shape[1] != n || w_scale->shape[0] != n ||
+        w_sum->shape[0] != n)
+        return sw_fail(err, SW_ERR_ARG,
+                       "matmul_q8: shapes [%lld,%lld] x [%lld,%lld]^T -> [%lld,%lld] do not fit",
+                       (long long)m, (long long)k, (long long)w->shape[0], (long long)w->shape[1],
+                       (long long)c->shape[0], (long long)c->shape[1]);
+    if (!a->backend->matmul_q8)
+        return sw_fail(err, SW_ERR_DEVICE, "matmul_q8: the %s backend has no int8 products",
+                       a->backend->name);
+    return a->backend->matmul_q8(a->backend, a, w, w_scale, w_sum, c, beta, err);
+}
+
 static sw_status binary_check(const char *op, const sw_tensor *a, const sw_tensor *b,
                               const sw_tensor *out, sw_error *err)
 {

@@ -36,6 +36,10 @@ sw_status sw_max_pool1d(const sw_tensor *x, int kernel, int stride, sw_tensor *o
 sw_status sw_instance_norm(const sw_tensor *x, const sw_tensor *gamma, const sw_tensor *beta,
                            float eps, sw_tensor *out, sw_error *err);
 sw_status sw_log_softmax(const sw_tensor *a, sw_tensor *out, sw_error *err);
+/* c = a . w^T with int8 weights; see the backend's matmul_q8. beta 0 or 1. */
+sw_status sw_matmul_q8(const sw_tensor *a, const sw_tensor *w, const sw_tensor *w_scale,
+                       const sw_tensor *w_sum, sw_tensor *c, float beta, sw_error *err);
+
 sw_status sw_lstm(const sw_tensor *x, const sw_tensor *w_ih, const sw_tensor *w_hh,
                   const sw_tensor *bias, sw_tensor *out, sw_error *err);
 

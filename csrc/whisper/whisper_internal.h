@@ -6,9 +6,16 @@
 #include "ops.h"
 #include "whisper_model.h"
 
+/* A linear layer's weight [out, in]: float32 in `w`, or (compute int8) int8
+ * rows in `w` with their scales and row sums for the backend's matmul_q8. */
+typedef struct sw_wh_weight {
+    sw_tensor w, scale, sum;
+} sw_wh_weight;
+
 /* One attention: query, key (no bias), value, out projections. */
 typedef struct sw_wh_attn {
-    sw_tensor wq, bq, wk, wv, bv, wo, bo;
+    sw_wh_weight wq, wk, wv, wo;
+    sw_tensor bq, bv, bo;
 } sw_wh_attn;
 
 /* A pre-LN block; the cross-attention parts are only filled in the decoder. */
@@ -17,7 +24,8 @@ typedef struct sw_wh_block {
     sw_wh_attn attn;
     sw_tensor cross_ln_w, cross_ln_b;
     sw_wh_attn cross;
-    sw_tensor mlp_ln_w, mlp_ln_b, mlp1_w, mlp1_b, mlp2_w, mlp2_b;
+    sw_tensor mlp_ln_w, mlp_ln_b, mlp1_b, mlp2_b;
+    sw_wh_weight mlp1_w, mlp2_w;
 } sw_wh_block;
 
 struct sw_whisper {
@@ -26,6 +34,8 @@ struct sw_whisper {
     int backend_lost;
     sw_tensor conv1_w, conv1_b, conv2_w, conv2_b, enc_pos, enc_ln_w, enc_ln_b;
     sw_tensor tok_emb, dec_pos, dec_ln_w, dec_ln_b;
+    sw_wh_weight tok_out; /* compute int8: the output layer's int8 copy of tok_emb */
+    sw_whisper_compute compute;
     sw_wh_block *enc, *dec;
 };
 
@@ -67,8 +77,11 @@ void sw_wh_scratch_free(sw_wh_scratch *s);
 
 /* y = x w^T + b over the rows of x ([rows, in] -> [rows, out]); accumulate:
  * y += instead of y =. b may be an empty tensor (no bias). */
-sw_status sw_wh_linear(const sw_tensor *x, const sw_tensor *w, const sw_tensor *b, sw_tensor *y,
+sw_status sw_wh_linear(const sw_tensor *x, const sw_wh_weight *w, const sw_tensor *b, sw_tensor *y,
                        int accumulate, sw_error *err);
+
+/* Frees a linear weight's tensors (see sw_wh_free). */
+void sw_wh_weight_free(const sw_whisper *m, sw_wh_weight *w);
 
 /* x += mlp(mlp_ln(x)) with x [rows, d]; h [rows, d] and mid [rows, 4d] scratch. */
 sw_status sw_wh_mlp(const sw_wh_block *blk, sw_tensor *x, sw_tensor *h, sw_tensor *mid,

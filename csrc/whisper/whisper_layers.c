@@ -57,11 +57,21 @@ sw_tensor *sw_wh_ids(sw_wh_scratch *s, const int32_t *ids, int64_t n, sw_error *
     return t;
 }
 
-sw_status sw_wh_linear(const sw_tensor *x, const sw_tensor *w, const sw_tensor *b, sw_tensor *y,
+void sw_wh_weight_free(const sw_whisper *m, sw_wh_weight *w)
+{
+    sw_wh_free(m, &w->w);
+    sw_wh_free(m, &w->scale);
+    sw_wh_free(m, &w->sum);
+}
+
+sw_status sw_wh_linear(const sw_tensor *x, const sw_wh_weight *w, const sw_tensor *b, sw_tensor *y,
                        int accumulate, sw_error *err)
 {
-    if (sw_matmul(x, w, y, 1, 1.0f, accumulate ? 1.0f : 0.0f, err) != SW_OK)
-        return err->code;
+    float beta = accumulate ? 1.0f : 0.0f;
+    sw_status st = w->w.dtype == SW_I8 ? sw_matmul_q8(x, &w->w, &w->scale, &w->sum, y, beta, err)
+                                       : sw_matmul(x, &w->w, y, 1, 1.0f, beta, err);
+    if (st != SW_OK)
+        return st;
     if (b && b->data)
         return sw_add(y, b, y, err);
     return SW_OK;

@@ -44,12 +44,17 @@ typedef struct sw_whisper sw_whisper;
 typedef struct sw_whisper_audio sw_whisper_audio;
 typedef struct sw_whisper_state sw_whisper_state;
 
+/* How the linear layers compute: float32 weights, or int8 weights quantized
+ * per output row at load time (CTranslate2's "int8": activations are
+ * quantized per row on each product, everything else stays float32). */
+typedef enum sw_whisper_compute { SW_WHISPER_FLOAT32 = 0, SW_WHISPER_INT8 = 1 } sw_whisper_compute;
+
 /* Checks dims, finds every tensor the network needs among `tensors` (others
  * are ignored) and uploads them. A missing or mis-shaped tensor is
  * SW_ERR_MODEL naming it and the shape expected. */
 sw_status sw_whisper_create(sw_backend *backend, const sw_whisper_dims *dims,
-                            const sw_named_tensor *tensors, int n_tensors, sw_whisper **out,
-                            sw_error *err);
+                            const sw_named_tensor *tensors, int n_tensors,
+                            sw_whisper_compute compute, sw_whisper **out, sw_error *err);
 
 /* Returns every byte to the backend's pool; NULL is fine. */
 void sw_whisper_destroy(sw_whisper *model);

@@ -1,16 +1,20 @@
 /* Building the model from named host arrays: every tensor is looked up by its
  * state-dict name, its shape checked against the dims, and copied to the
- * backend as float32. */
+ * backend as float32; with compute int8 the linear layers' weights are
+ * quantized per row on the host first and go up as int8. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "elementwise_math.h"
+#include "q8_gemm.h"
 #include "whisper_internal.h"
 
 typedef struct loader {
     sw_backend *be;
     const sw_named_tensor *tensors;
     int n;
+    sw_whisper_compute compute;
     sw_error *err;
 } loader;
 
@@ -40,13 +44,13 @@ static sw_status upload(loader *ld, const sw_named_tensor *src, sw_tensor *dst)
     return ld->err->code;
 }
 
-/* Finds `name` (printf-style, with one layer index) and uploads it with the
- * shape given by ndim and d0..d2. */
-static sw_status load(loader *ld, sw_tensor *dst, int ndim, int64_t d0, int64_t d1, int64_t d2,
-                      const char *fmt, int layer)
+/* Finds `name` (printf-style, with one layer index) and checks it has the
+ * shape given by ndim and d0..d2; NULL (and ld->err set) otherwise. */
+static const sw_named_tensor *find(loader *ld, int ndim, int64_t d0, int64_t d1, int64_t d2,
+                                   const char *fmt, int layer)
 {
     if (ld->err->code != SW_OK)
-        return ld->err->code;
+        return NULL;
     char name[160];
     /* names without a layer index simply ignore the extra argument */
     // cppcheck-suppress wrongPrintfScanfArgNum
@@ -58,25 +62,94 @@ static sw_status load(loader *ld, sw_tensor *dst, int ndim, int64_t d0, int64_t 
     for (int i = 0; i < ld->n && !src; i++)
         if (ld->tensors[i].name && strcmp(ld->tensors[i].name, name) == 0)
             src = &ld->tensors[i];
-    if (!src)
-        return sw_fail(ld->err, SW_ERR_MODEL, "whisper weights: missing tensor '%s' of shape %s",
-                       name, want_text);
+    if (!src) {
+        sw_fail(ld->err, SW_ERR_MODEL, "whisper weights: missing tensor '%s' of shape %s", name,
+                want_text);
+        return NULL;
+    }
     int same = src->ndim == ndim;
     for (int i = 0; same && i < ndim; i++)
         same = src->shape[i] == want[i];
     if (!same) {
         shape_text(got_text, sizeof got_text, src->ndim, src->shape);
-        return sw_fail(ld->err, SW_ERR_MODEL,
-                       "whisper weights: tensor '%s' has shape %s, expected %s", name, got_text,
-                       want_text);
+        sw_fail(ld->err, SW_ERR_MODEL, "whisper weights: tensor '%s' has shape %s, expected %s",
+                name, got_text, want_text);
+        return NULL;
     }
-    if (src->dtype != SW_F32 && src->dtype != SW_F16 && src->dtype != SW_BF16)
-        return sw_fail(ld->err, SW_ERR_MODEL,
-                       "whisper weights: tensor '%s' is %s; float32, float16 or bfloat16 expected",
-                       name, sw_dtype_name(src->dtype));
-    if (!src->data)
-        return sw_fail(ld->err, SW_ERR_MODEL, "whisper weights: tensor '%s' has no data", name);
-    return upload(ld, src, dst);
+    if (src->dtype != SW_F32 && src->dtype != SW_F16 && src->dtype != SW_BF16) {
+        sw_fail(ld->err, SW_ERR_MODEL,
+                "whisper weights: tensor '%s' is %s; float32, float16 or bfloat16 expected", name,
+                sw_dtype_name(src->dtype));
+        return NULL;
+    }
+    if (!src->data) {
+        sw_fail(ld->err, SW_ERR_MODEL, "whisper weights: tensor '%s' has no data", name);
+        return NULL;
+    }
+    return src;
+}
+
+static sw_status load(loader *ld, sw_tensor *dst, int ndim, int64_t d0, int64_t d1, int64_t d2,
+                      const char *fmt, int layer)
+{
+    const sw_named_tensor *src = find(ld, ndim, d0, d1, d2, fmt, layer);
+    return src ? upload(ld, src, dst) : ld->err->code;
+}
+
+static float host_value(const sw_named_tensor *t, size_t i)
+{
+    if (t->dtype == SW_F16)
+        return sw_f16_to_f32(((const uint16_t *)t->data)[i]);
+    if (t->dtype == SW_BF16)
+        return sw_bf16_to_f32(((const uint16_t *)t->data)[i]);
+    return ((const float *)t->data)[i];
+}
+
+/* int8 rows, scales and row sums of a [rows, cols] weight, made one row at a
+ * time so the host holds a single float32 row, never a float32 copy. */
+static sw_status upload_q8(loader *ld, const sw_named_tensor *src, sw_wh_weight *dst)
+{
+    sw_backend *be = ld->be;
+    int64_t rows = src->shape[0], cols = src->shape[1];
+    int8_t *q = malloc((size_t)(rows * cols));
+    float *scale = malloc((size_t)rows * sizeof *scale), *row = malloc((size_t)cols * sizeof *row);
+    int32_t *sums = malloc((size_t)rows * sizeof *sums);
+    if (!q || !scale || !row || !sums)
+        sw_fail(ld->err, SW_ERR_NOMEM, "whisper weights: out of host memory quantizing '%s'",
+                src->name);
+    for (int64_t r = 0; ld->err->code == SW_OK && r < rows; r++) {
+        for (int64_t c = 0; c < cols; c++)
+            row[c] = host_value(src, (size_t)(r * cols + c));
+        sw_q8_quantize_rows(row, 1, (int)cols, (int)cols, q + r * cols, scale + r);
+    }
+    if (ld->err->code == SW_OK) {
+        sw_q8_row_sums(q, (int)rows, (int)cols, sums);
+        int64_t n = rows;
+        if (sw_tensor_new(be, SW_I8, 2, src->shape, &dst->w, ld->err) == SW_OK &&
+            sw_tensor_new(be, SW_F32, 1, &n, &dst->scale, ld->err) == SW_OK &&
+            sw_tensor_new(be, SW_I32, 1, &n, &dst->sum, ld->err) == SW_OK &&
+            be->upload(be, dst->w.data, q, (size_t)(rows * cols), ld->err) == SW_OK &&
+            be->upload(be, dst->scale.data, scale, (size_t)rows * sizeof *scale, ld->err) == SW_OK)
+            be->upload(be, dst->sum.data, sums, (size_t)rows * sizeof *sums, ld->err);
+        /* host buffers go as soon as the copies are done, not at the end */
+        if (ld->err->code == SW_OK)
+            be->synchronize(be, ld->err);
+    }
+    free(q);
+    free(scale);
+    free(row);
+    free(sums);
+    return ld->err->code;
+}
+
+/* A linear layer's weight [rows, cols]: float32, or int8 with compute int8. */
+static sw_status load_linear(loader *ld, sw_wh_weight *dst, int64_t rows, int64_t cols,
+                             const char *fmt, int layer)
+{
+    const sw_named_tensor *src = find(ld, 2, rows, cols, 0, fmt, layer);
+    if (!src)
+        return ld->err->code;
+    return ld->compute == SW_WHISPER_INT8 ? upload_q8(ld, src, dst) : upload(ld, src, &dst->w);
 }
 
 static void load_attn(loader *ld, sw_wh_attn *a, const char *prefix, int layer, int64_t d,
@@ -85,7 +158,7 @@ static void load_attn(loader *ld, sw_wh_attn *a, const char *prefix, int layer, 
     char f[128];
 #define W(field, rows, cols, suffix)                                                               \
     snprintf(f, sizeof f, "%s.%s", prefix, suffix);                                                \
-    load(ld, &a->field, 2, rows, cols, 0, f, layer)
+    load_linear(ld, &a->field, rows, cols, f, layer)
 #define B(field, n, suffix)                                                                        \
     snprintf(f, sizeof f, "%s.%s", prefix, suffix);                                                \
     load(ld, &a->field, 1, n, 0, 0, f, layer)
@@ -120,28 +193,33 @@ static void load_block(loader *ld, sw_wh_block *b, const char *prefix, int layer
     T1(mlp_ln_w, "mlp_ln.weight");
     T1(mlp_ln_b, "mlp_ln.bias");
     snprintf(f, sizeof f, "%s.mlp.0.weight", prefix);
-    load(ld, &b->mlp1_w, 2, 4 * d, d, 0, f, layer);
+    load_linear(ld, &b->mlp1_w, 4 * d, d, f, layer);
     snprintf(f, sizeof f, "%s.mlp.0.bias", prefix);
     load(ld, &b->mlp1_b, 1, 4 * d, 0, 0, f, layer);
     snprintf(f, sizeof f, "%s.mlp.2.weight", prefix);
-    load(ld, &b->mlp2_w, 2, d, 4 * d, 0, f, layer);
+    load_linear(ld, &b->mlp2_w, d, 4 * d, f, layer);
     T1(mlp2_b, "mlp.2.bias");
 #undef T1
 }
 
 static void free_attn(const sw_whisper *m, sw_wh_attn *a)
 {
-    sw_tensor *all[] = {&a->wq, &a->bq, &a->wk, &a->wv, &a->bv, &a->wo, &a->bo};
+    sw_tensor *all[] = {&a->bq, &a->bv, &a->bo};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         sw_wh_free(m, all[i]);
+    sw_wh_weight *weights[] = {&a->wq, &a->wk, &a->wv, &a->wo};
+    for (size_t i = 0; i < sizeof weights / sizeof weights[0]; i++)
+        sw_wh_weight_free(m, weights[i]);
 }
 
 static void free_block(const sw_whisper *m, sw_wh_block *b)
 {
-    sw_tensor *all[] = {&b->attn_ln_w, &b->attn_ln_b, &b->cross_ln_w, &b->cross_ln_b, &b->mlp_ln_w,
-                        &b->mlp_ln_b,  &b->mlp1_w,    &b->mlp1_b,     &b->mlp2_w,     &b->mlp2_b};
+    sw_tensor *all[] = {&b->attn_ln_w, &b->attn_ln_b, &b->cross_ln_w, &b->cross_ln_b,
+                        &b->mlp_ln_w,  &b->mlp_ln_b,  &b->mlp1_b,     &b->mlp2_b};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         sw_wh_free(m, all[i]);
+    sw_wh_weight_free(m, &b->mlp1_w);
+    sw_wh_weight_free(m, &b->mlp2_w);
     free_attn(m, &b->attn);
     free_attn(m, &b->cross);
 }
@@ -155,6 +233,7 @@ void sw_whisper_destroy(sw_whisper *m)
                         &m->dec_pos, &m->dec_ln_w, &m->dec_ln_b};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         sw_wh_free(m, all[i]);
+    sw_wh_weight_free(m, &m->tok_out);
     for (int i = 0; m->enc && i < m->dims.n_audio_layer; i++)
         free_block(m, &m->enc[i]);
     for (int i = 0; m->dec && i < m->dims.n_text_layer; i++)
@@ -200,12 +279,17 @@ static sw_status check_dims(const sw_whisper_dims *d, sw_error *err)
 }
 
 sw_status sw_whisper_create(sw_backend *be, const sw_whisper_dims *dims,
-                            const sw_named_tensor *tensors, int n_tensors, sw_whisper **out,
-                            sw_error *err)
+                            const sw_named_tensor *tensors, int n_tensors,
+                            sw_whisper_compute compute, sw_whisper **out, sw_error *err)
 {
     *out = NULL;
     if (!be || !dims || (!tensors && n_tensors > 0) || n_tensors < 0)
         return sw_fail(err, SW_ERR_ARG, "sw_whisper_create: backend, dims and tensors needed");
+    if (compute != SW_WHISPER_FLOAT32 && compute != SW_WHISPER_INT8)
+        return sw_fail(err, SW_ERR_ARG, "sw_whisper_create: unknown compute type %d", (int)compute);
+    if (compute == SW_WHISPER_INT8 && !be->matmul_q8)
+        return sw_fail(err, SW_ERR_ARG, "compute type int8: the %s backend has no int8 products",
+                       be->name);
     if (check_dims(dims, err) != SW_OK)
         return err->code;
     sw_whisper *m = calloc(1, sizeof *m);
@@ -223,7 +307,8 @@ sw_status sw_whisper_create(sw_backend *be, const sw_whisper_dims *dims,
     }
     m->be = be;
     m->dims = *dims;
-    loader ld = {be, tensors, n_tensors, err};
+    m->compute = compute;
+    loader ld = {be, tensors, n_tensors, compute, err};
     const sw_whisper_dims *d = dims;
     int64_t da = d->n_audio_state, dt = d->n_text_state;
     load(&ld, &m->conv1_w, 3, da, d->n_mels, 3, "encoder.conv1.weight", 0);
@@ -235,7 +320,12 @@ sw_status sw_whisper_create(sw_backend *be, const sw_whisper_dims *dims,
         load_block(&ld, &m->enc[i], "encoder.blocks.%d", i, da, da, 0);
     load(&ld, &m->enc_ln_w, 1, da, 0, 0, "encoder.ln_post.weight", 0);
     load(&ld, &m->enc_ln_b, 1, da, 0, 0, "encoder.ln_post.bias", 0);
+    /* int8: the lookups keep float rows (CTranslate2 leaves embeddings
+     * unquantized; dequantized rows moved its outputs further from ours), the
+     * output layer gets an int8 copy */
     load(&ld, &m->tok_emb, 2, d->n_vocab, dt, 0, "decoder.token_embedding.weight", 0);
+    if (compute == SW_WHISPER_INT8)
+        load_linear(&ld, &m->tok_out, d->n_vocab, dt, "decoder.token_embedding.weight", 0);
     load(&ld, &m->dec_pos, 2, d->n_text_ctx, dt, 0, "decoder.positional_embedding", 0);
     for (int i = 0; i < d->n_text_layer; i++)
         load_block(&ld, &m->dec[i], "decoder.blocks.%d", i, dt, da, 1);

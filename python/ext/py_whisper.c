@@ -283,11 +283,22 @@ static int hold_tensors(PyObject *tensors, held_tensors *h)
 
 static int model_init(WhisperModelObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"runtime", "dims", "tensors", NULL};
+    static char *kwlist[] = {"runtime", "dims", "tensors", "compute_type", NULL};
     PyObject *runtime, *dims, *tensors;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO:WhisperModel", kwlist, &runtime, &dims,
-                                     &tensors))
+    const char *compute_type = "float32";
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|s:WhisperModel", kwlist, &runtime, &dims,
+                                     &tensors, &compute_type))
         return -1;
+    sw_whisper_compute compute;
+    if (strcmp(compute_type, "float32") == 0)
+        compute = SW_WHISPER_FLOAT32;
+    else if (strcmp(compute_type, "int8") == 0)
+        compute = SW_WHISPER_INT8;
+    else {
+        PyErr_Format(SwOptionError, "compute_type must be 'float32' or 'int8', not '%s'",
+                     compute_type);
+        return -1;
+    }
     if (self->runtime) {
         PyErr_SetString(PyExc_RuntimeError, "WhisperModel is already initialised");
         return -1;
@@ -318,7 +329,7 @@ static int model_init(WhisperModelObject *self, PyObject *args, PyObject *kwargs
     if (!rt->backend)
         sw_fail(&err, SW_ERR_DEVICE, "the Runtime was closed");
     else
-        sw_whisper_create(rt->backend, &d, h.t, (int)h.n, &model, &err);
+        sw_whisper_create(rt->backend, &d, h.t, (int)h.n, compute, &model, &err);
     PyThread_release_lock(rt->lock);
     Py_END_ALLOW_THREADS
     held_free(&h);

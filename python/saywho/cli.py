@@ -22,7 +22,7 @@ from .progress import ProgressBar
 from .sample import sample_path
 from .writers import FORMATS
 
-COMPUTE_TYPES = ("default", "float32")
+COMPUTE_TYPES = ("default", "auto", "float32", "int8", "int8_float32")
 
 
 def default_model() -> str | None:
@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--compute-type",
         default="default",
         choices=COMPUTE_TYPES,
-        help="weights' precision (float32 only, for now)",
+        help="Whisper's linear layers: float32 (default) or int8 (auto picks int8)",
     )
     p.add_argument(
         "--batch-size",
@@ -157,7 +157,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     try:
-        pipeline = Pipeline(model=model, device=args.device, threads=args.threads)
+        pipeline = Pipeline(
+            model=model, device=args.device, threads=args.threads, compute_type=args.compute_type
+        )
     except _core.SaywhoError as e:
         print(f"saywho: {e}", file=sys.stderr)
         return 2

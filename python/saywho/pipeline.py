@@ -30,6 +30,7 @@ class Pipeline:
     answers, else the CPU, saying why), "cpu", "cuda" or "cuda:N";
     ``device="cuda"`` without a usable GPU raises ``DeviceError``. ``threads``
     sizes the CPU backend (0: one per CPU this process may use).
+    ``compute_type`` is faster-whisper's: "default" (float32), "int8", "auto".
     """
 
     def __init__(
@@ -40,6 +41,7 @@ class Pipeline:
         log_memory: bool = True,
         segmentation: str | os.PathLike | None = None,
         embedding: str | os.PathLike | None = None,
+        compute_type: str = "default",
     ):
         if not isinstance(threads, int) or threads < 0:
             raise _core.OptionError(f"threads must be an int >= 0, not {threads!r}")
@@ -51,7 +53,7 @@ class Pipeline:
         self.checkpoint("After Pipeline Start")
         if model is not None:
             try:
-                self._whisper = WhisperModel(model, self._runtime)
+                self._whisper = WhisperModel(model, self._runtime, compute_type=compute_type)
             except BaseException:
                 self.close()
                 raise

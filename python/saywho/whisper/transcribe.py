@@ -84,6 +84,7 @@ class WhisperModel:
     saywho.models.hub.resolve_model (``token`` for private repos). With a
     ``runtime`` the model shares that Runtime's pools (a Pipeline passes its
     own); without one it opens its own on ``device`` with ``cpu_threads``.
+    ``compute_type`` takes faster-whisper's names (see resolve_compute_type).
     ``close()`` (or leaving a ``with`` block) returns the weights' memory.
     """
 
@@ -94,9 +95,11 @@ class WhisperModel:
         device: str = "auto",
         cpu_threads: int = 0,
         token: str | None = None,
+        compute_type: str = "default",
     ):
         from ..models.hub import resolve_model
 
+        self.compute_type = resolve_compute_type(compute_type)
         path = resolve_model(path, token=token)
         self._own_runtime = None
         if runtime is None:
@@ -118,7 +121,9 @@ class WhisperModel:
         self.config = dict(weights.config or {})
         self.tokenizer = Tokenizer(self.path, multilingual=self.is_multilingual)
         self.alignment_heads = [tuple(h) for h in (weights.alignment_heads or [])]
-        self.core = _core.WhisperModel(runtime, self.dims, weights.tensors)
+        self.core = _core.WhisperModel(
+            runtime, self.dims, weights.tensors, compute_type=self.compute_type
+        )
         self.runtime = runtime
         t = self.tokenizer
         self.special = WhisperSpecialTokens(
@@ -640,6 +645,33 @@ def _split_by_timestamps(tokens, timestamp_begin, time_offset, segment_size, dur
         pieces.append({"start": time_offset, "end": time_offset + duration, "tokens": tokens})
         seek += segment_size
     return pieces, seek, single_ending
+
+
+COMPUTE_TYPES = ("default", "auto", "float32", "int8", "int8_float32")
+_NOT_BUILT = ("float16", "bfloat16", "int8_float16", "int8_bfloat16", "int16")
+
+
+def resolve_compute_type(compute_type: str) -> str:
+    """faster-whisper's compute_type names, mapped to what the core computes.
+
+    "default" keeps float32 (the readers widen float16 checkpoints, as
+    CTranslate2 does on a CPU); "auto" picks the fastest, int8; "int8" and
+    "int8_float32" quantize the linear layers' weights per row. Half-precision
+    compute is not built: asking for it is an OptionError, not a silent
+    float32.
+    """
+    if compute_type in ("default", "float32"):
+        return "float32"
+    if compute_type in ("auto", "int8", "int8_float32"):
+        return "int8"
+    if compute_type in _NOT_BUILT:
+        raise _core.OptionError(
+            f"compute_type {compute_type!r} is not built in saywho yet; "
+            "use 'float32' or 'int8' (or 'default', 'auto')"
+        )
+    raise _core.OptionError(
+        f"unknown compute_type {compute_type!r}; expected one of {', '.join(COMPUTE_TYPES)}"
+    )
 
 
 def _check_options(task, beam_size, best_of, patience, detection_segments) -> None:

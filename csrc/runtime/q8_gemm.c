@@ -1,0 +1,130 @@
+#include "q8_gemm.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+void sw_q8_quantize_rows(const float *x, int m, int k, int ldx, int8_t *q, float *scale)
+{
+    for (int r = 0; r < m; r++) {
+        const float *xr = x + (long)r * ldx;
+        float amax = 0.0f;
+        for (int i = 0; i < k; i++)
+            amax = fmaxf(amax, fabsf(xr[i]));
+        float s = amax > 0.0f ? 127.0f / amax : 1.0f;
+        int8_t *qr = q + (long)r * k;
+        for (int i = 0; i < k; i++) {
+            float v = nearbyintf(xr[i] * s);
+            qr[i] = (int8_t)(v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v);
+        }
+        scale[r] = s;
+    }
+}
+
+void sw_q8_row_sums(const int8_t *q, int n, int k, int32_t *sums)
+{
+    for (int j = 0; j < n; j++) {
+        int32_t s = 0;
+        for (int i = 0; i < k; i++)
+            s += q[(long)j * k + i];
+        sums[j] = s;
+    }
+}
+
+static inline void store(float *c, float v, float beta)
+{
+    *c = beta == 0.0f ? v : v + beta * *c;
+}
+
+void sw_q8_gemm_nt_scalar(int m, int n0, int n1, int k, const int8_t *qa, const float *sa,
+                          const int8_t *qw, const float *sw, float beta, float *c, int ldc)
+{
+    for (int j = n0; j < n1; j++)
+        for (int r = 0; r < m; r++) {
+            const int8_t *a = qa + (long)r * k, *w = qw + (long)j * k;
+            int32_t acc = 0;
+            for (int i = 0; i < k; i++)
+                acc += (int32_t)a[i] * (int32_t)w[i];
+            store(c + (long)r * ldc + j, (float)acc / (sa[r] * sw[j]), beta);
+        }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+#include <immintrin.h>
+
+#define VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
+#define RB   4 /* rows of a per block */
+#define CB   4 /* weight rows per block: 16 accumulators, 8 loads per 16 dot steps */
+
+/* Blocks of up to RB x CB outputs. Each 64-byte step loads RB activation
+ * vectors (flipped to unsigned by xor 0x80, i.e. + 128) and CB weight
+ * vectors and issues RB * CB vpdpbusd; the tail uses masked loads, which read
+ * zeros past k. */
+VNNI static void gemm_vnni(int m, int n0, int n1, int k, const int8_t *qa, const float *sa,
+                           const int8_t *qw, const float *sw, const int32_t *w_sums, float beta,
+                           float *c, int ldc)
+{
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    for (int j0 = n0; j0 < n1; j0 += CB) {
+        int nc = n1 - j0 < CB ? n1 - j0 : CB;
+        for (int r0 = 0; r0 < m; r0 += RB) {
+            int nr = m - r0 < RB ? m - r0 : RB;
+            __m512i acc[RB][CB];
+            for (int r = 0; r < RB; r++)
+                for (int j = 0; j < CB; j++)
+                    acc[r][j] = _mm512_setzero_si512();
+            for (int i = 0; i < k; i += 64) {
+                __mmask64 mask = k - i >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << (k - i)) - 1);
+                __m512i w[CB], a[RB];
+                for (int j = 0; j < CB; j++)
+                    w[j] = j < nc ? _mm512_maskz_loadu_epi8(mask, qw + (long)(j0 + j) * k + i)
+                                  : _mm512_setzero_si512();
+                for (int r = 0; r < RB; r++)
+                    a[r] = r < nr ? _mm512_maskz_loadu_epi8(mask, qa + (long)(r0 + r) * k + i)
+                                  : _mm512_setzero_si512();
+                for (int r = 0; r < RB; r++) {
+                    /* masked-off bytes stay 0 in w, so their flipped a adds nothing */
+                    __m512i au = _mm512_xor_si512(a[r], flip);
+                    for (int j = 0; j < CB; j++)
+                        acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], au, w[j]);
+                }
+            }
+            for (int r = 0; r < nr; r++)
+                for (int j = 0; j < nc; j++) {
+                    int32_t dot = _mm512_reduce_add_epi32(acc[r][j]) - 128 * w_sums[j0 + j];
+                    store(c + (long)(r0 + r) * ldc + j0 + j, (float)dot / (sa[r0 + r] * sw[j0 + j]),
+                          beta);
+                }
+        }
+    }
+}
+
+int sw_q8_has_vnni(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                __builtin_cpu_supports("avx512vnni");
+    }
+    return known;
+}
+#else
+int sw_q8_has_vnni(void)
+{
+    return 0;
+}
+#endif
+
+void sw_q8_gemm_nt(int m, int n0, int n1, int k, const int8_t *qa, const float *sa,
+                   const int8_t *qw, const float *sw, const int32_t *w_sums, float beta, float *c,
+                   int ldc)
+{
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+    if (sw_q8_has_vnni()) {
+        gemm_vnni(m, n0, n1, k, qa, sa, qw, sw, w_sums, beta, c, ldc);
+        return;
+    }
+#endif
+    (void)w_sums;
+    sw_q8_gemm_nt_scalar(m, n0, n1, k, qa, sa, qw, sw, beta, c, ldc);
+}
