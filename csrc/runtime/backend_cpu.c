@@ -130,10 +130,15 @@ static void par_sgemm(sw_backend *be, int trans_b, int m, int n, int k, float al
     int threads = sw_threadpool_size(impl_of(be)->threads);
     gemm_job j = {trans_b, m, n, k, lda, ldb, ldc, 1, 1, alpha, beta, a, b, c};
     double flops = 2.0 * m * n * k;
-    if (threads > 1 && flops > 2e6 && m >= 16 * threads) {
+    /* a few rows against a [n, k] weight always take the column path (the
+     * few-rows kernel, or sgemv), whose cost is reading the weight once:
+     * worth splitting from a smaller size than sgemm's packing */
+    int few_rows = m < SW_GEMV_MAX_ROWS || (trans_b && m < SW_SMALL_GEMM_MAX_ROWS);
+    double split_flops = few_rows ? 4e5 : 2e6;
+    if (!few_rows && threads > 1 && flops > 2e6 && m >= 16 * threads) {
         j.parts = threads;
-    } else if (m < SW_GEMV_MAX_ROWS || (threads > 1 && flops > 2e6 && n >= 64 * threads)) {
-        j.parts = threads > 1 && flops > 2e6 && n >= 64 * threads ? threads : 1;
+    } else if (few_rows || (threads > 1 && flops > 2e6 && n >= 64 * threads)) {
+        j.parts = threads > 1 && flops > split_flops && n >= 64 * threads ? threads : 1;
         j.by_rows = 0;
     }
     sw_parallel_for(impl_of(be)->threads, (size_t)j.parts, 1, gemm_parts, &j);
@@ -513,6 +518,35 @@ static inline __attribute__((always_inline)) float dot_f32(const float *a, const
     return s;
 }
 
+/* dot_f32 of four query rows against one key row at once: four independent
+ * chains instead of one, each lane summed in exactly dot_f32's order. GCC's
+ * vector type keeps the eight lanes in registers (plain arrays made it
+ * gather the queries element by element). */
+typedef float sw_v8 __attribute__((vector_size(32)));
+/* the same, read from any float address */
+typedef float sw_v8u __attribute__((vector_size(32), aligned(4), may_alias));
+#define LOAD_V8(p) (*(const sw_v8u *)(const void *)(p))
+
+static inline __attribute__((always_inline)) void dot4_f32(const float *const *q, const float *k,
+                                                           int64_t n, float *out)
+{
+    sw_v8 acc[4] = {{0.0f}, {0.0f}, {0.0f}, {0.0f}};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        sw_v8 kv = LOAD_V8(k + i);
+        for (int r = 0; r < 4; r++)
+            acc[r] += LOAD_V8(q[r] + i) * kv;
+    }
+    for (int r = 0; r < 4; r++) {
+        float s = 0.0f;
+        for (int64_t t = i; t < n; t++)
+            s += q[r][t] * k[t];
+        for (int l = 0; l < 8; l++)
+            s += acc[r][l];
+        out[r] = s;
+    }
+}
+
 /* exp for the softmax, x <= 0: Cephes' polynomial (within 1e-7 relative of
  * exp), written without calls or branches so that the loop vectorises; libm's
  * expf is a call per element. Below -87 (and for -inf) it gives exp(-87):
@@ -579,32 +613,65 @@ static void masked_softmax(float *s, int64_t n, int64_t len)
         s[i] = 0.0f;
 }
 
-/* Few queries (decoding): one item per (batch, head, query row), all fused. */
+/* Few queries (decoding): one item per (key batch, head), fused. The query
+ * rows that read the same keys (the beams of one audio, times T_q) go
+ * together, so each key and value row is loaded once for all of them: the
+ * cross-attention's keys are 1500 rows that would otherwise stream from
+ * memory once per beam. Each row's sums run in the same order as alone. */
 /* vectorised for AVX2 where the CPU has it: the decoder's attention over the
  * 1500 audio frames is a large part of every decoding step */
+#define ATTN_ROW_BLOCK 16
+
 SW_CLONES static void attn_rows_range(void *ctx, size_t begin, size_t end)
 {
     const attn_job *j = ctx;
+    int64_t rows = j->group * j->tq; /* query rows per key batch */
     for (size_t item = begin; item < end; item++) {
-        int64_t i = (int64_t)item % j->tq;
-        int64_t h = ((int64_t)item / j->tq) % j->heads;
-        int64_t b = (int64_t)item / (j->tq * j->heads);
-        const float *qi = j->q + (b * j->tq + i) * j->d + h * j->dh;
-        const float *kb = j->k + (b / j->group) * j->tkv * j->d + h * j->dh;
-        const float *vb = j->v + (b / j->group) * j->tkv * j->d + h * j->dh;
-        float *s = j->scores + (int64_t)item * j->kv_len;
-        int64_t n = attn_visible(j, i);
-        for (int64_t t = 0; t < n; t++)
-            s[t] = dot_f32(qi, kb + t * j->d, j->dh) * j->scale;
-        masked_softmax(s, n, j->kv_len);
-        float *o = j->out + (b * j->tq + i) * j->d + h * j->dh;
-        for (int64_t c = 0; c < j->dh; c++)
-            o[c] = 0.0f;
-        for (int64_t t = 0; t < n; t++) {
-            const float *vt = vb + t * j->d;
-            float p = s[t];
-            for (int64_t c = 0; c < j->dh; c++)
-                o[c] += p * vt[c];
+        int64_t h = (int64_t)item % j->heads, bk = (int64_t)item / j->heads;
+        const float *kb = j->k + bk * j->tkv * j->d + h * j->dh;
+        const float *vb = j->v + bk * j->tkv * j->d + h * j->dh;
+        for (int64_t r0 = 0; r0 < rows; r0 += ATTN_ROW_BLOCK) {
+            int nr = (int)(rows - r0 < ATTN_ROW_BLOCK ? rows - r0 : ATTN_ROW_BLOCK);
+            const float *q[ATTN_ROW_BLOCK];
+            float *sc[ATTN_ROW_BLOCK], *o[ATTN_ROW_BLOCK];
+            int64_t n[ATTN_ROW_BLOCK], n_max = 0;
+            for (int r = 0; r < nr; r++) {
+                int64_t b = bk * j->group + (r0 + r) / j->tq, i = (r0 + r) % j->tq;
+                q[r] = j->q + (b * j->tq + i) * j->d + h * j->dh;
+                sc[r] = j->scores + ((b * j->heads + h) * j->tq + i) * j->kv_len;
+                o[r] = j->out + (b * j->tq + i) * j->d + h * j->dh;
+                n[r] = attn_visible(j, i);
+                n_max = n[r] > n_max ? n[r] : n_max;
+            }
+            for (int64_t t = 0; t < n_max; t++) {
+                const float *kt = kb + t * j->d;
+                int r = 0;
+                for (; r + 4 <= nr; r += 4) {
+                    float d4[4];
+                    dot4_f32(q + r, kt, j->dh, d4);
+                    for (int u = 0; u < 4; u++)
+                        if (t < n[r + u])
+                            sc[r + u][t] = d4[u] * j->scale;
+                }
+                for (; r < nr; r++)
+                    if (t < n[r])
+                        sc[r][t] = dot_f32(q[r], kt, j->dh) * j->scale;
+            }
+            for (int r = 0; r < nr; r++) {
+                masked_softmax(sc[r], n[r], j->kv_len);
+                for (int64_t c = 0; c < j->dh; c++)
+                    o[r][c] = 0.0f;
+            }
+            for (int64_t t = 0; t < n_max; t++) {
+                const float *vt = vb + t * j->d;
+                for (int r = 0; r < nr; r++) {
+                    if (t >= n[r])
+                        continue;
+                    float p = sc[r][t], *out = o[r];
+                    for (int64_t c = 0; c < j->dh; c++)
+                        out[c] += p * vt[c];
+                }
+            }
         }
     }
 }
@@ -673,7 +740,7 @@ static sw_status cpu_attention(sw_backend *be, const sw_tensor *q, const sw_tens
         j.scores = scratch;
     }
     if (fused) {
-        sw_parallel_for(tp, (size_t)items, 1, attn_rows_range, &j);
+        sw_parallel_for(tp, (size_t)(k->shape[0] * p->n_heads), 1, attn_rows_range, &j);
     } else {
         heads_job hj = {&j, pairs, parts, scratch, probs != NULL};
         sw_parallel_for(tp, (size_t)parts, 1, attn_heads_range, &hj);

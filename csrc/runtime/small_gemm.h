@@ -7,12 +7,12 @@
 #ifndef SW_SMALL_GEMM_H
 #define SW_SMALL_GEMM_H
 
-/* Built twice, for AVX2 and for the baseline, and picked when the program
- * loads. Without -mfma the compiler never fuses a multiply and an add, so both
+/* Built three times, for AVX-512, AVX2 and the baseline, and picked when the
+ * program loads. Without -mfma the compiler never fuses a multiply and an add, so both
  * versions round identically; only the speed differs. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
     !defined(__SANITIZE_ADDRESS__)
-#define SW_CLONES __attribute__((target_clones("avx2", "default")))
+#define SW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define SW_CLONES
 #endif
