@@ -634,7 +634,7 @@ SW_CLONES static void attn_rows_range(void *ctx, size_t begin, size_t end)
             int nr = (int)(rows - r0 < ATTN_ROW_BLOCK ? rows - r0 : ATTN_ROW_BLOCK);
             const float *q[ATTN_ROW_BLOCK];
             float *sc[ATTN_ROW_BLOCK], *o[ATTN_ROW_BLOCK];
-            int64_t n[ATTN_ROW_BLOCK], n_max = 0;
+            int64_t n[ATTN_ROW_BLOCK] = {0}, n_max = 0;
             for (int r = 0; r < nr; r++) {
                 int64_t b = bk * j->group + (r0 + r) / j->tq, i = (r0 + r) % j->tq;
                 q[r] = j->q + (b * j->tq + i) * j->d + h * j->dh;
