@@ -82,9 +82,29 @@ def audio_for(kind: str):
     return assemble(DATA, 2.0)
 
 
+# faster-whisper's BatchedInferencePipeline (tests/test_batched.py).
+BATCHED_CASES = [
+    ("jfk_tiny.en_batched", "tiny.en", "jfk", {}),
+    ("jfk_base_batched", "base", "jfk", {}),
+    ("long2min_tiny.en_batched", "tiny.en", "long2", {}),
+    ("long2min_tiny.en_batched_words", "tiny.en", "long2", {"word_timestamps": True}),
+    (
+        "long2min_base_batched_timestamps",
+        "base",
+        "long2",
+        {"without_timestamps": False, "batch_size": 2},
+    ),
+]
+
+
 def main() -> None:
     only = set(sys.argv[1:])  # case names to (re)write; none: all
-    folders = (("golden", CASES), ("golden_words", WORD_CASES), ("golden_approx", APPROX_CASES))
+    folders = (
+        ("golden", CASES),
+        ("golden_words", WORD_CASES),
+        ("golden_approx", APPROX_CASES),
+        ("golden_batched", BATCHED_CASES),
+    )
     for folder, cases in folders:
         cases = [c for c in cases if not only or c[0] in only]
         write_cases(REPO / "tests" / "data" / folder, cases)
@@ -98,14 +118,18 @@ def write_cases(out_dir: Path, cases) -> None:
         fw = faster_whisper.WhisperModel(
             str(test_model_dir(model)), device="cpu", compute_type=compute, cpu_threads=2
         )
+        if out_dir.name == "golden_batched":
+            fw = faster_whisper.BatchedInferencePipeline(fw)
         segments, info = fw.transcribe(audio_for(kind), **options)
         record = {
             "model": model,
             "compute_type": compute,
             "audio": kind,
             "options": options,
-            "peer": f"faster-whisper {faster_whisper.__version__}, compute_type {compute}",
+            "peer": f"faster-whisper {faster_whisper.__version__}, compute_type {compute}"
+            + (", BatchedInferencePipeline" if out_dir.name == "golden_batched" else ""),
             "language": info.language,
+            "duration_after_vad": info.duration_after_vad,
             "language_probability": info.language_probability,
             "segments": [
                 {

@@ -74,9 +74,8 @@ def test_transcription_with_vad_filter_matches_fasterwhisper(whisper_models, rec
     theirs = list(theirs)
     assert info.duration_after_vad == pytest.approx(their_info.duration_after_vad, abs=0.01)
     assert [s.text for s in ours] == [s.text for s in theirs]
-    for a, b in zip(ours, theirs):
-        assert a.start == pytest.approx(b.start, abs=0.02)
-        assert a.end == pytest.approx(b.end, abs=0.02)
+    # moved back to the recording's clock the way faster-whisper moves them
+    assert [(s.start, s.end) for s in ours] == [(s.start, s.end) for s in theirs]
 
 
 def test_no_speech_is_an_empty_result(whisper_models):

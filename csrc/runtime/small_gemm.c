@@ -54,19 +54,20 @@ static inline void dot16_rows(const float *const *x, const float *y, int k, floa
 }
 
 /* Rows go in blocks of ROWS (a short last block repeats its last row and
- * drops the extra results), so every weight row streams from memory once
- * per block and the sums of all rows of the block run side by side. */
+ * drops the extra results); each weight row streams from memory once and
+ * serves every block from L1, and the sums of a block run side by side. */
 SW_CLONES void sw_small_gemm_nt(int m, int n0, int n1, int k, float alpha, const float *a, int lda,
                                 const float *w, int ldw, float beta, float *c, int ldc)
 {
-    for (int r0 = 0; r0 < m; r0 += ROWS) {
-        const float *rows[ROWS];
-        for (int u = 0; u < ROWS; u++)
-            rows[u] = a + (long)(r0 + u < m ? r0 + u : m - 1) * lda;
-        int nr = m - r0 < ROWS ? m - r0 : ROWS;
-        for (int j = n0; j < n1; j++) {
+    const float *rows[SW_SMALL_GEMM_MAX_ROWS + ROWS];
+    for (int u = 0; u < m + ROWS; u++)
+        rows[u] = a + (long)(u < m ? u : m - 1) * lda;
+    for (int j = n0; j < n1; j++) {
+        const float *wj = w + (long)j * ldw;
+        for (int r0 = 0; r0 < m; r0 += ROWS) {
             float d[ROWS];
-            dot16_rows(rows, w + (long)j * ldw, k, d);
+            dot16_rows(rows + r0, wj, k, d);
+            int nr = m - r0 < ROWS ? m - r0 : ROWS;
             for (int u = 0; u < nr; u++) {
                 float *cr = c + (long)(r0 + u) * ldc + j;
                 float v = alpha * d[u];

@@ -17,12 +17,14 @@
 #define SW_CLONES
 #endif
 
-/* Rows below this go through sw_small_gemm_nt. */
-#define SW_SMALL_GEMM_MAX_ROWS 16
+/* Rows below this go through sw_small_gemm_nt: beams, and batched decoding
+ * (8 windows x 5 beams). Each row's sums are the same whatever m is, so a
+ * window decoded in a batch gets the logits it gets alone. */
+#define SW_SMALL_GEMM_MAX_ROWS 64
 
-/* c[r, j] = alpha * dot(a[r, :k], w[j, :k]) + beta * c[r, j] for r < m and
- * n0 <= j < n1. The sum order is fixed (16 interleaved partial sums), so the
- * result is the same whatever vector width the CPU has. */
+/* c[r, j] = alpha * dot(a[r, :k], w[j, :k]) + beta * c[r, j] for r < m
+ * (m <= SW_SMALL_GEMM_MAX_ROWS) and n0 <= j < n1. The sum order is fixed (16 interleaved partial
+ * sums), so the result is the same whatever vector width the CPU has. */
 void sw_small_gemm_nt(int m, int n0, int n1, int k, float alpha, const float *a, int lda,
                       const float *w, int ldw, float beta, float *c, int ldc);
 

@@ -43,7 +43,8 @@ static void check_shape(int m, int n, int k)
 int main(void)
 {
     srand(3);
-    int shapes[][3] = {{1, 51864, 384}, {5, 1000, 384}, {3, 77, 17}, {15, 64, 1}, {2, 33, 100}};
+    int shapes[][3] = {{1, 51864, 384}, {5, 1000, 384}, {3, 77, 17},   {15, 64, 1},
+                       {2, 33, 100},    {40, 300, 384}, {63, 20, 1536}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         check_shape(shapes[i][0], shapes[i][1], shapes[i][2]);
     return sw_check_summary("test_small_gemm");

@@ -18,19 +18,24 @@ class SpeechMap:
     """Where each stretch of the joined speech lies in the recording.
 
     ``regions`` are (start, end) seconds, or sample indices with ``in_samples``
-    (what Silero's speech timestamps give)."""
+    (what Silero's speech timestamps give). Times move back the way
+    faster-whisper's SpeechTimestampsMap moves them, to the same 10 ms: a time
+    belongs to the stretch whose joined end (in whole samples) comes after it,
+    an end time exactly on a stretch's end to that stretch, and it moves by
+    the silence cut before its stretch."""
 
     def __init__(self, regions: Sequence[tuple[float, float]], in_samples: bool = False):
         scale = 1 if in_samples else SAMPLE_RATE
         self.samples = [(int(round(a * scale)), int(round(b * scale))) for a, b in regions]
-        self.joined_starts: list[float] = []  # seconds, in the joined audio
-        self.origins: list[float] = []  # seconds, in the recording
-        at = 0
+        self.joined_ends: list[int] = []  # samples, in the joined audio
+        self.silence_before: list[float] = []  # seconds cut before each stretch
+        cut = previous_end = 0
         for a, b in self.samples:
-            self.joined_starts.append(at / SAMPLE_RATE)
-            self.origins.append(a / SAMPLE_RATE)
-            at += b - a
-        self.joined_duration = at / SAMPLE_RATE
+            cut += a - previous_end
+            previous_end = b
+            self.joined_ends.append(b - cut)
+            self.silence_before.append(cut / SAMPLE_RATE)
+        self.joined_duration = sum(b - a for a, b in self.samples) / SAMPLE_RATE
 
     def collect(self, samples: np.ndarray) -> np.ndarray:
         """The speech stretches of ``samples``, joined."""
@@ -38,19 +43,18 @@ class SpeechMap:
             return np.zeros(0, dtype=np.float32)
         return np.concatenate([samples[a:b] for a, b in self.samples]).astype(np.float32)
 
-    def to_recording(self, t: float, is_end: bool = False) -> float:
-        """A time of the joined audio on the recording's clock. A time exactly
-        where two stretches meet belongs to the earlier one when it ends
-        something, to the later one when it starts something."""
-        if not self.joined_starts:
-            return t
-        k = (bisect.bisect_left if is_end else bisect.bisect_right)(self.joined_starts, t) - 1
-        k = min(max(k, 0), len(self.joined_starts) - 1)
-        return round(self.origins[k] + (t - self.joined_starts[k]), 3)
+    def _stretch(self, t: float, is_end: bool = False) -> int:
+        sample = int(t * SAMPLE_RATE)
+        if is_end and sample in self.joined_ends:
+            return self.joined_ends.index(sample)
+        return min(bisect.bisect(self.joined_ends, sample), len(self.joined_ends) - 1)
 
-    def _stretch(self, t: float) -> int:
-        k = bisect.bisect_right(self.joined_starts, t) - 1
-        return min(max(k, 0), len(self.joined_starts) - 1)
+    def to_recording(self, t: float, is_end: bool = False, stretch: int | None = None) -> float:
+        """A time of the joined audio on the recording's clock (10 ms)."""
+        if not self.joined_ends:
+            return t
+        k = self._stretch(t, is_end) if stretch is None else stretch
+        return round(self.silence_before[k] + t, 2)
 
     def restore(self, segments: Sequence) -> list:
         """Segments (and their words) of the joined audio, on the recording's
@@ -60,14 +64,15 @@ class SpeechMap:
         out = []
         for s in segments:
             words = getattr(s, "words", None)
-            if words and self.joined_starts:
+            if words and self.joined_ends:
                 moved = []
                 for w in words:
                     k = self._stretch((w.start + w.end) / 2)
-                    shift = self.origins[k] - self.joined_starts[k]
-                    moved.append(
-                        replace(w, start=round(w.start + shift, 3), end=round(w.end + shift, 3))
+                    start, end = (
+                        self.to_recording(w.start, stretch=k),
+                        self.to_recording(w.end, stretch=k),
                     )
+                    moved.append(replace(w, start=start, end=end))
                 out.append(replace(s, start=moved[0].start, end=moved[-1].end, words=moved))
             else:
                 start, end = self.to_recording(s.start), self.to_recording(s.end, is_end=True)

@@ -6,6 +6,7 @@ package only chooses tokens. See docs/whisper_decoding.md.
 
 from __future__ import annotations
 
+from .batched import BatchedInferencePipeline
 from .generate import (
     GenerateOptions,
     GenerationResult,
@@ -22,6 +23,7 @@ from .protocol import WhisperDecoderModel, WhisperDecoderState
 from .search import SearchResult, beam_search, ct2_topk, greedy_search
 
 __all__ = [
+    "BatchedInferencePipeline",
     "GenerateOptions",
     "GenerationResult",
     "SearchResult",

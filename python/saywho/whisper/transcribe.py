@@ -5,8 +5,9 @@ is :mod:`saywho.whisper.generate`. This module walks the recording window by
 window the way faster-whisper's ``generate_segments`` does, so that the same
 weights and options give the same segments.
 
-Not yet here (later work, raising TypeError if asked for by name):
-vad_filter, batched decoding, clip_timestamps, hotwords.
+``batch_size`` switches to the batched mode (saywho.whisper.batched);
+BatchedInferencePipeline gives it faster-whisper's defaults.
+Not yet here (TypeError if asked for by name): hotwords.
 """
 
 from __future__ import annotations
@@ -202,13 +203,45 @@ class WhisperModel:
         vad_filter: bool = False,
         vad_parameters=None,
         progress=None,
+        batch_size: int | None = None,
+        multilingual: bool = False,
+        clip_timestamps: Sequence[dict] | None = None,
     ) -> tuple[Iterator[Segment], TranscriptionInfo]:
         """faster-whisper's ``transcribe``: same option names, defaults and results.
 
         ``progress(stage, done, total)``, if given, is called with seconds of
         audio done before every window and once at the end.
+
+        ``batch_size`` (an int >= 1) runs the batched mode instead: speech
+        chunks of up to 30 s decoded ``batch_size`` at a time, as
+        faster-whisper's BatchedInferencePipeline does (saywho.whisper.batched;
+        VAD always cuts the audio there, ``vad_filter=False`` only when it is
+        under 30 s or ``clip_timestamps`` are given). ``multilingual`` (a
+        language per chunk) and ``clip_timestamps`` (seconds, {"start",
+        "end"} dicts) belong to that mode.
         """
         _check_options(task, beam_size, best_of, patience, language_detection_segments)
+        if batch_size is not None:
+            from .batched import transcribe_batched
+
+            return transcribe_batched(
+                self, audio, language=language, task=task, beam_size=beam_size,
+                patience=patience, length_penalty=length_penalty,
+                repetition_penalty=repetition_penalty, no_repeat_ngram_size=no_repeat_ngram_size,
+                temperature=temperature, initial_prompt=initial_prompt,
+                suppress_blank=suppress_blank, suppress_tokens=suppress_tokens,
+                without_timestamps=without_timestamps, max_new_tokens=max_new_tokens,
+                word_timestamps=word_timestamps, prepend_punctuations=prepend_punctuations,
+                append_punctuations=append_punctuations, multilingual=multilingual,
+                vad_filter=vad_filter, vad_parameters=vad_parameters,
+                clip_timestamps=clip_timestamps, batch_size=batch_size,
+                language_detection_threshold=language_detection_threshold,
+                language_detection_segments=language_detection_segments, progress=progress,
+            )  # fmt: skip
+        if multilingual or clip_timestamps is not None:
+            raise _core.OptionError(
+                "multilingual and clip_timestamps need batch_size (batched mode)"
+            )
         samples = audio if isinstance(audio, np.ndarray) else load_audio(audio)
         samples = np.ascontiguousarray(samples, dtype=np.float32)
         duration = samples.size / SAMPLE_RATE

@@ -1,0 +1,368 @@
+"""Batched transcription, as faster-whisper's BatchedInferencePipeline does it.
+
+Silero VAD finds the speech; the speech regions are packed, in order, into
+chunks of at most 30 s (the gaps between regions dropped); the chunks are
+encoded ``batch_size`` at a time and their windows decoded together
+(saywho.whisper.lockstep), each with the same prompt and no previous text;
+each chunk's tokens become segments on the joined speech's clock, which
+saywho.speech.SpeechMap moves back to the recording's.
+
+What differs from the sequential mode, as in faster-whisper: no temperature
+fallback (only the first temperature; beams stay deterministic), no
+condition_on_previous_text, no silence skipping and no hallucination guard;
+a chunk is never longer than 30 s, so there is no seeking inside it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _core
+from ..audio import SAMPLE_RATE
+from .generate import GenerateOptions, compression_ratio, generate
+from .lockstep import run_together
+
+CHUNK_SECONDS = 30
+
+
+@dataclass
+class Chunk:
+    """Speech regions (sample ranges of the recording) decoded as one window;
+    ``offset`` is where the chunk starts on the joined speech's clock."""
+
+    regions: list[tuple[int, int]]
+    offset: float
+    duration: float
+
+    def samples(self, audio: np.ndarray) -> np.ndarray:
+        return np.concatenate([audio[a:b] for a, b in self.regions]).astype(np.float32)
+
+
+def pack_chunks(regions: Sequence[tuple[int, int]], max_seconds: float = CHUNK_SECONDS):
+    """Regions in order, greedily packed into chunks of at most ``max_seconds``
+    of speech; a region longer than that (VAD splits speech at 30 s, so only
+    with other options) is a chunk of its own and will be cut at 30 s."""
+    limit = max_seconds * SAMPLE_RATE
+    chunks: list[Chunk] = []
+    current: list[tuple[int, int]] = []
+    length = joined = 0
+    for a, b in regions:
+        if current and length + (b - a) > limit:
+            chunks.append(Chunk(current, joined / SAMPLE_RATE, length / SAMPLE_RATE))
+            joined += length
+            current, length = [], 0
+        current.append((a, b))
+        length += b - a
+    if current:
+        chunks.append(Chunk(current, joined / SAMPLE_RATE, length / SAMPLE_RATE))
+    return chunks
+
+
+def chunk_features(model, audio: np.ndarray, chunk: Chunk) -> np.ndarray:
+    """The chunk's log-mel as faster-whisper makes it: one hop of zeros after
+    the audio, the last frame dropped, zeros to 30 s."""
+    from .transcribe import _pad_window
+
+    mel = _core.log_mel_spectrogram(chunk.samples(audio), n_mels=model.dims["n_mels"], padding=160)
+    return _pad_window(mel[:, :-1])
+
+
+def chunk_languages(model, encoded, n_items: int) -> list[str]:
+    """Each window's most likely language (the logits after <|startoftranscript|>)."""
+    codes = sorted(model.tokenizer.languages.items(), key=lambda kv: kv[1])
+    ids = np.array([i for _, i in codes])
+    state = model.new_state(encoded, n_items)
+    logits = state.decode(np.full((n_items, 1), model.special.sot, dtype=np.int32))[:, ids]
+    return [codes[int(i)][0] for i in np.argmax(logits, axis=1)]
+
+
+def decode_batch(
+    model, features: np.ndarray, prompt: list[int], options: GenerateOptions, multilingual: bool
+):
+    """Encodes ``features`` [B, n_mels, 3000] and decodes the B windows
+    together; one GenerationResult per window, and the encoder output. With
+    ``multilingual`` each window gets the language it sounds like."""
+    encoded = model.encode(features)
+    n = features.shape[0]
+    prompts = [list(prompt) for _ in range(n)]
+    if multilingual:
+        at = prompt.index(model.tokenizer.sot) + 1  # the language token
+        for p, language in zip(prompts, chunk_languages(model, encoded, n)):
+            p[at] = model.tokenizer.languages[language]
+    rows = options.beam_size if options.beam_size > 1 else options.num_hypotheses
+    state = model.new_state(encoded, n * rows)
+
+    def search(view, item):
+        return generate(
+            view,
+            None,
+            prompts[item],
+            model.special,
+            options,
+            suppress_ids=model.config.get("suppress_ids", ()),
+            suppress_ids_begin=model.config.get("suppress_ids_begin", ()),
+        )
+
+    results = run_together(state, len(prompts), rows, model.special.eot, search)
+    return results, encoded
+
+
+def batched_segments(
+    model,
+    audio: np.ndarray,
+    chunks: list[Chunk],
+    prompt: list[int],
+    options: GenerateOptions,
+    batch_size: int,
+    *,
+    multilingual: bool,
+    length_penalty: float,
+    words: tuple[str, str] | None,
+    language: str,
+    task: str,
+    progress=None,
+) -> Iterator[dict]:
+    """Segments (dicts, on the joined speech's clock) of every chunk, in order."""
+    from .transcribe import _split_by_timestamps
+
+    t = model.tokenizer
+    total = sum(c.duration for c in chunks)
+    done = 0.0
+    last_speech = 0.0
+    for first in range(0, len(chunks), batch_size):
+        batch = chunks[first : first + batch_size]
+        if progress is not None:
+            progress("transcribe", done, total)
+        features = np.stack([chunk_features(model, audio, c) for c in batch])
+        results, _ = decode_batch(model, features, prompt, options, multilingual)
+        for chunk, mel, result in zip(batch, features, results):
+            tokens = list(result.sequences_ids[0])
+            # faster-whisper: CT2's length-normalised score back to a sum, over
+            # the tokens plus the end token
+            cum = result.scores[0] * (len(tokens) ** length_penalty)
+            avg_logprob = cum / (len(tokens) + 1)
+            size = int(math.ceil(chunk.duration) * 100)
+            pieces, _, _ = _split_by_timestamps(
+                tokens, t.timestamp_begin, chunk.offset, size, chunk.duration, 0
+            )
+            if words is not None:
+                # the alignment reads one window's encoding: encode it alone
+                encoded = model.encode(mel)
+                last_speech = model._add_words(
+                    pieces, encoded, size, int(chunk.offset * 100), last_speech, language,
+                    task, words,
+                )  # fmt: skip
+            for piece in pieces:
+                text = t.decode(piece["tokens"])
+                yield {
+                    "seek": int(chunk.offset * 100),
+                    "start": round(piece["start"], 3),
+                    "end": round(piece["end"], 3),
+                    "text": text,
+                    "tokens": piece["tokens"],
+                    "avg_logprob": avg_logprob,
+                    "compression_ratio": compression_ratio(text),
+                    "no_speech_prob": result.no_speech_prob,
+                    "words": piece.get("words") if words is not None else None,
+                }
+            done += chunk.duration
+    if progress is not None:
+        progress("transcribe", total, total)
+
+
+def _vad_options(vad_parameters):
+    """faster-whisper's batched VAD settings: speech cut at 30 s, short pauses
+    (160 ms) end a region; given settings keep their values but the 30 s."""
+    from ..vad import VadOptions
+
+    if vad_parameters is None:
+        return VadOptions(max_speech_duration_s=CHUNK_SECONDS, min_silence_duration_ms=160)
+    if isinstance(vad_parameters, dict):
+        given = {k: v for k, v in vad_parameters.items() if k != "max_speech_duration_s"}
+        return VadOptions(**given, max_speech_duration_s=CHUNK_SECONDS)
+    return vad_parameters
+
+
+def _speech_chunks(model, samples, vad_filter, vad_parameters, clip_timestamps, name):
+    """(chunks, SpeechMap or None, seconds of speech)."""
+    from ..speech import SpeechMap
+
+    if clip_timestamps is not None:
+        regions = []
+        for clip in clip_timestamps:
+            a, b = int(clip["start"] * SAMPLE_RATE), int(clip["end"] * SAMPLE_RATE)
+            if not 0 <= a < b:
+                raise _core.OptionError(f"clip_timestamps: bad clip {clip!r}")
+            regions.append((a, min(b, samples.size)))
+        chunks = [Chunk([r], r[0] / SAMPLE_RATE, (r[1] - r[0]) / SAMPLE_RATE) for r in regions]
+        return chunks, None, sum(b - a for a, b in regions) / SAMPLE_RATE
+    if vad_filter:
+        from ..vad import SileroVad, default_model_path, get_speech_timestamps
+
+        with SileroVad(default_model_path(), model.runtime) as vad:
+            found = get_speech_timestamps(samples, _vad_options(vad_parameters), vad)
+        regions = [(r["start"], r["end"]) for r in found]
+    elif samples.size < CHUNK_SECONDS * SAMPLE_RATE:
+        regions = [(0, samples.size)] if samples.size else []
+    else:
+        raise _core.OptionError(
+            f"{name}: the batched mode cuts audio over {CHUNK_SECONDS} s at speech pauses: "
+            "give vad_filter=True or clip_timestamps"
+        )
+    speech = SpeechMap(regions, in_samples=True)
+    return pack_chunks(regions), speech, speech.joined_duration
+
+
+def _detection_features(model, samples, chunks, segments: int) -> np.ndarray:
+    """The chunks' log-mel, joined, for language detection (enough of it for
+    ``segments`` windows), with faster-whisper's extra frame of -1.5."""
+    from .transcribe import N_FRAMES
+
+    parts, frames = [], 0
+    for chunk in chunks:
+        if frames >= segments * N_FRAMES:
+            break
+        mel = _core.log_mel_spectrogram(
+            chunk.samples(samples), n_mels=model.dims["n_mels"], padding=160
+        )[:, :-1]
+        parts.append(mel)
+        frames += mel.shape[1]
+    parts.append(np.full((model.dims["n_mels"], 1), -1.5, dtype=np.float32))
+    return np.concatenate(parts, axis=1)
+
+
+def transcribe_batched(
+    model, audio, *, language, task, beam_size, patience, length_penalty, repetition_penalty,
+    no_repeat_ngram_size, temperature, initial_prompt, suppress_blank, suppress_tokens,
+    without_timestamps, max_new_tokens, word_timestamps, prepend_punctuations,
+    append_punctuations, multilingual, vad_filter, vad_parameters, clip_timestamps, batch_size,
+    language_detection_threshold, language_detection_segments, progress,
+):  # fmt: skip
+    """WhisperModel.transcribe(batch_size=...): see the module's docstring."""
+    from ..audio import load_audio
+    from .generate import WindowOptions, suppressed_tokens
+    from .transcribe import MAX_LENGTH, Segment, TranscriptionInfo
+
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise _core.OptionError(f"batch_size must be an int >= 1, not {batch_size!r}")
+    name = "audio" if isinstance(audio, np.ndarray) else str(audio)
+    samples = audio if isinstance(audio, np.ndarray) else load_audio(audio)
+    samples = np.ascontiguousarray(samples, dtype=np.float32)
+    duration = samples.size / SAMPLE_RATE
+    chunks, speech, speech_seconds = _speech_chunks(
+        model, samples, vad_filter, vad_parameters, clip_timestamps, name
+    )
+    multilingual = multilingual and model.is_multilingual
+
+    t = model.tokenizer
+    all_language_probs = None
+    if language is None:
+        if model.is_multilingual:
+            features = _detection_features(model, samples, chunks, language_detection_segments)
+            language, language_probability, all_language_probs = model._detect(
+                features, language_detection_segments, language_detection_threshold
+            )
+        else:
+            language, language_probability = "en", 1.0
+    else:
+        if not model.is_multilingual:
+            language = "en"
+        elif language not in t.languages:
+            raise _core.OptionError(f"unknown language {language!r}")
+        language_probability = 1.0
+
+    if isinstance(initial_prompt, str):
+        previous = t.encode(initial_prompt)
+    else:
+        previous = [int(x) for x in initial_prompt or ()]
+    prompt = model._prompt(previous, language, task, without_timestamps, None)
+    max_length = MAX_LENGTH if max_new_tokens is None else len(prompt) + max_new_tokens
+    if max_length > MAX_LENGTH:
+        raise _core.OptionError(
+            f"the prompt ({len(prompt)} tokens) and max_new_tokens exceed {MAX_LENGTH} tokens"
+        )
+    temperatures = tuple(temperature) if isinstance(temperature, (list, tuple)) else (temperature,)
+    resolved = suppressed_tokens(
+        suppress_tokens,
+        t.non_speech_tokens,
+        [t.transcribe, t.translate, t.sot, t.sot_prev, t.sot_lm, t.no_speech],
+    )
+    options = GenerateOptions(
+        beam_size=beam_size,
+        patience=patience,
+        length_penalty=length_penalty,
+        repetition_penalty=repetition_penalty,
+        no_repeat_ngram_size=no_repeat_ngram_size,
+        max_length=max_length,
+        sampling_temperature=temperatures[0],
+        return_scores=True,
+        return_no_speech_prob=True,
+        suppress_blank=suppress_blank,
+        suppress_tokens=tuple(resolved or ()),
+    )
+    info = TranscriptionInfo(
+        language=language,
+        language_probability=language_probability,
+        duration=duration,
+        duration_after_vad=speech_seconds,
+        all_language_probs=all_language_probs,
+        options=WindowOptions(
+            beam_size=beam_size,
+            patience=patience,
+            length_penalty=length_penalty,
+            repetition_penalty=repetition_penalty,
+            no_repeat_ngram_size=no_repeat_ngram_size,
+            temperatures=temperatures[:1],
+            suppress_blank=suppress_blank,
+            suppress_tokens=resolved,
+            max_new_tokens=max_new_tokens,
+        ),
+    )
+
+    def segments() -> Iterator[Segment]:
+        pieces = batched_segments(
+            model, samples, chunks, prompt, options, batch_size,
+            multilingual=multilingual, length_penalty=length_penalty,
+            words=(prepend_punctuations, append_punctuations) if word_timestamps else None,
+            language=language, task=task, progress=progress,
+        )  # fmt: skip
+        for idx, piece in enumerate(pieces, 1):
+            segment = Segment(id=idx, temperature=temperatures[0], **piece)
+            yield from speech.restore([segment]) if speech is not None else [segment]
+
+    return segments(), info
+
+
+class BatchedInferencePipeline:
+    """faster-whisper's BatchedInferencePipeline over a saywho WhisperModel:
+    ``transcribe`` with the batched mode's defaults (VAD on, no timestamp
+    tokens, batches of 8)."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def transcribe(
+        self,
+        audio,
+        language: str | None = None,
+        task: str = "transcribe",
+        beam_size: int = 5,
+        batch_size: int = 8,
+        without_timestamps: bool = True,
+        vad_filter: bool = True,
+        **options,
+    ):
+        return self.model.transcribe(
+            audio,
+            language=language,
+            task=task,
+            beam_size=beam_size,
+            batch_size=batch_size,
+            without_timestamps=without_timestamps,
+            vad_filter=vad_filter,
+            **options,
+        )

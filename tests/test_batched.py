@@ -1,0 +1,131 @@
+"""The batched mode (faster-whisper's BatchedInferencePipeline) on real weights.
+
+tests/data/golden_batched/*.json hold what faster-whisper's batched pipeline
+produced on the same weights and audio (bench/make_whisper_golden.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import saywho
+from saywho import _core
+from saywho.wer import normalize_words
+from saywho.whisper import BatchedInferencePipeline
+from saywho.whisper.batched import pack_chunks
+
+GOLDEN = Path(__file__).parent / "data" / "golden_batched"
+
+
+@pytest.mark.parametrize("case", sorted(p.stem for p in GOLDEN.glob("*.json")))
+def test_segments_equal_faster_whispers_batched_pipeline(whisper_models, recordings, case):
+    golden = json.loads((GOLDEN / f"{case}.json").read_text())
+    pipeline = BatchedInferencePipeline(whisper_models[golden["model"]])
+    segments, info = pipeline.transcribe(recordings[golden["audio"]], **golden["options"])
+    segments = list(segments)
+    assert info.language == golden["language"]
+    assert info.duration_after_vad == pytest.approx(golden["duration_after_vad"], abs=1e-6)
+    assert [s.tokens for s in segments] == [g["tokens"] for g in golden["segments"]]
+    for ours, ref in zip(segments, golden["segments"]):
+        assert ours.text == ref["text"]
+        assert (ours.start, ours.end) == (ref["start"], ref["end"])
+        assert ours.avg_logprob == pytest.approx(ref["avg_logprob"], abs=1e-3)
+        assert ours.no_speech_prob == pytest.approx(ref["no_speech_prob"], abs=1e-3)
+        if "words" in ref:
+            got = [(w.word, w.start, w.end) for w in ours.words]
+            assert got == [(w["word"], w["start"], w["end"]) for w in ref["words"]]
+            probs = [w.probability for w in ours.words]
+            assert probs == pytest.approx([w["probability"] for w in ref["words"]], abs=1e-3)
+
+
+@pytest.mark.parametrize("model", ["tiny.en", "base"])
+def test_jfk_text_equals_the_sequential_modes(whisper_models, recordings, model):
+    """Batched decodes without timestamp tokens and sequential with them, so
+    punctuation may fall differently; the words are the same."""
+    sequential, _ = whisper_models[model].transcribe(recordings["jfk"])
+    batched, _ = whisper_models[model].transcribe(recordings["jfk"], batch_size=8, vad_filter=True)
+    words = normalize_words("".join(s.text for s in sequential))
+    assert words == normalize_words("".join(s.text for s in batched))
+    assert "ask not what your country can do for you" in " ".join(words)
+
+
+def test_a_window_decodes_the_same_alone_or_in_a_batch(whisper_models, recordings):
+    """Every row's logits are summed in the same order whatever the batch:
+    batches of 1 and of 8 give the same tokens, scores and times."""
+    model = whisper_models["tiny.en"]
+    runs = {}
+    for batch_size in (1, 8):
+        segments, _ = model.transcribe(
+            recordings["long2"], batch_size=batch_size, vad_filter=True, beam_size=5
+        )
+        runs[batch_size] = [(s.tokens, s.start, s.end, s.avg_logprob) for s in segments]
+    assert len(runs[1]) >= 5  # timestamp tokens on: several segments per chunk
+    assert runs[1] == runs[8]
+
+
+def test_chunks_pack_speech_up_to_30_seconds_in_order():
+    sr = 16000
+    regions = [(0, 10 * sr), (12 * sr, 25 * sr), (30 * sr, 40 * sr), (41 * sr, 80 * sr)]
+    chunks = pack_chunks(regions)
+    assert [c.regions for c in chunks] == [regions[:2], regions[2:3], regions[3:]]
+    assert [c.offset for c in chunks] == [0.0, 23.0, 33.0]
+    assert [c.duration for c in chunks] == [23.0, 10.0, 39.0]  # a long region stands alone
+    assert pack_chunks([]) == []
+
+
+def test_silence_is_an_empty_result(whisper_models):
+    segments, info = whisper_models["tiny.en"].transcribe(
+        np.zeros(16000 * 40, np.float32), batch_size=4, vad_filter=True
+    )
+    assert list(segments) == [] and info.duration_after_vad == 0
+
+
+def test_clip_timestamps_are_decoded_as_given(whisper_models, recordings):
+    audio = recordings["long2"]
+    segments, info = whisper_models["tiny.en"].transcribe(
+        audio, batch_size=2, clip_timestamps=[{"start": 30.7, "end": 41.3}]
+    )
+    segments = list(segments)
+    assert info.duration_after_vad == pytest.approx(10.6)
+    assert segments[0].start == 30.7
+    assert "ask not what your country" in "".join(s.text for s in segments).lower()
+
+
+def test_multilingual_gives_each_chunk_its_language(whisper_models, recordings):
+    segments, _ = whisper_models["base"].transcribe(
+        recordings["jfk"], batch_size=2, vad_filter=True, multilingual=True
+    )
+    assert "ask not what your country" in "".join(s.text for s in segments).lower()
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True])
+def test_bad_batch_sizes_are_option_errors(whisper_models, recordings, bad):
+    with pytest.raises(saywho.OptionError, match="batch_size"):
+        whisper_models["tiny.en"].transcribe(recordings["jfk"], batch_size=bad)
+
+
+def test_long_audio_without_vad_or_clips_is_an_option_error(whisper_models, recordings):
+    with pytest.raises(saywho.OptionError, match="vad_filter=True or clip_timestamps"):
+        whisper_models["tiny.en"].transcribe(recordings["long2"], batch_size=4)
+
+
+def test_batched_options_outside_batched_mode_are_option_errors(whisper_models, recordings):
+    with pytest.raises(saywho.OptionError, match="batch_size"):
+        whisper_models["tiny.en"].transcribe(recordings["jfk"], multilingual=True)
+
+
+def test_memory_is_back_after_a_batch(recordings):
+    from saywho.models.test_weights import test_model_dir
+    from saywho.whisper.transcribe import WhisperModel
+
+    runtime = _core.Runtime(device="cpu")
+    with WhisperModel(test_model_dir("tiny.en"), runtime) as model:
+        weights = runtime.memory()["allocated"]
+        list(model.transcribe(recordings["long2"], batch_size=8, vad_filter=True)[0])
+        assert runtime.memory()["allocated"] == weights
+    assert runtime.memory()["allocated"] == 0
+    runtime.close()
