@@ -125,10 +125,13 @@ def batched_segments(
     language: str,
     task: str,
     progress=None,
+    repetition_guard: int | None = None,
 ) -> Iterator[dict]:
     """Segments (dicts, on the joined speech's clock) of every chunk, in order."""
+    from .repetition import SegmentRepeats, cut_repeats
     from .transcribe import _split_by_timestamps
 
+    repeats = SegmentRepeats(repetition_guard) if repetition_guard else None
     t = model.tokenizer
     total = sum(c.duration for c in chunks)
     done = 0.0
@@ -149,6 +152,9 @@ def batched_segments(
             pieces, _, _ = _split_by_timestamps(
                 tokens, t.timestamp_begin, chunk.offset, size, chunk.duration, 0
             )
+            if repetition_guard:
+                for piece in pieces:
+                    piece["tokens"] = cut_repeats(piece["tokens"], repetition_guard)
             if words is not None:
                 # the alignment reads one window's encoding: encode it alone
                 encoded = model.encode(mel)
@@ -158,6 +164,8 @@ def batched_segments(
                 )  # fmt: skip
             for piece in pieces:
                 text = t.decode(piece["tokens"])
+                if repeats is not None and not repeats.keep(text):
+                    continue  # one more copy of a looping segment
                 yield {
                     "seek": int(chunk.offset * 100),
                     "start": round(piece["start"], 3),
@@ -240,7 +248,7 @@ def transcribe_batched(
     no_repeat_ngram_size, temperature, initial_prompt, suppress_blank, suppress_tokens,
     without_timestamps, max_new_tokens, word_timestamps, prepend_punctuations,
     append_punctuations, multilingual, vad_filter, vad_parameters, clip_timestamps, batch_size,
-    language_detection_threshold, language_detection_segments, progress,
+    language_detection_threshold, language_detection_segments, progress, repetition_guard=None,
 ):  # fmt: skip
     """WhisperModel.transcribe(batch_size=...): see the module's docstring."""
     from ..audio import load_audio
@@ -328,7 +336,7 @@ def transcribe_batched(
             model, samples, chunks, prompt, options, batch_size,
             multilingual=multilingual, length_penalty=length_penalty,
             words=(prepend_punctuations, append_punctuations) if word_timestamps else None,
-            language=language, task=task, progress=progress,
+            language=language, task=task, progress=progress, repetition_guard=repetition_guard,
         )  # fmt: skip
         for idx, piece in enumerate(pieces, 1):
             segment = Segment(id=idx, temperature=temperatures[0], **piece)

@@ -31,6 +31,7 @@ from .generate import (
     suppressed_tokens,
     transcribe_window,
 )
+from .repetition import SegmentRepeats, check_guard, cut_repeats
 
 HOP_LENGTH = 160
 N_FRAMES = 3000  # one 30 s window of log-mel frames
@@ -206,6 +207,7 @@ class WhisperModel:
         batch_size: int | None = None,
         multilingual: bool = False,
         clip_timestamps: Sequence[dict] | None = None,
+        repetition_guard: int | None = None,
     ) -> tuple[Iterator[Segment], TranscriptionInfo]:
         """faster-whisper's ``transcribe``: same option names, defaults and results.
 
@@ -221,6 +223,7 @@ class WhisperModel:
         "end"} dicts) belong to that mode.
         """
         _check_options(task, beam_size, best_of, patience, language_detection_segments)
+        check_guard(repetition_guard)
         if batch_size is not None:
             from .batched import transcribe_batched
 
@@ -237,6 +240,7 @@ class WhisperModel:
                 clip_timestamps=clip_timestamps, batch_size=batch_size,
                 language_detection_threshold=language_detection_threshold,
                 language_detection_segments=language_detection_segments, progress=progress,
+                repetition_guard=repetition_guard,
             )  # fmt: skip
         if multilingual or clip_timestamps is not None:
             raise _core.OptionError(
@@ -326,6 +330,7 @@ class WhisperModel:
             words=(prepend_punctuations, append_punctuations) if word_timestamps else None,
             hallucination_silence_threshold=hallucination_silence_threshold,
             progress=progress,
+            repetition_guard=repetition_guard,
         )
         if speech is not None:
             segments = iter(speech.restore(list(segments)) if speech.samples else [])
@@ -383,8 +388,10 @@ class WhisperModel:
         words: tuple[str, str] | None,
         hallucination_silence_threshold: float | None = None,
         progress=None,
+        repetition_guard: int | None = None,
     ) -> Iterator[Segment]:
         t = self.tokenizer
+        repeats = SegmentRepeats(repetition_guard) if repetition_guard else None
         content_frames = features.shape[-1] - 1
         all_tokens: list[int] = []
         if initial_prompt is not None:
@@ -431,6 +438,9 @@ class WhisperModel:
             pieces, seek, single_ending = _split_by_timestamps(
                 result.tokens, t.timestamp_begin, time_offset, segment_size, segment_duration, seek
             )
+            if repetition_guard:
+                for piece in pieces:
+                    piece["tokens"] = cut_repeats(piece["tokens"], repetition_guard)
             if words is not None:
                 self._add_words(
                     pieces,
@@ -468,6 +478,8 @@ class WhisperModel:
                 text = t.decode(piece["tokens"])
                 if piece["start"] == piece["end"] or not text.strip():
                     continue
+                if repeats is not None and not repeats.keep(text):
+                    continue  # one more copy of a looping segment
                 all_tokens.extend(piece["tokens"])
                 idx += 1
                 yield Segment(
