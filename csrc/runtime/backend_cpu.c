@@ -547,32 +547,6 @@ static inline __attribute__((always_inline)) void dot4_f32(const float *const *q
     }
 }
 
-/* exp for the softmax, x <= 0: Cephes' polynomial (within 1e-7 relative of
- * exp), written without calls or branches so that the loop vectorises; libm's
- * expf is a call per element. Below -87 (and for -inf) it gives exp(-87):
- * for a non-positive float a larger magnitude is a larger bit pattern, so an
- * unsigned minimum clamps it. */
-static inline float softmax_expf(float x)
-{
-    uint32_t bx;
-    memcpy(&bx, &x, sizeof bx);
-    bx = bx > 0xc2ae0000u ? 0xc2ae0000u : bx; /* -87.0f */
-    memcpy(&x, &bx, sizeof x);
-    float fn = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round to nearest */
-    float r = x - fn * 0.693359375f + fn * 2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    int32_t e = ((int32_t)fn + 127) * 8388608; /* 2^fn as float bits */
-    float scale;
-    memcpy(&scale, &e, sizeof scale);
-    return p * scale;
-}
-
 /* Softmax of s[0..n) in place; s[n..len) become 0 (masked keys). Eight
  * partial maxima and sums so that the loops vectorise. */
 static void masked_softmax(float *s, int64_t n, int64_t len)
@@ -597,7 +571,7 @@ static void masked_softmax(float *s, int64_t n, int64_t len)
         return;
     }
     for (i = 0; i < n; i++)
-        s[i] = softmax_expf(s[i] - mx);
+        s[i] = sw_expf_nonpositive(s[i] - mx);
     for (i = 0; i + 8 <= n; i += 8)
         for (int l = 0; l < 8; l++)
             s8[l] += s[i + l];

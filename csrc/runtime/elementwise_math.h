@@ -33,6 +33,32 @@ SW_HD float sw_bits_f32(uint32_t u)
     return f;
 }
 
+/* exp for the softmax, x <= 0: Cephes' polynomial (within 1e-7 relative of
+ * exp), written without calls or branches so that the loop vectorises; libm's
+ * expf is a call per element. Below -87 (and for -inf) it gives exp(-87):
+ * for a non-positive float a larger magnitude is a larger bit pattern, so an
+ * unsigned minimum clamps it. */
+SW_HD float sw_expf_nonpositive(float x)
+{
+    uint32_t bx;
+    memcpy(&bx, &x, sizeof bx);
+    bx = bx > 0xc2ae0000u ? 0xc2ae0000u : bx; /* -87.0f */
+    memcpy(&x, &bx, sizeof x);
+    float fn = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round to nearest */
+    float r = x - fn * 0.693359375f + fn * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    int32_t e = ((int32_t)fn + 127) * 8388608; /* 2^fn as float bits */
+    float scale;
+    memcpy(&scale, &e, sizeof scale);
+    return p * scale;
+}
+
 /* IEEE half <-> float, round to nearest even, with subnormals, inf and NaN. */
 SW_HD float sw_f16_to_f32(uint16_t h)
 {

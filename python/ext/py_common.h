@@ -40,6 +40,7 @@ int swpy_init_runtime(PyObject *module);
 int swpy_init_whisper(PyObject *module);
 int swpy_init_diar(PyObject *module);
 int swpy_init_align(PyObject *module);
+int swpy_init_logits(PyObject *module);
 int swpy_init_cluster(PyObject *module);
 
 #endif

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .. import _core
+
 F32 = np.float32
 LOWEST = np.finfo(np.float32).min
 
@@ -22,14 +24,10 @@ def log_softmax_f32(logits: np.ndarray) -> np.ndarray:
 
     The kernel adds one float32 constant, ``-max - log(sum(exp(x - max)))``,
     to every entry, so a row's order is kept (ties can appear, never swaps).
+    In the core (``_core.log_softmax_rows``): it runs on every row at every
+    decoding step, and NumPy's version cost more than a tiny model's step.
     """
-    x = np.asarray(logits, dtype=F32)
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        x_max = x.max(axis=-1, keepdims=True)
-        shifted = (x - x_max).astype(F32)
-        exp_sum = np.exp(shifted.astype(np.float64)).sum(axis=-1, keepdims=True).astype(F32)
-        const = (-x_max).astype(F32) - np.log(exp_sum).astype(F32)
-        return (x + const.astype(F32)).astype(F32)
+    return _core.log_softmax_rows(logits)
 
 
 def softmax_f32(logits: np.ndarray) -> np.ndarray:
