@@ -49,12 +49,31 @@ static void run_chunks(sw_threadpool *tp)
     }
 }
 
+/* Jobs come in bursts (a decoding step is some sixty short ones in a few
+ * milliseconds), and a sleeping thread takes tens of microseconds to wake:
+ * a worker that has just finished, and the caller waiting for the workers,
+ * first watch for a while before they sleep. */
+#define SPIN_ROUNDS 4000
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
 static void *worker_main(void *arg)
 {
     sw_threadpool *tp = arg;
     unsigned long seen = 0;
-    pthread_mutex_lock(&tp->lock);
     for (;;) {
+        for (int i = 0; i < SPIN_ROUNDS; i++) {
+            if (__atomic_load_n(&tp->generation, __ATOMIC_ACQUIRE) != seen ||
+                __atomic_load_n(&tp->stopping, __ATOMIC_ACQUIRE))
+                break;
+            cpu_relax();
+        }
+        pthread_mutex_lock(&tp->lock);
         while (!tp->stopping && tp->generation == seen)
             pthread_cond_wait(&tp->work_ready, &tp->lock);
         if (tp->stopping)
@@ -63,8 +82,10 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&tp->lock);
         run_chunks(tp);
         pthread_mutex_lock(&tp->lock);
-        if (--tp->active == 0)
+        __atomic_store_n(&tp->active, tp->active - 1, __ATOMIC_RELEASE);
+        if (tp->active == 0)
             pthread_cond_signal(&tp->work_done);
+        pthread_mutex_unlock(&tp->lock);
     }
     pthread_mutex_unlock(&tp->lock);
     return NULL;
@@ -103,7 +124,7 @@ void sw_threadpool_destroy(sw_threadpool *tp)
     if (!tp)
         return;
     pthread_mutex_lock(&tp->lock);
-    tp->stopping = 1;
+    __atomic_store_n(&tp->stopping, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&tp->work_ready);
     pthread_mutex_unlock(&tp->lock);
     for (int i = 0; i < tp->n_workers; i++)
@@ -143,10 +164,12 @@ void sw_parallel_for(sw_threadpool *tp, size_t n, size_t min_chunk, sw_range_fn 
     tp->chunk = chunk;
     tp->next = 0;
     tp->active = tp->n_workers;
-    tp->generation++;
+    __atomic_store_n(&tp->generation, tp->generation + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&tp->work_ready);
     pthread_mutex_unlock(&tp->lock);
     run_chunks(tp);
+    for (int i = 0; i < SPIN_ROUNDS && __atomic_load_n(&tp->active, __ATOMIC_ACQUIRE) > 0; i++)
+        cpu_relax();
     pthread_mutex_lock(&tp->lock);
     while (tp->active > 0)
         pthread_cond_wait(&tp->work_done, &tp->lock);

@@ -10,7 +10,8 @@ static PyObject *py_log_softmax_rows(PyObject *self, PyObject *arg)
     if (!x) {
         if (PyErr_ExceptionMatches(PyExc_ValueError) || PyErr_ExceptionMatches(PyExc_TypeError)) {
             PyErr_Clear();
-            PyErr_SetString(SwOptionError, "log_softmax_rows takes float32 logits [rows, n] or [n]");
+            PyErr_SetString(SwOptionError,
+                            "log_softmax_rows takes float32 logits [rows, n] or [n]");
         }
         return NULL;
     }
