@@ -41,6 +41,7 @@ int swpy_init_whisper(PyObject *module);
 int swpy_init_diar(PyObject *module);
 int swpy_init_align(PyObject *module);
 int swpy_init_logits(PyObject *module);
+int swpy_init_dtw(PyObject *module);
 int swpy_init_cluster(PyObject *module);
 
 #endif
