@@ -501,25 +501,9 @@ static int64_t attn_visible(const attn_job *j, int64_t i)
     return n < j->kv_len ? n : j->kv_len;
 }
 
-/* Eight independent sums, so the compiler vectorises without reassociating. */
-static inline __attribute__((always_inline)) float dot_f32(const float *a, const float *b,
-                                                           int64_t n)
-{
-    float acc[8] = {0.0f};
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; l++)
-            acc[l] += a[i + l] * b[i + l];
-    float s = 0.0f;
-    for (; i < n; i++)
-        s += a[i] * b[i];
-    for (int l = 0; l < 8; l++)
-        s += acc[l];
-    return s;
-}
-
-/* dot_f32 of four query rows against one key row at once: four independent
- * chains instead of one, each lane summed in exactly dot_f32's order. GCC's
+/* Four query rows against one key row at once, four independent chains.
+ * Each row's sum: eight lane sums over the full blocks of eight, then the
+ * tail, then the lanes in order; the same whatever the rows around it. GCC's
  * vector type keeps the eight lanes in registers (plain arrays made it
  * gather the queries element by element). */
 typedef float sw_v8 __attribute__((vector_size(32)));
@@ -606,7 +590,7 @@ SW_CLONES static void attn_rows_range(void *ctx, size_t begin, size_t end)
         const float *vb = j->v + bk * j->tkv * j->d + h * j->dh;
         for (int64_t r0 = 0; r0 < rows; r0 += ATTN_ROW_BLOCK) {
             int nr = (int)(rows - r0 < ATTN_ROW_BLOCK ? rows - r0 : ATTN_ROW_BLOCK);
-            const float *q[ATTN_ROW_BLOCK];
+            const float *q[ATTN_ROW_BLOCK + 3];
             float *sc[ATTN_ROW_BLOCK], *o[ATTN_ROW_BLOCK];
             int64_t n[ATTN_ROW_BLOCK] = {0}, n_max = 0;
             for (int r = 0; r < nr; r++) {
@@ -617,19 +601,19 @@ SW_CLONES static void attn_rows_range(void *ctx, size_t begin, size_t end)
                 n[r] = attn_visible(j, i);
                 n_max = n[r] > n_max ? n[r] : n_max;
             }
+            /* a last block of one to three rows repeats its last row: four
+             * chains cost about what one does, so a fifth beam is not alone */
+            for (int r = nr; r < ATTN_ROW_BLOCK + 3; r++)
+                q[r] = q[nr - 1];
             for (int64_t t = 0; t < n_max; t++) {
                 const float *kt = kb + t * j->d;
-                int r = 0;
-                for (; r + 4 <= nr; r += 4) {
+                for (int r = 0; r < nr; r += 4) {
                     float d4[4];
                     dot4_f32(q + r, kt, j->dh, d4);
-                    for (int u = 0; u < 4; u++)
+                    for (int u = 0; u < 4 && r + u < nr; u++)
                         if (t < n[r + u])
                             sc[r + u][t] = d4[u] * j->scale;
                 }
-                for (; r < nr; r++)
-                    if (t < n[r])
-                        sc[r][t] = dot_f32(q[r], kt, j->dh) * j->scale;
             }
             for (int r = 0; r < nr; r++) {
                 masked_softmax(sc[r], n[r], j->kv_len);
