@@ -56,7 +56,7 @@ static inline void dot16_rows(const float *const *x, const float *y, int k, floa
 /* Rows go in blocks of ROWS (a short last block repeats its last row and
  * drops the extra results); each weight row streams from memory once and
  * serves every block from L1, and the sums of a block run side by side. */
-SW_CLONES void sw_small_gemm_nt(int m, int n0, int n1, int k, float alpha, const float *a, int lda,
+SW_FMA_CLONES void sw_small_gemm_nt(int m, int n0, int n1, int k, float alpha, const float *a, int lda,
                                 const float *w, int ldw, float beta, float *c, int ldc)
 {
     const float *rows[SW_SMALL_GEMM_MAX_ROWS + ROWS];
@@ -77,7 +77,7 @@ SW_CLONES void sw_small_gemm_nt(int m, int n0, int n1, int k, float alpha, const
     }
 }
 
-SW_CLONES float sw_dot(const float *x, const float *y, int k)
+SW_FMA_CLONES float sw_dot(const float *x, const float *y, int k)
 {
     return dot16(x, y, k);
 }

@@ -17,6 +17,19 @@
 #define SW_CLONES
 #endif
 
+/* The few-rows kernel itself: x86-64-v4 (AVX-512) and v3 (AVX2 with FMA)
+ * builds fuse each multiply-add (small_gemm.c is compiled with
+ * -ffp-contract=fast), the baseline does not. One machine always runs the
+ * same build, so every row still gets the same bits whatever m is; two
+ * machines of different levels may differ in the last bit. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
+    !defined(__SANITIZE_ADDRESS__)
+#define SW_FMA_CLONES                                                                              \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define SW_FMA_CLONES
+#endif
+
 /* Rows below this go through sw_small_gemm_nt: beams, and batched decoding
  * (8 windows x 5 beams). Each row's sums are the same whatever m is, so a
  * window decoded in a batch gets the logits it gets alone. */
@@ -24,7 +37,7 @@
 
 /* c[r, j] = alpha * dot(a[r, :k], w[j, :k]) + beta * c[r, j] for r < m
  * (m <= SW_SMALL_GEMM_MAX_ROWS) and n0 <= j < n1. The sum order is fixed (16 interleaved partial
- * sums), so the result is the same whatever vector width the CPU has. */
+ * sums), so with or without FMA the result is the same whatever vector width the CPU has. */
 void sw_small_gemm_nt(int m, int n0, int n1, int k, float alpha, const float *a, int lda,
                       const float *w, int ldw, float beta, float *c, int ldc);
 
