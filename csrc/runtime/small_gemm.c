@@ -56,8 +56,8 @@ static inline void dot16_rows(const float *const *x, const float *y, int k, floa
 /* Rows go in blocks of ROWS (a short last block repeats its last row and
  * drops the extra results); each weight row streams from memory once and
  * serves every block from L1, and the sums of a block run side by side. */
-SW_FMA_CLONES void sw_small_gemm_nt(int m, int n0, int n1, int k, float alpha, const float *a, int lda,
-                                const float *w, int ldw, float beta, float *c, int ldc)
+SW_FMA_CLONES void sw_small_gemm_nt(int m, int n0, int n1, int k, float alpha, const float *a,
+                                    int lda, const float *w, int ldw, float beta, float *c, int ldc)
 {
     const float *rows[SW_SMALL_GEMM_MAX_ROWS + ROWS];
     for (int u = 0; u < m + ROWS; u++)
