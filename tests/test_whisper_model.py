@@ -223,6 +223,35 @@ def test_beams_over_a_batch_and_reorder(runtime):
             np.testing.assert_allclose(got[s], want, atol=3e-4)
 
 
+def test_a_prompt_fed_once_and_copied_to_the_beams(runtime):
+    """copy_from: the beams continue a one-row state's cache, as if each had
+    been fed the prompt itself; its misuse is an error, not a crash."""
+    T = random_weights()
+    mel = random_mel(1, seed=7)
+    with _core.WhisperModel(runtime, DIMS, T) as m:
+        enc = m.encode(mel)
+        audio = enc.numpy()[0].astype(np.float64)
+        one = m.new_state(enc, 1)
+        one.decode(np.array([[1, 2, 3]], np.int32))
+        beams = m.new_state(enc, 3)
+        beams.copy_from(one, [0, 0, 0])
+        assert beams.length == 3
+        got = beams.decode(np.array([[4], [5], [6]], np.int32))
+        for s, tok in enumerate((4, 5, 6)):
+            np.testing.assert_allclose(
+                got[s], ref_logits(DIMS, T, audio, [1, 2, 3, tok]), atol=2e-4
+            )
+        with pytest.raises(saywho.OptionError):
+            beams.copy_from(one, [0, 1, 0])  # the source has one row
+        with pytest.raises(saywho.OptionError):
+            beams.copy_from(one, [0, 0])  # one index per row of the copy
+        other = m.new_state(m.encode(mel), 1)
+        with pytest.raises(saywho.OptionError):
+            beams.copy_from(other, [0, 0, 0])  # another audio
+        with pytest.raises(TypeError):
+            beams.copy_from("state", [0, 0, 0])
+
+
 def test_float16_weights_and_cross_attention_capture(runtime):
     T = {k: v.astype(np.float16) for k, v in random_weights().items()}
     with _core.WhisperModel(runtime, DIMS, T) as m:

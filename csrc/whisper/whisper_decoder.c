@@ -230,27 +230,34 @@ sw_status sw_whisper_decode(sw_whisper_state *st, const int32_t *tokens, int n_s
     return err->code;
 }
 
-sw_status sw_whisper_state_reorder(sw_whisper_state *st, const int *src_index, int n, sw_error *err)
+sw_status sw_whisper_state_copy(sw_whisper_state *dst, const sw_whisper_state *src,
+                                const int *src_index, int n, sw_error *err)
 {
-    if (!st || !src_index || n != st->n_seq)
-        return sw_fail(err, SW_ERR_ARG, "whisper reorder: %d indices for %d sequences", n,
-                       st ? st->n_seq : 0);
-    int identity = 1;
+    if (!dst || !src || !src_index || n != dst->n_seq)
+        return sw_fail(err, SW_ERR_ARG, "whisper state copy: %d indices for %d sequences", n,
+                       dst ? dst->n_seq : 0);
+    if (src->model != dst->model || src->audio != dst->audio)
+        return sw_fail(err, SW_ERR_ARG, "whisper state copy: the states read different audio");
+    int identity = src == dst;
     for (int s = 0; s < n; s++) {
-        if (src_index[s] < 0 || src_index[s] >= n)
-            return sw_fail(err, SW_ERR_ARG, "whisper reorder: index %d outside 0..%d", src_index[s],
-                           n - 1);
+        if (src_index[s] < 0 || src_index[s] >= src->n_seq)
+            return sw_fail(err, SW_ERR_ARG, "whisper state copy: index %d outside 0..%d",
+                           src_index[s], src->n_seq - 1);
         identity = identity && src_index[s] == s;
     }
-    if (identity || st->length == 0)
+    if (identity)
         return SW_OK;
-    sw_whisper *m = st->model;
-    int64_t len = st->length, ctx = m->dims.n_text_ctx, d = m->dims.n_text_state;
+    if (src->length == 0) {
+        dst->length = 0;
+        return SW_OK;
+    }
+    sw_whisper *m = dst->model;
+    int64_t len = src->length, ctx = m->dims.n_text_ctx, d = m->dims.n_text_state;
     size_t count = (size_t)n * (size_t)len;
     int32_t *from = malloc(count * sizeof(int32_t)), *to = malloc(count * sizeof(int32_t));
     sw_wh_scratch s = {m->be, {{0}}, 0};
     if (!from || !to) {
-        sw_fail(err, SW_ERR_NOMEM, "whisper reorder: out of host memory");
+        sw_fail(err, SW_ERR_NOMEM, "whisper state copy: out of host memory");
     } else {
         for (int q = 0; q < n; q++)
             for (int64_t t = 0; t < len; t++) {
@@ -261,17 +268,31 @@ sw_status sw_whisper_state_reorder(sw_whisper_state *st, const int *src_index, i
         sw_tensor *from_t = sw_wh_ids(&s, from, (int64_t)count, err);
         sw_tensor *to_t = from_t ? sw_wh_ids(&s, to, (int64_t)count, err) : NULL;
         sw_tensor *tmp = to_t ? sw_wh_new(&s, SW_F32, 2, shape, err) : NULL;
+        /* all of a layer's rows are gathered before any is written, so a
+         * state may be copied onto itself */
         for (int i = 0; tmp && i < m->dims.n_text_layer && err->code == SW_OK; i++) {
-            sw_tensor *caches[2] = {&st->k[i], &st->v[i]};
+            sw_tensor *from_caches[2] = {&src->k[i], &src->v[i]};
+            sw_tensor *to_caches[2] = {&dst->k[i], &dst->v[i]};
             for (int c = 0; c < 2 && err->code == SW_OK; c++) {
-                sw_tensor rows = sw_wh_view2(caches[c], (int64_t)n * ctx, d);
-                if (sw_gather_rows(&rows, from_t, tmp, err) == SW_OK)
-                    sw_scatter_rows(tmp, to_t, &rows, err);
+                sw_tensor from_rows = sw_wh_view2(from_caches[c], (int64_t)src->n_seq * ctx, d);
+                sw_tensor to_rows = sw_wh_view2(to_caches[c], (int64_t)n * ctx, d);
+                if (sw_gather_rows(&from_rows, from_t, tmp, err) == SW_OK)
+                    sw_scatter_rows(tmp, to_t, &to_rows, err);
             }
         }
+        if (err->code == SW_OK)
+            dst->length = src->length;
     }
     sw_wh_scratch_free(&s);
     free(from);
     free(to);
     return err->code;
+}
+
+sw_status sw_whisper_state_reorder(sw_whisper_state *st, const int *src_index, int n, sw_error *err)
+{
+    if (!st || !src_index || n != st->n_seq)
+        return sw_fail(err, SW_ERR_ARG, "whisper reorder: %d indices for %d sequences", n,
+                       st ? st->n_seq : 0);
+    return sw_whisper_state_copy(st, st, src_index, n, err);
 }

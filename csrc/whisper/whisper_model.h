@@ -105,6 +105,14 @@ sw_status sw_whisper_decode(sw_whisper_state *state, const int32_t *tokens, int 
 sw_status sw_whisper_state_reorder(sw_whisper_state *state, const int *src_index, int n,
                                    sw_error *err);
 
+/* Sequence s of dst continues the cache of sequence src_index[s] of src, for
+ * s < n (n == dst's sequences; indices may repeat); dst's length becomes
+ * src's. Both read the same audio; src may be dst (that is a reorder). A
+ * prompt fed once to a one-sequence state and copied to the beams spares
+ * feeding it to every beam. */
+sw_status sw_whisper_state_copy(sw_whisper_state *dst, const sw_whisper_state *src,
+                                const int *src_index, int n, sw_error *err);
+
 /* Word timestamps hook: when on, each decode keeps the cross-attention
  * weights of every layer, [n_seq, n_text_head, n_tokens, n_audio_ctx] per
  * layer, until the next decode. */

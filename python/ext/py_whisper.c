@@ -664,6 +664,51 @@ static PyObject *state_reorder(WhisperChild *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+typedef struct copy_call {
+    sw_whisper_state *dst;
+    const sw_whisper_state *src;
+    const int *index;
+    int n;
+} copy_call;
+
+static void do_copy(void *ctx, sw_error *err)
+{
+    copy_call *c = ctx;
+    sw_whisper_state_copy(c->dst, c->src, c->index, c->n, err);
+}
+
+static PyObject *state_copy_from(WhisperChild *self, PyObject *args)
+{
+    PyObject *src_obj, *idx_obj;
+    if (child_open(self, "DecoderState") ||
+        !PyArg_ParseTuple(args, "OO:copy_from", &src_obj, &idx_obj))
+        return NULL;
+    if (!PyObject_TypeCheck(src_obj, state_type)) {
+        PyErr_SetString(PyExc_TypeError, "copy_from: the source must be a DecoderState");
+        return NULL;
+    }
+    WhisperChild *src = (WhisperChild *)src_obj;
+    if (child_open(src, "DecoderState"))
+        return NULL;
+    if (src->owner != self->owner) {
+        PyErr_SetString(SwOptionError, "copy_from: the source belongs to another model");
+        return NULL;
+    }
+    PyArrayObject *idx = (PyArrayObject *)PyArray_FROMANY(
+        idx_obj, NPY_INT, 1, 1, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST);
+    if (!idx) {
+        PyErr_Clear();
+        PyErr_SetString(SwOptionError, "indices must be a 1-D sequence of ints");
+        return NULL;
+    }
+    copy_call c = {self->ptr, src->ptr, PyArray_DATA(idx), (int)PyArray_DIM(idx, 0)};
+    int rc = run_locked(self->owner, do_copy, &c);
+    Py_DECREF(idx);
+    if (rc != 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *state_reset(WhisperChild *self, PyObject *unused)
 {
     if (child_open(self, "DecoderState"))
@@ -800,6 +845,9 @@ static PyMethodDef state_methods[] = {
      "last position; appends the tokens to the cache"},
     {"reorder", CF(state_reorder), METH_O,
      "reorder(indices): sequence s continues the cache of sequence indices[s]"},
+    {"copy_from", CF(state_copy_from), METH_VARARGS,
+     "copy_from(source, indices): sequence s continues the cache of the source's sequence "
+     "indices[s] (a DecoderState of the same model reading the same EncoderOutput)"},
     {"reset", CF(state_reset), METH_NOARGS, "forget the cache"},
     {"capture_cross_attention", CF(state_set_capture), METH_O,
      "capture_cross_attention(on): keep each decode's cross-attention weights"},

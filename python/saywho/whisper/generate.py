@@ -139,9 +139,15 @@ def generate(
     else:
         prompt_tokens = prompt[: prompt_length - 1]
         start_tokens = prompt[prompt_length - 1 :]
+        # every row gets the same prompt: where the state can copy rows, it is
+        # fed once, to a one-row state, and copied to the rows (CT2 expands to
+        # the beams after the prompt too); the previous text makes it long
+        fed, fed_rows = state, rows
+        if rows > 1 and hasattr(state, "copy_from"):
+            fed, fed_rows = model.new_state(encoder_output, 1), 1
 
         def feed(tokens: list[int]) -> np.ndarray:
-            return state.decode(np.tile(np.asarray(tokens, dtype=np.int32), (rows, 1)))
+            return fed.decode(np.tile(np.asarray(tokens, dtype=np.int32), (fed_rows, 1)))
 
         if options.return_no_speech_prob and not sot_is_start_token:
             logits = np.asarray(feed(prompt_tokens[: sot_index + 1]), dtype=np.float32)
@@ -150,6 +156,8 @@ def generate(
                 feed(prompt_tokens[sot_index + 1 :])
         else:
             feed(prompt_tokens)
+        if fed is not state:
+            state.copy_from(fed, np.zeros(rows, dtype=np.int32))
         start_step = len(prompt_tokens)
 
     total = int(options.max_length)
