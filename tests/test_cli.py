@@ -129,3 +129,9 @@ def test_speaker_count_can_be_given(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert ", 3 speakers)" in proc.stdout
     assert proc.stderr == ""
+
+
+def test_batch_size_runs_the_batched_mode(tmp_path):
+    proc = run("--batch-size", "4", "--no-speakers", str(shared_file("jfk.flac")), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "ask not what your country can do for you" in proc.stdout.lower()

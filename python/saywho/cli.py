@@ -70,8 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--batch-size",
         type=_positive,
-        default=16,
-        help="diarization chunks per batch (Whisper decodes one 30 s window at a time)",
+        default=None,
+        help="transcribe N speech chunks of up to 30 s at once (faster-whisper's batched mode; "
+        "turns --vad on); default: one 30 s window after the other",
     )
     p.add_argument(
         "--vad",
@@ -126,8 +127,9 @@ def run_file(pipeline: Pipeline, path: str, args) -> float:
             beam_size=args.beam_size,
             language=args.language,
             word_timestamps=args.word_timestamps or not args.no_speakers,
-            vad=args.vad,
+            vad=args.vad or args.batch_size is not None,
             progress=bar,
+            **({"batch_size": args.batch_size} if args.batch_size else {}),
         )
     finally:
         if bar is not None:
