@@ -92,3 +92,22 @@ def test_ops_leave_nothing_allocated(runtime):
     assert after["allocated"] == before["allocated"] == 0
     assert after["live_blocks"] == 0
     assert after["peak_allocated"] >= 3 * 100 * 100 * 4
+
+
+def test_int8_whisper_follows_float32(runtime):
+    """matmul_q8 through a whole (small, random) Whisper: the int8 model's
+    logits stay within a few percent of the float32 model's, on each device;
+    its memory comes back."""
+    from saywho import _core
+
+    from .test_whisper_model import DIMS, random_mel, random_weights
+
+    weights, mel = random_weights(), random_mel(2, seed=3)
+    tokens = np.array([[1, 2, 3], [4, 5, 6]], np.int32)
+    logits = {}
+    for compute in ("float32", "int8"):
+        with _core.WhisperModel(runtime, DIMS, weights, compute_type=compute) as m:
+            logits[compute] = m.new_state(m.encode(mel), 2).decode(tokens)
+    spread = np.abs(logits["float32"]).max()
+    assert np.abs(logits["int8"] - logits["float32"]).max() < 0.05 * spread
+    assert runtime.memory()["allocated"] == 0
