@@ -6,15 +6,23 @@ peak RSS and saywho's speed ratio over faster-whisper (> 1: saywho faster).
 Temperature fallback is off (temperature=0) so both decode the same windows.
 
     python3 bench/bench_transcribe.py [--model tiny.en] [--minutes 5] [--threads 2]
+        [--whispercpp [PATH]]
+
+With --whispercpp, whisper.cpp's whisper-cli (built by bench/build_whispercpp.sh,
+or the binary given) joins the float32 rows on the same weights, converted to
+its ggml file by bench/whispercpp_model.py (float16 matrices, as its own
+converter writes them), same audio as a 16 kHz WAV, same threads, no fallback.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -54,6 +62,65 @@ def run(engine, args, beam, compute) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+WHISPERCPP = REPO / ".cache" / "whispercpp"
+
+
+def whispercpp_binary(given: str) -> Path:
+    if given != "build":
+        path = Path(given)
+    else:
+        out = subprocess.run(
+            ["bash", str(REPO / "bench" / "build_whispercpp.sh")],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        path = REPO / out.stdout.strip().splitlines()[-1]
+    if not path.is_file():
+        raise SystemExit(f"{path}: no whisper-cli there; bench/build_whispercpp.sh builds it")
+    return path
+
+
+def run_whispercpp(binary: Path, args, beam: int) -> dict:
+    """whisper-cli on the bench audio: seconds (the whole process, model load
+    included), peak RSS of that process, words."""
+    sys.path.insert(0, str(REPO))
+    import numpy as np
+
+    from saywho.models.test_weights import test_model_dir
+    from tests.long_recording import assemble
+
+    sys.path.insert(0, str(REPO / "bench"))
+    from whispercpp_model import write_ggml
+
+    model = WHISPERCPP / f"ggml-{args.model}.bin"
+    if not model.exists():
+        write_ggml(test_model_dir(args.model), model)
+    audio = assemble(DATA, args.minutes)
+    with tempfile.TemporaryDirectory() as tmp:
+        wav = Path(tmp) / "bench.wav"
+        _write_wav(wav, (np.clip(audio, -1, 1) * 32767).astype("<i2"))
+        cmd = [str(binary), "-m", str(model), "-f", str(wav), "-t", str(args.threads)]
+        cmd += ["-bs", str(beam), "-bo", str(max(beam, 1)), "-nf", "-nt", "-np"]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        text = proc.stdout.read().decode("utf-8", "replace")
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - t0
+    if status != 0:
+        raise SystemExit(f"whisper-cli failed ({status}): {' '.join(cmd)}")
+    return {"seconds": seconds, "audio": audio.size / 16000, "rss": usage.ru_maxrss * 1024,
+            "words": len(text.split())}  # fmt: skip
+
+
+def _write_wav(path: Path, pcm) -> None:
+    import wave
+
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes(pcm.tobytes())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="tiny.en")
@@ -63,16 +130,24 @@ def main() -> None:
     ap.add_argument("--beam", type=int, default=5)
     ap.add_argument("--compute", default="float32")
     ap.add_argument("--only", help="one row, e.g. 'beam5-int8', for profiling")
+    ap.add_argument(
+        "--whispercpp",
+        nargs="?",
+        const="build",
+        help="add whisper.cpp (float32 rows): a whisper-cli path, or none to build it",
+    )
     args = ap.parse_args()
     if args.worker:
         r = worker(args.worker, args.model, args.minutes, args.beam, args.threads, args.compute)
         print(json.dumps(r))
         return
 
+    cpp = whispercpp_binary(args.whispercpp) if args.whispercpp else None
     print(f"model {args.model}, {args.minutes:g} min of speech, {args.threads} threads, CPU")
     print(
         f"{'search':8} {'compute':8} {'saywho s':>9} {'x RT':>6} {'RSS MB':>7} "
         f"{'f-w s':>7} {'x RT':>6} {'RSS MB':>7} {'ratio':>6}"
+        + (f" {'w.cpp s':>8} {'x RT':>6} {'RSS MB':>7} {'ratio':>6}" if cpp else "")
     )
     for beam in (1, 5):
         for compute in ("float32", "int8"):
@@ -81,12 +156,19 @@ def main() -> None:
             peer = run("faster-whisper", args, beam, compute)
             label = "greedy" if beam == 1 else f"beam {beam}"
             ours = run("saywho", args, beam, compute)
-            print(
+            line = (
                 f"{label:8} {compute:8} {ours['seconds']:9.1f} {ours['audio'] / ours['seconds']:6.1f} "
                 f"{ours['rss'] / 2**20:7.0f} {peer['seconds']:7.1f} "
                 f"{peer['audio'] / peer['seconds']:6.1f} {peer['rss'] / 2**20:7.0f} "
                 f"{peer['seconds'] / ours['seconds']:6.2f}"
             )
+            if cpp and compute == "float32":
+                c = run_whispercpp(cpp, args, beam)
+                line += (
+                    f" {c['seconds']:8.1f} {c['audio'] / c['seconds']:6.1f} "
+                    f"{c['rss'] / 2**20:7.0f} {c['seconds'] / ours['seconds']:6.2f}"
+                )
+            print(line, flush=True)
 
 
 if __name__ == "__main__":
