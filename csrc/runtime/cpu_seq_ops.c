@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "elementwise_math.h"
 #include "ops.h"
 #include "small_gemm.h" /* SW_CLONES */
 
@@ -195,20 +196,7 @@ typedef struct lstm_job {
  * clamped to [-87, 88], where the result is still a normal float. */
 static inline float lstm_expf(float x)
 {
-    x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
-    float fn = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round to nearest */
-    float r = x - fn * 0.693359375f + fn * 2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    int32_t e = ((int32_t)fn + 127) * 8388608; /* 2^fn as float bits */
-    float scale;
-    memcpy(&scale, &e, sizeof scale);
-    return p * scale;
+    return sw_expf_in_range(x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x);
 }
 
 static inline float sigmoidf(float v)

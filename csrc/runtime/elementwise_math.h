@@ -33,17 +33,11 @@ SW_HD float sw_bits_f32(uint32_t u)
     return f;
 }
 
-/* exp for the softmax, x <= 0: Cephes' polynomial (within 1e-7 relative of
- * exp), written without calls or branches so that the loop vectorises; libm's
- * expf is a call per element. Below -87 (and for -inf) it gives exp(-87):
- * for a non-positive float a larger magnitude is a larger bit pattern, so an
- * unsigned minimum clamps it. */
-SW_HD float sw_expf_nonpositive(float x)
+/* exp for x in [-87, 88] (callers clamp): Cephes' polynomial (within 1e-7
+ * relative of exp), written without calls or branches so that loops
+ * vectorise; libm's expf is a call per element. */
+SW_HD float sw_expf_in_range(float x)
 {
-    uint32_t bx;
-    memcpy(&bx, &x, sizeof bx);
-    bx = bx > 0xc2ae0000u ? 0xc2ae0000u : bx; /* -87.0f */
-    memcpy(&x, &bx, sizeof x);
     float fn = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round to nearest */
     float r = x - fn * 0.693359375f + fn * 2.12194440e-4f;
     float p = 1.9875691500e-4f;
@@ -57,6 +51,18 @@ SW_HD float sw_expf_nonpositive(float x)
     float scale;
     memcpy(&scale, &e, sizeof scale);
     return p * scale;
+}
+
+/* exp for the softmax, x <= 0. Below -87 (and for -inf) it gives exp(-87):
+ * for a non-positive float a larger magnitude is a larger bit pattern, so an
+ * unsigned minimum clamps it. */
+SW_HD float sw_expf_nonpositive(float x)
+{
+    uint32_t bx;
+    memcpy(&bx, &x, sizeof bx);
+    bx = bx > 0xc2ae0000u ? 0xc2ae0000u : bx; /* -87.0f */
+    memcpy(&x, &bx, sizeof x);
+    return sw_expf_in_range(x);
 }
 
 /* IEEE half <-> float, round to nearest even, with subnormals, inf and NaN. */
