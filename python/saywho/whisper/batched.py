@@ -252,8 +252,8 @@ def transcribe_batched(
 ):  # fmt: skip
     """WhisperModel.transcribe(batch_size=...): see the module's docstring."""
     from ..audio import load_audio
-    from .generate import WindowOptions, suppressed_tokens
-    from .transcribe import MAX_LENGTH, Segment, TranscriptionInfo
+    from .generate import WindowOptions
+    from .transcribe import MAX_LENGTH, Segment, TranscriptionInfo, temperature_list
 
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise _core.OptionError(f"batch_size must be an int >= 1, not {batch_size!r}")
@@ -267,21 +267,12 @@ def transcribe_batched(
     multilingual = multilingual and model.is_multilingual
 
     t = model.tokenizer
-    all_language_probs = None
-    if language is None:
-        if model.is_multilingual:
-            features = _detection_features(model, samples, chunks, language_detection_segments)
-            language, language_probability, all_language_probs = model._detect(
-                features, language_detection_segments, language_detection_threshold
-            )
-        else:
-            language, language_probability = "en", 1.0
-    else:
-        if not model.is_multilingual:
-            language = "en"
-        elif language not in t.languages:
-            raise _core.OptionError(f"unknown language {language!r}")
-        language_probability = 1.0
+    language, language_probability, all_language_probs = model._language(
+        language,
+        lambda: _detection_features(model, samples, chunks, language_detection_segments),
+        language_detection_segments,
+        language_detection_threshold,
+    )
 
     if isinstance(initial_prompt, str):
         previous = t.encode(initial_prompt)
@@ -293,12 +284,8 @@ def transcribe_batched(
         raise _core.OptionError(
             f"the prompt ({len(prompt)} tokens) and max_new_tokens exceed {MAX_LENGTH} tokens"
         )
-    temperatures = tuple(temperature) if isinstance(temperature, (list, tuple)) else (temperature,)
-    resolved = suppressed_tokens(
-        suppress_tokens,
-        t.non_speech_tokens,
-        [t.transcribe, t.translate, t.sot, t.sot_prev, t.sot_lm, t.no_speech],
-    )
+    temperatures = temperature_list(temperature)
+    resolved = model._suppressed(suppress_tokens)
     options = GenerateOptions(
         beam_size=beam_size,
         patience=patience,

@@ -268,30 +268,11 @@ class WhisperModel:
         # zeros, then pads each window with zeros in the log-mel domain.
         features = _core.log_mel_spectrogram(samples, n_mels=self.dims["n_mels"], padding=160)
 
-        all_language_probs = None
-        if language is None:
-            if self.is_multilingual:
-                language, language_probability, all_language_probs = self._detect(
-                    features, language_detection_segments, language_detection_threshold
-                )
-            else:
-                language, language_probability = "en", 1.0
-        else:
-            if not self.is_multilingual:
-                language = "en"
-            elif language not in self.tokenizer.languages:
-                raise _core.OptionError(f"unknown language {language!r}")
-            language_probability = 1.0
-
-        temperatures = (
-            tuple(temperature) if isinstance(temperature, (list, tuple)) else (temperature,)
+        language, language_probability, all_language_probs = self._language(
+            language, lambda: features, language_detection_segments, language_detection_threshold
         )
-        t = self.tokenizer
-        resolved = suppressed_tokens(
-            suppress_tokens,
-            t.non_speech_tokens,
-            [t.transcribe, t.translate, t.sot, t.sot_prev, t.sot_lm, t.no_speech],
-        )
+        temperatures = temperature_list(temperature)
+        resolved = self._suppressed(suppress_tokens)
         options = WindowOptions(
             beam_size=beam_size,
             best_of=best_of,
@@ -335,6 +316,28 @@ class WhisperModel:
         if speech is not None:
             segments = iter(speech.restore(list(segments)) if speech.samples else [])
         return segments, info
+
+    def _language(self, language, detection_features, segments: int, threshold: float):
+        """(language, probability, all probabilities or None): the one given,
+        checked, or the one detected on ``detection_features()``."""
+        if language is None:
+            if self.is_multilingual:
+                return self._detect(detection_features(), segments, threshold)
+            return "en", 1.0, None
+        if not self.is_multilingual:
+            return "en", 1.0, None
+        if language not in self.tokenizer.languages:
+            raise _core.OptionError(f"unknown language {language!r}")
+        return language, 1.0, None
+
+    def _suppressed(self, suppress_tokens) -> tuple[int, ...]:
+        """faster-whisper's suppress list for this model's tokenizer."""
+        t = self.tokenizer
+        return suppressed_tokens(
+            suppress_tokens,
+            t.non_speech_tokens,
+            [t.transcribe, t.translate, t.sot, t.sot_prev, t.sot_lm, t.no_speech],
+        )
 
     def _detect(self, features, segments: int, threshold: float):
         features = features[:, : segments * N_FRAMES]
@@ -644,6 +647,11 @@ def _skip_hallucination(
                 return seek, False
         last_end = piece["end"]
     return None
+
+
+def temperature_list(temperature) -> tuple[float, ...]:
+    """faster-whisper's temperature option (one value or several) as a tuple."""
+    return tuple(temperature) if isinstance(temperature, (list, tuple)) else (temperature,)
 
 
 def _pad_window(window: np.ndarray) -> np.ndarray:
