@@ -99,7 +99,9 @@ def run_whispercpp(binary: Path, args, beam: int) -> dict:
         wav = Path(tmp) / "bench.wav"
         _write_wav(wav, (np.clip(audio, -1, 1) * 32767).astype("<i2"))
         cmd = [str(binary), "-m", str(model), "-f", str(wav), "-t", str(args.threads)]
-        cmd += ["-bs", str(beam), "-bo", str(max(beam, 1)), "-nf", "-nt", "-np"]
+        # no -nt: in whisper.cpp 1.8 it also decodes without timestamp tokens,
+        # cheaper work than the timestamped decoding the other engines do
+        cmd += ["-bs", str(beam), "-bo", str(max(beam, 1)), "-nf", "-np"]
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         text = proc.stdout.read().decode("utf-8", "replace")
