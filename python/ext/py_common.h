@@ -43,5 +43,6 @@ int swpy_init_align(PyObject *module);
 int swpy_init_logits(PyObject *module);
 int swpy_init_dtw(PyObject *module);
 int swpy_init_cluster(PyObject *module);
+int swpy_init_cpu(PyObject *module);
 
 #endif
