@@ -64,12 +64,19 @@ def test_matches_onnxruntime_on_every_window(onnx_path, tensors, runtime):
 
 
 def test_batch_equals_one_by_one(tensors, runtime):
+    """The same classes, and scores equal to float32 rounding: saywho's own
+    kernels sum each window's rows in the same order whatever the batch, but
+    OpenBLAS's products need not (its AVX2 kernels on an AMD EPYC gave 2e-6
+    differences between a batch of 3 and one window; bit-identical on an
+    AVX-512 Intel host)."""
     rng = np.random.default_rng(0)
     chunks = (rng.standard_normal((3, 48000)) * 0.1).astype(np.float32)
     with SegmentationModel(tensors, runtime) as model:
         batch = model.run(chunks)
         for i in range(3):
-            np.testing.assert_array_equal(model.run(chunks[i]), batch[i : i + 1])
+            alone = model.run(chunks[i])
+            np.testing.assert_allclose(alone, batch[i : i + 1], rtol=0, atol=2e-5)
+            assert (alone.argmax(-1) == batch[i : i + 1].argmax(-1)).all()
 
 
 def test_close_returns_every_byte(tensors, runtime):
