@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -24,9 +23,11 @@ def repo_folder(hub: Path, repo: str) -> Path:
     return hub / ("models--" + repo.replace("/", "--"))
 
 
-def add_files(hub: Path, repo: str, files: dict[str, Path | bytes]) -> Path:
+def add_files(hub: Path, repo: str, files: dict[str, Path | bytes], link: bool = False) -> Path:
     """Puts ``files`` (path in the repo -> a file to copy, or bytes) into the
-    cache as repo ``repo``'s main branch; returns its snapshot folder."""
+    cache as repo ``repo``'s main branch; returns its snapshot folder. With
+    ``link``, each blob is a symlink to its source file instead of a copy
+    (for big read-only weights)."""
     folder = repo_folder(hub, repo)
     commit = hashlib.sha1(repo.encode()).hexdigest()  # any 40-hex commit id will do
     (folder / "refs").mkdir(parents=True, exist_ok=True)
@@ -34,19 +35,19 @@ def add_files(hub: Path, repo: str, files: dict[str, Path | bytes]) -> Path:
     (folder / "blobs").mkdir(exist_ok=True)
     snapshot = folder / "snapshots" / commit
     for name, content in files.items():
-        tmp = folder / "blobs" / ".incoming"
-        if isinstance(content, bytes):
-            tmp.write_bytes(content)
+        data = content if isinstance(content, bytes) else Path(content).read_bytes()
+        blob = folder / "blobs" / hashlib.sha256(data).hexdigest()
+        if blob.is_symlink() or blob.exists():
+            blob.unlink()
+        if link and not isinstance(content, bytes):
+            blob.symlink_to(Path(content).resolve())
         else:
-            shutil.copyfile(content, tmp)
-        digest = hashlib.sha256(tmp.read_bytes()).hexdigest()
-        blob = folder / "blobs" / digest
-        os.replace(tmp, blob)
-        link = snapshot / name
-        link.parent.mkdir(parents=True, exist_ok=True)
-        if link.is_symlink() or link.exists():
-            link.unlink()
-        link.symlink_to(os.path.relpath(blob, link.parent))
+            blob.write_bytes(data)
+        link_path = snapshot / name
+        link_path.parent.mkdir(parents=True, exist_ok=True)
+        if link_path.is_symlink() or link_path.exists():
+            link_path.unlink()
+        link_path.symlink_to(os.path.relpath(blob, link_path.parent))
     return snapshot
 
 
