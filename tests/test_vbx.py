@@ -21,7 +21,7 @@ from saywho.diarization.vbx import (
     initial_responsibilities,
     vbx,
 )
-from saywho.models.test_weights import test_diarization_models, test_weights_root
+from saywho.models.test_weights import test_weights_root
 
 from .conftest import shared_file
 from .vbx_reference import (
@@ -51,7 +51,9 @@ def embeddings() -> np.ndarray:
     """[78, 256] GE2E embeddings: 1.5 s windows every 0.5 s of three voices."""
     from saywho.diarization.embedding_ge2e import GE2EEncoder
 
-    _, ge2e = test_diarization_models()
+    ge2e = test_weights_root() / "resemblyzer-ge2e" / "pretrained.pt"
+    if not ge2e.is_file():
+        pytest.fail(f"{ge2e} is missing: run bash scripts/fetch_test_weights.sh")
     audio = [saywho.load_audio(shared_file(n)) for n in ("two_speakers.wav", "jfk.wav")]
     win, hop = 24000, 8000
     chunks = [a[s : s + win] for a in audio for s in range(0, len(a) - win + 1, hop)]
