@@ -65,6 +65,9 @@ def main() -> None:
     ap.add_argument("--worker")
     ap.add_argument("--compute", default="float32")
     args = ap.parse_args()
+    from machine import describe
+
+    print(describe())  # the CPU and kernels, so figures are never compared blind
     if args.worker:
         r = worker(args.worker, args.model, args.minutes, args.threads, args.compute, args.batch)
         print(json.dumps(r))

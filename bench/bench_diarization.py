@@ -155,6 +155,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--fast-step", type=float, default=2.0)
     args = ap.parse_args()
+    from machine import describe
+
+    print(describe())  # the CPU and kernels, so figures are never compared blind
     data = Path(os.environ.get("SAYWHO_SHARED_DATA", REPO.parent / "shared" / "data"))
     audio = assemble(data, args.minutes)
     seg, emb = (str(p) for p in test_diarization_models())

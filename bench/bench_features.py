@@ -34,6 +34,9 @@ def main() -> None:
     ap.add_argument("--minutes", type=float, default=5.0, help="tile the audio to this length")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
+    from machine import describe
+
+    print(describe())  # the CPU and kernels, so figures are never compared blind
 
     one = saywho.load_audio(args.audio)
     reps = max(1, int(np.ceil(args.minutes * 60 * 16000 / one.size)))

@@ -33,6 +33,9 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=8)
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
+    from machine import describe
+
+    print(describe())  # the CPU and kernels, so figures are never compared blind
     import onnxruntime as ort
 
     data = Path(os.environ.get("SAYWHO_SHARED_DATA", REPO.parent / "shared" / "data"))

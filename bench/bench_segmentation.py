@@ -40,6 +40,9 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--onnx", default=None)
     args = ap.parse_args()
+    from machine import describe
+
+    print(describe())  # the CPU and kernels, so figures are never compared blind
 
     import onnxruntime as ort
 

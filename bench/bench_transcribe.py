@@ -139,6 +139,9 @@ def main() -> None:
         help="add whisper.cpp (float32 rows): a whisper-cli path, or none to build it",
     )
     args = ap.parse_args()
+    from machine import describe
+
+    print(describe())  # the CPU and kernels, so figures are never compared blind
     if args.worker:
         r = worker(args.worker, args.model, args.minutes, args.beam, args.threads, args.compute)
         print(json.dumps(r))

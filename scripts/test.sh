@@ -4,6 +4,9 @@
 #   2. the C core and the CUDA backend build with -Werror; C tests under ctest
 #   3. the C tests again under AddressSanitizer and UndefinedBehaviorSanitizer
 #   4. the wheel is built and installed, then pytest
+#   5. the Whisper goldens again with saywho's kernels forced to the x86-64
+#      baseline (no AVX, FMA, AVX-512 or VNNI) and OpenBLAS to its Nehalem
+#      kernels: what a CPU without AVX-512 or AVX2 runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
@@ -26,3 +29,8 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 echo "== Python package and tests"
 bash scripts/build.sh
 python3 -m pytest -q tests "$@"
+
+echo "== Whisper goldens at the portable baseline (SAYWHO_CPU_DISPATCH=baseline, OPENBLAS_CORETYPE=Nehalem)"
+SAYWHO_CPU_DISPATCH=baseline OPENBLAS_CORETYPE=Nehalem python3 -m pytest -q tests/test_cpu_dispatch.py \
+  tests/test_transcribe.py tests/test_word_timestamps.py tests/test_int8.py \
+  tests/test_batched.py

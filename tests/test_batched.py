@@ -54,17 +54,25 @@ def test_jfk_text_equals_the_sequential_modes(whisper_models, recordings, model)
 
 
 def test_a_window_decodes_the_same_alone_or_in_a_batch(whisper_models, recordings):
-    """Every row's logits are summed in the same order whatever the batch:
-    batches of 1 and of 8 give the same tokens, scores and times."""
+    """Batches of 1 and of 8 give the same tokens and times, and scores equal
+    to float32 rounding. saywho's own kernels sum every row in the same order
+    whatever the batch; OpenBLAS's products (the encoder's) need not: its AVX2
+    kernels on an AMD EPYC treat the rows of a partial tile differently, so a
+    window's scores moved by 1e-7 there between a batch of 1 and one of 8
+    (bit-identical on an AVX-512 Intel host)."""
     model = whisper_models["tiny.en"]
     runs = {}
     for batch_size in (1, 8):
         segments, _ = model.transcribe(
             recordings["long2"], batch_size=batch_size, vad_filter=True, beam_size=5
         )
-        runs[batch_size] = [(s.tokens, s.start, s.end, s.avg_logprob) for s in segments]
+        runs[batch_size] = list(segments)
     assert len(runs[1]) >= 5  # timestamp tokens on: several segments per chunk
-    assert runs[1] == runs[8]
+    assert [(s.tokens, s.start, s.end) for s in runs[1]] == [
+        (s.tokens, s.start, s.end) for s in runs[8]
+    ]
+    for alone, batched in zip(runs[1], runs[8]):
+        assert alone.avg_logprob == pytest.approx(batched.avg_logprob, abs=1e-5)
 
 
 def test_chunks_pack_speech_up_to_30_seconds_in_order():

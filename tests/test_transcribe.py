@@ -1,14 +1,32 @@
 """Transcription on real weights against faster-whisper's golden outputs.
 
 tests/data/golden/*.json hold what faster-whisper (CTranslate2, float32 or
-int8 as the file says, same weights, same audio) produced; bench/make_whisper_golden.py writes them
-and bench/bench_transcribe.py compares live. Every case here must be token
-for token the same.
+int8 as the file says, same weights, same audio) produced;
+bench/make_whisper_golden.py writes them and bench/bench_transcribe.py
+compares live.
+
+Which comparisons hold on every x86-64 CPU:
+- float32 cases are token for token the same. saywho's float32 sums are
+  computed in a fixed order by its own kernels, except the large products
+  (OpenBLAS, whose kernels depend on the CPU) and the decoder's few-rows
+  product (fused multiply-adds on x86-64-v3/v4, separate on the baseline:
+  ulp-level differences). Measured: the same tokens on an Intel AVX-512 host,
+  an AMD Zen 4 (AVX-512), an AMD EPYC with AVX2 only, and with the dispatch
+  forced to the baseline and OpenBLAS to its Nehalem kernels (CI runs that
+  pass too, scripts/test.sh). jfk's tokens are far from ties in float32.
+- int8 cases are not. Both engines quantize activations on the fly, so the
+  ulp-level differences above move a value across a rounding step and the
+  scores move by ~1e-2: on the AVX2 EPYC one timestamp token came out 10
+  steps (0.2 s) later than the golden, and faster-whisper's own int8 run there
+  gave one segment where its golden has two. So int8 is held to what stays
+  true: the same words, every segment bound within 0.3 s of one of the
+  golden's, and close scores.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -22,19 +40,32 @@ from saywho.whisper.transcribe import WhisperModel
 GOLDEN = Path(__file__).parent / "data" / "golden"
 
 
-@pytest.mark.parametrize("case", sorted(p.stem for p in GOLDEN.glob("*.json")))
-def test_segments_equal_faster_whisper(whisper_models, recordings, case):
-    golden = json.loads((GOLDEN / f"{case}.json").read_text())
+def _golden(case: str) -> dict:
+    return json.loads((GOLDEN / f"{case}.json").read_text())
+
+
+def _cases(compute: str) -> list[str]:
+    return sorted(
+        p.stem
+        for p in GOLDEN.glob("*.json")
+        if json.loads(p.read_text()).get("compute_type", "float32") == compute
+    )
+
+
+def _transcribe(whisper_models, recordings, golden):
     compute = golden.get("compute_type", "float32")
     key = golden["model"] if compute == "float32" else f"{golden['model']}:{compute}"
     segments, info = whisper_models[key].transcribe(
         recordings[golden["audio"]], **golden["options"]
     )
-    segments = list(segments)
-    # int8 products are exact, but the two engines quantize the activations
-    # of different layers (CTranslate2 also its convolutions), so the scores
-    # agree less closely than float32's; the tokens must still be the same
-    tol = 1e-3 if compute == "float32" else 0.03
+    return list(segments), info
+
+
+@pytest.mark.parametrize("case", _cases("float32"))
+def test_segments_equal_faster_whisper(whisper_models, recordings, case):
+    golden = _golden(case)
+    segments, info = _transcribe(whisper_models, recordings, golden)
+    tol = 1e-3
     assert info.language == golden["language"]
     assert info.language_probability == pytest.approx(golden["language_probability"], abs=tol)
     assert [s.tokens for s in segments] == [g["tokens"] for g in golden["segments"]]
@@ -44,6 +75,53 @@ def test_segments_equal_faster_whisper(whisper_models, recordings, case):
         assert ours.temperature == ref["temperature"]
         assert ours.avg_logprob == pytest.approx(ref["avg_logprob"], abs=tol)
         assert ours.no_speech_prob == pytest.approx(ref["no_speech_prob"], abs=tol)
+
+
+def _words(segments) -> list[str]:
+    text = " ".join(s["text"] if isinstance(s, dict) else s.text for s in segments)
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def _bounds(segments) -> list[float]:
+    return sorted(
+        {
+            b
+            for s in segments
+            for b in ((s["start"], s["end"]) if isinstance(s, dict) else (s.start, s.end))
+        }
+    )
+
+
+# 15 timestamp steps: the largest move seen across CPUs was 10 (0.2 s)
+INT8_BOUND_SECONDS = 0.3
+# mean token log-probability: the engines' int8 scores differ by up to ~0.03
+INT8_SCORE_TOLERANCE = 0.05
+
+
+@pytest.mark.parametrize("case", _cases("int8"))
+def test_int8_segments_close_to_faster_whisper(whisper_models, recordings, case):
+    golden = _golden(case)
+    segments, info = _transcribe(whisper_models, recordings, golden)
+    assert info.language == golden["language"]
+    assert segments and all(s.temperature == 0.0 for s in segments)
+    assert _words(segments) == _words(golden["segments"])
+    ref_bounds = _bounds(golden["segments"])
+    assert segments[0].start == golden["segments"][0]["start"]
+    for b in _bounds(segments):
+        nearest = min(ref_bounds, key=lambda r: abs(r - b))
+        assert abs(nearest - b) <= INT8_BOUND_SECONDS, (b, ref_bounds)
+
+    def mean_logprob(segs):
+        n = [len(s["tokens"] if isinstance(s, dict) else s.tokens) for s in segs]
+        lp = [s["avg_logprob"] if isinstance(s, dict) else s.avg_logprob for s in segs]
+        return float(np.dot(n, lp) / sum(n))
+
+    assert mean_logprob(segments) == pytest.approx(
+        mean_logprob(golden["segments"]), abs=INT8_SCORE_TOLERANCE
+    )
+    assert segments[0].no_speech_prob == pytest.approx(
+        golden["segments"][0]["no_speech_prob"], abs=0.03
+    )
 
 
 def test_jfk_text_is_right(whisper_models, recordings):

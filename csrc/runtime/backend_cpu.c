@@ -10,6 +10,7 @@
 #include "cpu_seq_ops.h"
 #include "elementwise_math.h"
 #include "q8_gemm.h"
+#include "cpu_dispatch.h"
 #include "small_gemm.h"
 #include "ops.h"
 #include "threads.h"
@@ -580,7 +581,7 @@ static void masked_softmax(float *s, int64_t n, int64_t len)
  * 1500 audio frames is a large part of every decoding step */
 #define ATTN_ROW_BLOCK 16
 
-SW_CLONES static void attn_rows_range(void *ctx, size_t begin, size_t end)
+SW_ALWAYS_INLINE void attn_rows_range_body(void *ctx, size_t begin, size_t end)
 {
     const attn_job *j = ctx;
     int64_t rows = j->group * j->tq; /* query rows per key batch */
@@ -633,6 +634,9 @@ SW_CLONES static void attn_rows_range(void *ctx, size_t begin, size_t end)
         }
     }
 }
+
+SW_VOID_MULTIVERSION(static, attn_rows_range, (void *ctx, size_t begin, size_t end),
+                     (ctx, begin, end))
 
 /* Many queries (the encoder, a long prompt): each part of the pool takes whole
  * (batch, head) pairs: q k^T by sgemm into its own scores block, the masked
@@ -758,11 +762,18 @@ static void cpu_destroy(sw_backend *b)
     free(b);
 }
 
+const char *sw_cpu_blas_kernels(void)
+{
+    return openblas_get_corename();
+}
+
 sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err)
 {
     *out = NULL;
     if (n_threads > 1024)
         return sw_fail(err, SW_ERR_ARG, "threads must be at most 1024, got %d", n_threads);
+    if (sw_cpu_dispatch_check(err) != SW_OK)
+        return err->code;
     sw_backend *b = calloc(1, sizeof *b);
     cpu_impl *impl = calloc(1, sizeof *impl);
     if (!b || !impl) {

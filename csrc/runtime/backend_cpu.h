@@ -8,4 +8,8 @@
 /* n_threads <= 0: one per CPU this process may use. */
 sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err);
 
+/* Which kernels OpenBLAS chose when it loaded ("Haswell", "SkylakeX", ...;
+ * OPENBLAS_CORETYPE overrides it), for benches and bug reports. */
+const char *sw_cpu_blas_kernels(void);
+
 #endif

@@ -6,7 +6,7 @@
 
 #include "elementwise_math.h"
 #include "ops.h"
-#include "small_gemm.h" /* SW_CLONES */
+#include "cpu_dispatch.h"
 
 /* ---- elementwise ---- */
 
@@ -284,12 +284,7 @@ __attribute__((target("avx2,fma"))) static void recurrent_product_fma(int64_t ro
 
 static int have_fma(void)
 {
-    static int known = -1; /* the answer never changes; a race only repeats the probe */
-    if (known < 0) {
-        __builtin_cpu_init();
-        known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    }
-    return known;
+    return sw_cpu_level_get() >= SW_CPU_V3;
 }
 #endif
 
@@ -337,7 +332,7 @@ static inline __attribute__((always_inline)) void recurrent_product(int64_t rows
     }
 }
 
-SW_CLONES static void lstm_range(void *ctx, size_t begin, size_t end)
+SW_ALWAYS_INLINE void lstm_range_body(void *ctx, size_t begin, size_t end)
 {
     const lstm_job *j = ctx;
     int64_t groups = (j->b + j->rows - 1) / j->rows, h = j->h, g4 = 4 * h;
@@ -369,6 +364,8 @@ SW_CLONES static void lstm_range(void *ctx, size_t begin, size_t end)
         }
     }
 }
+
+SW_VOID_MULTIVERSION(static, lstm_range, (void *ctx, size_t begin, size_t end), (ctx, begin, end))
 
 sw_status sw_cpu_lstm(sw_backend *be, sw_threadpool *tp, const sw_tensor *x, const sw_tensor *w_ih,
                       const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *out, sw_error *err)

@@ -1,5 +1,7 @@
 #include "q8_gemm.h"
 
+#include "cpu_dispatch.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -122,13 +124,7 @@ VNNI static void gemm_vnni(int m, int n0, int n1, int k, const int8_t *qa, const
 
 int sw_q8_has_vnni(void)
 {
-    static int known = -1;
-    if (known < 0) {
-        __builtin_cpu_init();
-        known = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                __builtin_cpu_supports("avx512vnni");
-    }
-    return known;
+    return sw_cpu_has_vnni();
 }
 #else
 int sw_q8_has_vnni(void)

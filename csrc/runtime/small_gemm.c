@@ -1,10 +1,12 @@
 #include "small_gemm.h"
 
+#include "cpu_dispatch.h"
+
 #include <string.h>
 
 #define LANES 16
 
-static inline float dot16(const float *x, const float *y, int k)
+SW_ALWAYS_INLINE float dot16(const float *x, const float *y, int k)
 {
     float acc[LANES] = {0};
     int i = 0;
@@ -30,7 +32,7 @@ typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
 
 /* dot16 of ROWS rows of x against one weight row: ROWS independent chains
  * where dot16 has one, each bit for bit dot16's result. */
-static inline void dot16_rows(const float *const *x, const float *y, int k, float *out)
+SW_ALWAYS_INLINE void dot16_rows(const float *const *x, const float *y, int k, float *out)
 {
     v16 acc[ROWS];
     for (int r = 0; r < ROWS; r++)
@@ -56,8 +58,9 @@ static inline void dot16_rows(const float *const *x, const float *y, int k, floa
 /* Rows go in blocks of ROWS (a short last block repeats its last row and
  * drops the extra results); each weight row streams from memory once and
  * serves every block from L1, and the sums of a block run side by side. */
-SW_FMA_CLONES void sw_small_gemm_nt(int m, int n0, int n1, int k, float alpha, const float *a,
-                                    int lda, const float *w, int ldw, float beta, float *c, int ldc)
+SW_ALWAYS_INLINE void sw_small_gemm_nt_body(int m, int n0, int n1, int k, float alpha,
+                                            const float *a, int lda, const float *w, int ldw,
+                                            float beta, float *c, int ldc)
 {
     const float *rows[SW_SMALL_GEMM_MAX_ROWS + ROWS];
     for (int u = 0; u < m + ROWS; u++)
@@ -77,7 +80,22 @@ SW_FMA_CLONES void sw_small_gemm_nt(int m, int n0, int n1, int k, float alpha, c
     }
 }
 
-SW_FMA_CLONES float sw_dot(const float *x, const float *y, int k)
+SW_VOID_MULTIVERSION(, sw_small_gemm_nt,
+                     (int m, int n0, int n1, int k, float alpha, const float *a, int lda,
+                      const float *w, int ldw, float beta, float *c, int ldc),
+                     (m, n0, n1, k, alpha, a, lda, w, ldw, beta, c, ldc))
+
+SW_ALWAYS_INLINE void dot_into_body(const float *x, const float *y, int k, float *out)
 {
-    return dot16(x, y, k);
+    *out = dot16(x, y, k);
+}
+
+SW_VOID_MULTIVERSION(static, dot_into, (const float *x, const float *y, int k, float *out),
+                     (x, y, k, out))
+
+float sw_dot(const float *x, const float *y, int k)
+{
+    float d;
+    dot_into(x, y, k, &d);
+    return d;
 }

@@ -7,27 +7,12 @@
 #ifndef SW_SMALL_GEMM_H
 #define SW_SMALL_GEMM_H
 
-/* Built three times, for AVX-512, AVX2 and the baseline, and picked when the
- * program loads. Without -mfma the compiler never fuses a multiply and an add, so both
- * versions round identically; only the speed differs. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
-    !defined(__SANITIZE_ADDRESS__)
-#define SW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define SW_CLONES
-#endif
-
-/* The few-rows kernel itself: x86-64-v4 (AVX-512) and v3 (AVX2 with FMA)
- * builds fuse each multiply-add (small_gemm.c is compiled with
- * -ffp-contract=fast), the baseline does not. One machine always runs the
- * same build, so every row still gets the same bits whatever m is; two
- * machines of different levels may differ in the last bit. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
-    !defined(__SANITIZE_ADDRESS__)
-#define SW_FMA_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define SW_FMA_CLONES
-#endif
+/* The kernel is built for x86-64-v4, v3 and the baseline (cpu_dispatch.h
+ * picks one). The v4 and v3 builds fuse each multiply-add (small_gemm.c is
+ * compiled with -ffp-contract=fast) lane for lane in the same order, so they
+ * give the same bits; the baseline does not fuse and may differ in the last
+ * bit. One process always runs one level, so every row still gets the same
+ * bits whatever m is. */
 
 /* Rows below this go through sw_small_gemm_nt: beams, and batched decoding
  * (8 windows x 5 beams). Each row's sums are the same whatever m is, so a

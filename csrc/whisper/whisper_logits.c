@@ -3,12 +3,12 @@
 #include <math.h>
 
 #include "elementwise_math.h"
-#include "small_gemm.h" /* SW_CLONES */
+#include "cpu_dispatch.h"
 
 /* Eight double partial sums, so the loop vectorises without the compiler
  * having to reassociate; the exp is the vectorisable polynomial (within
  * 1e-7 of exp), whose error is below a float32 ulp of the sum. */
-SW_CLONES void sw_log_softmax_rows(const float *x, int64_t rows, int64_t n, float *out)
+SW_ALWAYS_INLINE void sw_log_softmax_rows_body(const float *x, int64_t rows, int64_t n, float *out)
 {
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * n;
@@ -39,3 +39,6 @@ SW_CLONES void sw_log_softmax_rows(const float *x, int64_t rows, int64_t n, floa
             o[i] = xr[i] + c;
     }
 }
+
+SW_VOID_MULTIVERSION(, sw_log_softmax_rows, (const float *x, int64_t rows, int64_t n, float *out),
+                     (x, rows, n, out))

@@ -19,7 +19,7 @@ static PyObject *py_decode_file(PyObject *self, PyObject *args, PyObject *kwargs
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&i:decode_file", kwlist, PyUnicode_FSConverter,
                                      &path, &sample_rate))
         return NULL;
-    const char *cpath = PyBytes_AS_STRING(path);
+    const char *cpath = PyBytes_AsString(path);
     float *data = NULL;
     size_t n = 0;
     sw_error err = {0};

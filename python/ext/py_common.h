@@ -34,6 +34,14 @@ PyArrayObject *swpy_float32_array(PyObject *obj, const char *what, int ndim_min,
  * ownership of data in every case (frees it on failure). */
 PyObject *swpy_array_from_malloc(float *data, int ndim, const npy_intp *dims);
 
+/* tp_free of the object's own (heap) type: the limited API has no tp_free
+ * field to read, only the type's slot table. */
+static inline void swpy_type_free(PyObject *self)
+{
+    freefunc free_fn = (freefunc)PyType_GetSlot(Py_TYPE(self), Py_tp_free);
+    free_fn(self);
+}
+
 int swpy_init_audio(PyObject *module);
 int swpy_init_features(PyObject *module);
 int swpy_init_runtime(PyObject *module);
@@ -43,5 +51,6 @@ int swpy_init_align(PyObject *module);
 int swpy_init_logits(PyObject *module);
 int swpy_init_dtw(PyObject *module);
 int swpy_init_cluster(PyObject *module);
+int swpy_init_cpu(PyObject *module);
 
 #endif

@@ -137,7 +137,7 @@ static PyObject *py_fbank(PyObject *self, PyObject *args, PyObject *kwargs)
 
 static PyObject *py_kaldi_mel_banks(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    if (PyTuple_GET_SIZE(args) != 0)
+    if (PyTuple_Size(args) != 0)
         return PyErr_Format(PyExc_TypeError, "kaldi_mel_banks takes keyword arguments only");
     sw_fbank_options o;
     if (parse_fbank_options(kwargs, &o) != 0)

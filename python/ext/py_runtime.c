@@ -61,7 +61,7 @@ static void runtime_dealloc(RuntimeObject *self)
     runtime_release(self);
     if (self->lock)
         PyThread_free_lock(self->lock);
-    tp->tp_free((PyObject *)self);
+    swpy_type_free((PyObject *)self);
     Py_DECREF(tp);
 }
 

@@ -124,7 +124,7 @@ static void child_dealloc(WhisperChild *c)
     }
     Py_CLEAR(c->audio);
     Py_CLEAR(c->owner);
-    tp->tp_free((PyObject *)c);
+    swpy_type_free((PyObject *)c);
     Py_DECREF(tp);
 }
 
@@ -219,7 +219,7 @@ static int parse_dims(PyObject *dims, sw_whisper_dims *out)
 /* The arrays and names of `tensors`, kept alive while the C core reads them. */
 typedef struct held_tensors {
     sw_named_tensor *t;
-    PyObject **refs; /* 2 per tensor: key and array */
+    PyObject **refs; /* 2 per tensor: UTF-8 name and array */
     Py_ssize_t n;
 } held_tensors;
 
@@ -248,8 +248,12 @@ static int hold_tensors(PyObject *tensors, held_tensors *h)
     Py_ssize_t pos = 0;
     PyObject *key, *value;
     while (PyDict_Next(tensors, &pos, &key, &value) && h->n < count) {
-        const char *name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        /* the UTF-8 bytes hold the name's storage (PyUnicode_AsUTF8 is not
+         * in Python 3.9's limited API) */
+        PyObject *utf8 = PyUnicode_Check(key) ? PyUnicode_AsUTF8String(key) : NULL;
+        const char *name = utf8 ? PyBytes_AsString(utf8) : NULL;
         if (!name) {
+            Py_XDECREF(utf8);
             if (!PyErr_Occurred())
                 PyErr_SetString(SwModelError, "tensor names must be str");
             return -1;
@@ -262,9 +266,10 @@ static int hold_tensors(PyObject *tensors, held_tensors *h)
         if (!arr) {
             PyErr_Clear();
             PyErr_Format(SwModelError, "tensor '%s' is not a float array", name);
+            Py_DECREF(utf8);
             return -1;
         }
-        h->refs[2 * h->n] = Py_NewRef(key);
+        h->refs[2 * h->n] = utf8;
         h->refs[2 * h->n + 1] = (PyObject *)arr;
         sw_named_tensor *t = &h->t[h->n++];
         if (PyArray_NDIM(arr) > SW_MAX_DIMS) {
@@ -379,7 +384,7 @@ static void model_dealloc(WhisperModelObject *self)
         model_release(self); /* children hold a reference: none is left here */
     Py_CLEAR(self->runtime);
     Py_CLEAR(self->dims);
-    tp->tp_free((PyObject *)self);
+    swpy_type_free((PyObject *)self);
     Py_DECREF(tp);
 }
 

@@ -1,0 +1,99 @@
+#include "cpu_dispatch.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* -1: not read yet. Races only repeat the same reading. */
+static atomic_int hardware = -1, chosen = -1, vnni = -1;
+
+sw_cpu_level sw_cpu_level_hardware(void)
+{
+    int h = atomic_load(&hardware);
+    if (h < 0) {
+        h = SW_CPU_BASELINE;
+#if defined(__x86_64__) && defined(__GNUC__)
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("x86-64-v4"))
+            h = SW_CPU_V4;
+        else if (__builtin_cpu_supports("x86-64-v3"))
+            h = SW_CPU_V3;
+#endif
+        atomic_store(&hardware, h);
+    }
+    return (sw_cpu_level)h;
+}
+
+/* The level the variable asks for, or -1 when it is not a known value. */
+static int requested(void)
+{
+    const char *v = getenv("SAYWHO_CPU_DISPATCH");
+    if (!v || !*v || strcmp(v, "auto") == 0)
+        return SW_CPU_V4;
+    if (strcmp(v, "avx512") == 0 || strcmp(v, "x86-64-v4") == 0)
+        return SW_CPU_V4;
+    if (strcmp(v, "avx2") == 0 || strcmp(v, "x86-64-v3") == 0)
+        return SW_CPU_V3;
+    if (strcmp(v, "baseline") == 0 || strcmp(v, "x86-64") == 0)
+        return SW_CPU_BASELINE;
+    return -1;
+}
+
+static int clamp(int level)
+{
+    int h = sw_cpu_level_hardware();
+    return level > h ? h : level;
+}
+
+sw_cpu_level sw_cpu_level_get(void)
+{
+    int c = atomic_load(&chosen);
+    if (c < 0) {
+        int r = requested();
+        c = clamp(r < 0 ? SW_CPU_V4 : r); /* an unknown value is refused at open */
+        atomic_store(&chosen, c);
+    }
+    return (sw_cpu_level)c;
+}
+
+int sw_cpu_has_vnni(void)
+{
+    int v = atomic_load(&vnni);
+    if (v < 0) {
+        v = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+#endif
+        atomic_store(&vnni, v);
+    }
+    return v && sw_cpu_level_get() == SW_CPU_V4;
+}
+
+sw_status sw_cpu_dispatch_check(sw_error *err)
+{
+    if (requested() < 0)
+        return sw_fail(err, SW_ERR_ARG,
+                       "SAYWHO_CPU_DISPATCH=%s is not a dispatch level: use auto, avx512, avx2 "
+                       "or baseline",
+                       getenv("SAYWHO_CPU_DISPATCH"));
+    return SW_OK;
+}
+
+const char *sw_cpu_level_name(sw_cpu_level level)
+{
+    switch (level) {
+    case SW_CPU_V4: return "x86-64-v4";
+    case SW_CPU_V3: return "x86-64-v3";
+    default: return "x86-64";
+    }
+}
+
+void sw_cpu_level_force(int level)
+{
+    if (level < 0) {
+        atomic_store(&chosen, -1);
+        return;
+    }
+    atomic_store(&chosen, clamp(level));
+}
