@@ -176,3 +176,12 @@ def test_numbers_in_the_config_are_numbers(tmp_path):
     (folder / "config.yaml").write_text(text)
     with pytest.raises(saywho.ModelError, match="min_cluster_size"):
         resolve_pipeline(folder)
+
+
+def test_diarization_false_means_transcribe_only():
+    from .conftest import shared_file
+
+    with saywho.Pipeline(model="test:tiny.en", device="cpu", diarization=False) as p:
+        result = p.process(shared_file("jfk.wav"))
+    assert "ask not what your country" in result.text.lower()
+    assert not result.speakers and "diarization" not in result.performance["stages"]

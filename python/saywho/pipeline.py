@@ -31,6 +31,11 @@ class Pipeline:
     ``device="cuda"`` without a usable GPU raises ``DeviceError``. ``threads``
     sizes the CPU backend (0: one per CPU this process may use).
     ``compute_type`` is faster-whisper's: "default" (float32), "int8", "auto".
+    ``diarization``: True or None for saywho's default models, False for
+    none (``process`` then only transcribes), or pyannote's pipeline by name
+    ("pyannote/speaker-diarization-3.1", "...-community-1", or a folder holding
+    its config.yaml), whose gated files come from the Hugging Face hub with
+    ``token`` (docs/pyannote_pipelines.md).
     """
 
     def __init__(
@@ -59,6 +64,7 @@ class Pipeline:
         if isinstance(diarization, (str, os.PathLike)) and (segmentation or embedding):
             raise _core.OptionError("give diarization=NAME or segmentation=/embedding=, not both")
         self._diarization = None if isinstance(diarization, bool) else diarization
+        self._diarize_by_default = diarization is not False
         self._pipeline_files = None
         self._token = token
         self._runtime = open_runtime(device, threads)
@@ -223,7 +229,7 @@ class Pipeline:
         audio,
         *,
         transcribe: bool = True,
-        diarize: bool = True,
+        diarize: bool | None = None,
         num_speakers: int | None = None,
         min_speakers: int | None = None,
         max_speakers: int | None = None,
@@ -241,7 +247,8 @@ class Pipeline:
         changes. ``vad=True`` transcribes only the speech Silero VAD finds, as
         faster-whisper's ``vad_filter`` (``vad_options``: saywho.vad.VadOptions
         or a dict of its fields).
-        ``transcribe=False`` or ``diarize=False`` skips a stage;
+        ``transcribe=False`` or ``diarize=False`` skips a stage (``diarize``
+        defaults to True unless the Pipeline was opened with diarization=False);
         other keyword options go to Whisper (faster-whisper's names).
         ``progress(stage, done, total)`` hears from every stage. The result's
         ``performance`` gives each stage's seconds, x-realtime and peak memory.
@@ -249,6 +256,8 @@ class Pipeline:
         self._open_runtime()
         from .process import process
 
+        if diarize is None:
+            diarize = self._diarize_by_default
         return process(
             self,
             audio,
