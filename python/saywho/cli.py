@@ -59,6 +59,19 @@ def build_parser() -> argparse.ArgumentParser:
     speakers.add_argument("--no-speakers", action="store_true", help="transcribe only")
     p.add_argument("--min-speakers", type=_positive, help="at least this many speakers")
     p.add_argument("--max-speakers", type=_positive, help="at most this many speakers")
+    p.add_argument(
+        "--diarization",
+        metavar="NAME",
+        help="pyannote's pipeline by name: pyannote/speaker-diarization-3.1 or "
+        "pyannote/speaker-diarization-community-1 (or a folder holding its config.yaml); "
+        "default: saywho's own models",
+    )
+    p.add_argument(
+        "--hf-token",
+        metavar="TOKEN",
+        help="Hugging Face token for --diarization's gated repos (default: HF_TOKEN, or the "
+        "token huggingface_hub stored at login)",
+    )
     p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0: one per CPU)")
     p.add_argument(
@@ -107,6 +120,8 @@ def _check(args, parser: argparse.ArgumentParser) -> None:
         parser.error("--min-speakers is more than --max-speakers")
     if args.threads < 0:
         parser.error("--threads must be 0 or more")
+    if args.diarization and args.no_speakers:
+        parser.error("--diarization needs speakers (drop --no-speakers)")
 
 
 def _minutes(seconds: float) -> str:
@@ -160,11 +175,23 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         pipeline = Pipeline(
-            model=model, device=args.device, threads=args.threads, compute_type=args.compute_type
+            model=model,
+            device=args.device,
+            threads=args.threads,
+            compute_type=args.compute_type,
+            diarization=args.diarization,
+            token=args.hf_token,
         )
     except _core.SaywhoError as e:
         print(f"saywho: {e}", file=sys.stderr)
         return 2
+    if args.diarization:
+        try:  # a gated repo or a missing token stops here, before any file
+            pipeline.diarization_models()
+        except _core.SaywhoError as e:
+            pipeline.close()
+            print(f"saywho: {e}", file=sys.stderr)
+            return 2
     failed, audio, start = 0, 0.0, time.perf_counter()
     with pipeline:
         print(f"saywho {_core.__version__} on {pipeline.device_name}")

