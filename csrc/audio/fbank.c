@@ -9,7 +9,7 @@
 
 sw_fbank_options sw_fbank_default_options(void)
 {
-    sw_fbank_options o = {16000, 80, 25.0f, 10.0f, 20.0f, 0.0f, 0.97f, 1, 32768.0f, 1};
+    sw_fbank_options o = {16000, 80, 25.0f, 10.0f, 20.0f, 0.0f, 0.97f, 1, 32768.0f, 1, 0};
     return o;
 }
 
@@ -189,8 +189,10 @@ sw_status sw_fbank(const float *samples, size_t n_samples, const sw_fbank_option
         sw_fail(err, SW_ERR_NOMEM, "fbank of %zu frames", frames);
         goto done;
     }
-    for (size_t i = 0; i < j.window; i++) /* symmetric, as torch's periodic=False */
-        hamming[i] = 0.54 - 0.46 * cos(2.0 * M_PI * (double)i / (double)(j.window - 1));
+    for (size_t i = 0; i < j.window; i++) { /* symmetric, as torch's periodic=False */
+        double phase = 2.0 * M_PI * (double)i / (double)(j.window - 1);
+        hamming[i] = o->povey_window ? pow(0.5 - 0.5 * cos(phase), 0.85) : 0.54 - 0.46 * cos(phase);
+    }
     j.fft = fft;
     j.hamming = hamming;
     j.banks = banks;

@@ -1,7 +1,8 @@
 /* Kaldi-style log mel filterbank, as torchaudio.compliance.kaldi.fbank
  * computes it for WeSpeaker and pyannote's speaker embeddings: 25 ms frames
  * every 10 ms without padding (snip_edges), DC removal, pre-emphasis 0.97,
- * a symmetric Hamming window, a 512-point power spectrum, 80 triangular
+ * a symmetric Hamming window (or Kaldi's "povey" window, a Hann window
+ * raised to 0.85), a 512-point power spectrum, 80 triangular
  * filters on Kaldi's mel scale (1127 ln(1 + f / 700)) from 20 Hz to Nyquist,
  * and the natural log floored at float32 epsilon. */
 #ifndef SW_FBANK_H
@@ -23,6 +24,7 @@ typedef struct sw_fbank_options {
     int remove_dc_offset;  /* 1 */
     float input_scale;     /* pyannote multiplies by 32768 to mimic int16 input */
     int subtract_mean;     /* WeSpeaker's CMN: subtract each bin's mean over frames */
+    int povey_window;      /* Kaldi's default window (3D-Speaker's CAM++) instead of Hamming */
 } sw_fbank_options;
 
 /* torchaudio's defaults with WeSpeaker's choices: 16 kHz, 80 bins, scale

@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "campp.h"
 #include "segmentation.h"
 
 static PyObject *runtime_type; /* saywho._core.Runtime, looked up at init */
@@ -299,6 +300,215 @@ static PyType_Spec seg_spec = {
     seg_slots,
 };
 
+/* saywho._core.CamppModel: the CAM++ speaker encoder, with the same life
+ * cycle as SegmentationModel. */
+typedef struct {
+    PyObject_HEAD PyObject *runtime; /* RuntimeObject */
+    sw_campp *model;
+} CamppObject;
+
+static RuntimeObject *campp_rt(CamppObject *m)
+{
+    return (RuntimeObject *)m->runtime;
+}
+
+static int campp_alive(CamppObject *m)
+{
+    if (m->model && campp_rt(m)->backend != sw_campp_backend(m->model)) {
+        sw_campp_backend_lost(m->model);
+        return 0;
+    }
+    return m->model != NULL;
+}
+
+static int campp_init(CamppObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"runtime", "tensors", NULL};
+    PyObject *runtime, *tensors;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:CamppModel", kwlist, &runtime,
+                                     &tensors))
+        return -1;
+    if (self->runtime) {
+        PyErr_SetString(PyExc_RuntimeError, "CamppModel is already initialised");
+        return -1;
+    }
+    int is_rt = PyObject_IsInstance(runtime, runtime_type);
+    if (is_rt <= 0) {
+        if (is_rt == 0)
+            PyErr_SetString(PyExc_TypeError, "runtime must be a saywho._core.Runtime");
+        return -1;
+    }
+    RuntimeObject *rt = (RuntimeObject *)runtime;
+    if (!rt->backend) {
+        PyErr_SetString(SwDeviceError, "the Runtime is closed");
+        return -1;
+    }
+    held_tensors h;
+    if (hold_tensors(tensors, &h) != 0) {
+        held_free(&h);
+        return -1;
+    }
+    sw_error err = {SW_OK, ""};
+    sw_campp *model = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(rt->lock, WAIT_LOCK);
+    if (!rt->backend)
+        sw_fail(&err, SW_ERR_DEVICE, "the Runtime was closed");
+    else
+        sw_campp_create(rt->backend, h.t, (int)h.n, &model, &err);
+    PyThread_release_lock(rt->lock);
+    Py_END_ALLOW_THREADS
+    held_free(&h);
+    if (err.code != SW_OK) {
+        swpy_raise(&err, NULL);
+        return -1;
+    }
+    self->runtime = Py_NewRef(runtime);
+    self->model = model;
+    return 0;
+}
+
+static void campp_release(CamppObject *self)
+{
+    if (!self->model)
+        return;
+    RuntimeObject *rt = campp_rt(self);
+    /* take the lock with the GIL held, waiting without it so that a run in
+     * another thread can finish */
+    if (!PyThread_acquire_lock(rt->lock, NOWAIT_LOCK)) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(rt->lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+    }
+    campp_alive(self);
+    sw_campp_destroy(self->model);
+    self->model = NULL;
+    PyThread_release_lock(rt->lock);
+}
+
+static void campp_dealloc(CamppObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    if (self->runtime)
+        campp_release(self);
+    Py_CLEAR(self->runtime);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static int campp_traverse(CamppObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->runtime);
+    return 0;
+}
+
+static PyObject *campp_close(CamppObject *self, PyObject *unused)
+{
+    if (self->runtime)
+        campp_release(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *campp_enter(PyObject *self, PyObject *unused)
+{
+    return Py_NewRef(self);
+}
+
+static PyObject *campp_exit(CamppObject *self, PyObject *args)
+{
+    if (self->runtime)
+        campp_release(self);
+    Py_RETURN_FALSE;
+}
+
+static PyObject *campp_run(CamppObject *self, PyObject *arg)
+{
+    if (!self->model) {
+        PyErr_SetString(SwModelError, "this CamppModel is closed");
+        return NULL;
+    }
+    PyArrayObject *feat = swpy_float32_array(arg, "features", 3, 3);
+    if (!feat)
+        return NULL;
+    npy_intp batch = PyArray_DIM(feat, 0), frames = PyArray_DIM(feat, 1);
+    if (batch < 1 || batch > 65536 || frames < SW_CAMPP_MIN_FRAMES ||
+        PyArray_DIM(feat, 2) != SW_CAMPP_FEAT_DIM) {
+        PyErr_Format(SwOptionError,
+                     "features must be [batch, frames, %d] with at least one item and %d frames; "
+                     "got %lld x %lld x %lld",
+                     SW_CAMPP_FEAT_DIM, SW_CAMPP_MIN_FRAMES, (long long)batch, (long long)frames,
+                     (long long)PyArray_DIM(feat, 2));
+        Py_DECREF(feat);
+        return NULL;
+    }
+    npy_intp dims[2] = {batch, SW_CAMPP_EMBED_DIM};
+    PyObject *out = PyArray_SimpleNew(2, dims, NPY_FLOAT32);
+    if (!out) {
+        Py_DECREF(feat);
+        return NULL;
+    }
+    sw_error err = {SW_OK, ""};
+    RuntimeObject *rt = campp_rt(self);
+    const float *src = PyArray_DATA(feat);
+    float *dst = PyArray_DATA((PyArrayObject *)out);
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(rt->lock, WAIT_LOCK);
+    if (!campp_alive(self))
+        sw_fail(&err, SW_ERR_DEVICE, "the Runtime of this CamppModel was closed");
+    else
+        sw_campp_run(self->model, src, (int)batch, frames, dst, &err);
+    PyThread_release_lock(rt->lock);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(feat);
+    if (err.code != SW_OK) {
+        Py_DECREF(out);
+        return swpy_raise(&err, NULL);
+    }
+    return out;
+}
+
+static PyObject *campp_get_closed(CamppObject *self, void *closure)
+{
+    return PyBool_FromLong(self->model == NULL);
+}
+
+static PyMethodDef campp_methods[] = {
+    {"run", CF(campp_run), METH_O,
+     "run(features float32 [batch, frames, 80]) -> embeddings float32 [batch, 192]"},
+    {"close", CF(campp_close), METH_NOARGS, "Free the weights; idempotent."},
+    {"__enter__", CF(campp_enter), METH_NOARGS, NULL},
+    {"__exit__", CF(campp_exit), METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef campp_getset[] = {
+    {"closed", (getter)campp_get_closed, NULL, "whether close() ran", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot campp_slots[] = {
+    {Py_tp_doc, "CamppModel(runtime, tensors: dict[str, ndarray])\n\n"
+                "3D-Speaker's CAM++ speaker encoder on the runtime's device; tensor names and "
+                "shapes as in docs/campp.md (saywho.diarization.embedding_campp prepares them)."},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_init, campp_init},
+    {Py_tp_dealloc, campp_dealloc},
+    {Py_tp_traverse, campp_traverse},
+    {Py_tp_methods, campp_methods},
+    {Py_tp_getset, campp_getset},
+    {0, NULL},
+};
+
+static PyType_Spec campp_spec = {
+    "saywho._core.CamppModel",
+    sizeof(CamppObject),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    campp_slots,
+};
+
 static PyMethodDef diar_functions[] = {
     {"segmentation_frames", segmentation_frames, METH_O,
      "segmentation_frames(samples) -> output frames of the segmentation network (0 if too few)"},
@@ -316,6 +526,13 @@ int swpy_init_diar(PyObject *m)
     if (!t)
         return -1;
     if (PyModule_AddObject(m, "SegmentationModel", t) != 0) {
+        Py_DECREF(t);
+        return -1;
+    }
+    t = PyType_FromSpec(&campp_spec);
+    if (!t)
+        return -1;
+    if (PyModule_AddObject(m, "CamppModel", t) != 0) {
         Py_DECREF(t);
         return -1;
     }

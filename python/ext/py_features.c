@@ -96,14 +96,14 @@ static int parse_fbank_options(PyObject *kwargs, sw_fbank_options *o)
     static char *kwlist[] = {
         "sample_rate", "num_mel_bins", "frame_length_ms",  "frame_shift_ms", "low_freq",
         "high_freq",   "preemphasis",  "remove_dc_offset", "input_scale",    "subtract_mean",
-        NULL};
+        "povey_window", NULL};
     PyObject *empty = PyTuple_New(0);
     if (!empty)
         return -1;
     int ok = PyArg_ParseTupleAndKeywords(
-        empty, kwargs, "|iifffffpfp:fbank", kwlist, &o->sample_rate, &o->num_mel_bins,
+        empty, kwargs, "|iifffffpfpp:fbank", kwlist, &o->sample_rate, &o->num_mel_bins,
         &o->frame_length_ms, &o->frame_shift_ms, &o->low_freq, &o->high_freq, &o->preemphasis,
-        &o->remove_dc_offset, &o->input_scale, &o->subtract_mean);
+        &o->remove_dc_offset, &o->input_scale, &o->subtract_mean, &o->povey_window);
     Py_DECREF(empty);
     return ok ? 0 : -1;
 }

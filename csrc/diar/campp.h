@@ -1,0 +1,60 @@
+/* CAM++ (3D-Speaker's D-TDNN with context-aware masking) on any backend:
+ * 80-bin log fbank frames in (mean-normalised by the caller), one 192-d
+ * speaker embedding per item out.
+ *
+ * A 2-D convolutional front (FCM: a 3x3 conv, two pairs of residual blocks
+ * that halve the frequency axis, a strided 3x3 conv: 32 channels x 10 rows),
+ * a TDNN layer of 128 (kernel 5, stride 2 in time), three densely connected
+ * blocks of 12, 24 and 16 CAM layers (growth 32, dilation 1, 2, 2) each
+ * followed by a halving transition, statistics pooling (mean and unbiased
+ * standard deviation over time) and a linear layer with BatchNorm to 192.
+ *
+ * The model takes named host arrays that the Python reader prepared:
+ * BatchNorm already folded into the convolutions that precede it and every
+ * convolution's weight laid out as [C_out, K * C_in] (tap-major), so that a
+ * convolution here is one gather of rows (an im2col whose out-of-range taps
+ * are the zero padding) and one matrix product. docs/campp.md lists the
+ * names and shapes. One thread at a time per backend. */
+#ifndef SW_CAMPP_H
+#define SW_CAMPP_H
+
+#include <stdint.h>
+
+#include "backend.h"
+#include "whisper_model.h" /* sw_named_tensor */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SW_CAMPP_FEAT_DIM  80
+#define SW_CAMPP_EMBED_DIM 192
+
+typedef struct sw_campp sw_campp;
+
+/* Finds every tensor the network needs among `tensors` and uploads them as
+ * float32. A missing or mis-shaped tensor is SW_ERR_MODEL naming it. */
+sw_status sw_campp_create(sw_backend *backend, const sw_named_tensor *tensors, int n_tensors,
+                          sw_campp **out, sw_error *err);
+
+/* Returns every byte to the backend's pool; NULL is fine. */
+void sw_campp_destroy(sw_campp *model);
+
+/* The backend was destroyed under the model: destroy frees host memory only. */
+void sw_campp_backend_lost(sw_campp *model);
+
+sw_backend *sw_campp_backend(const sw_campp *model);
+
+/* The fewest fbank frames an item may have (the pooling needs two frames
+ * after the stride-2 TDNN layer). */
+#define SW_CAMPP_MIN_FRAMES 3
+
+/* features [batch, frames, 80] (host) -> out [batch, 192] (host). Every item
+ * has all `frames` frames; items do not influence each other. */
+sw_status sw_campp_run(sw_campp *model, const float *features, int batch, int64_t frames,
+                       float *out, sw_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

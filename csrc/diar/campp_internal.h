@@ -1,0 +1,55 @@
+/* The struct behind sw_campp, shared by its weights and forward files, and
+ * the architecture's fixed sizes (3D-Speaker's CAMPPlus defaults). */
+#ifndef SW_CAMPP_INTERNAL_H
+#define SW_CAMPP_INTERNAL_H
+
+#include "campp.h"
+#include "ops.h"
+
+#define CAMPP_HEAD_CHANNELS 32 /* FCM's m_channels */
+#define CAMPP_HEAD_ROWS     10 /* 80 mel bins halved three times */
+#define CAMPP_INIT_CHANNELS 128
+#define CAMPP_TDNN_TAPS     5
+#define CAMPP_GROWTH        32  /* channels each CAM layer adds */
+#define CAMPP_BN_CHANNELS   128 /* bn_size 4 x growth */
+#define CAMPP_CTX_CHANNELS  64  /* the mask's bottleneck (reduction 2) */
+#define CAMPP_SEG_LEN       100 /* frames per segment of the context pooling */
+#define CAMPP_BLOCKS        3
+#define CAMPP_LAYERS        52 /* 12 + 24 + 16 */
+#define CAMPP_OUT_CHANNELS  512
+#define CAMPP_RES_BLOCKS    4 /* layer1.0, layer1.1, layer2.0, layer2.1 */
+
+extern const int campp_block_layers[CAMPP_BLOCKS];
+extern const int campp_block_dilation[CAMPP_BLOCKS];
+
+/* A convolution as a matrix: y = x_im2col w^T (+ b). b empty when absent. */
+typedef struct campp_linear {
+    sw_tensor w, b;
+} campp_linear;
+
+/* Inference BatchNorm before a ReLU: x * scale + shift. */
+typedef struct campp_affine {
+    sw_tensor scale, shift;
+} campp_affine;
+
+typedef struct campp_layer {
+    campp_affine norm;    /* nonlinear1 over the block's channels so far */
+    campp_linear bottle;  /* linear1 with nonlinear2's BatchNorm folded in */
+    campp_linear local;   /* the CAM layer's dilated conv, 3 taps */
+    campp_linear ctx_in;  /* context -> 64, then ReLU */
+    campp_linear ctx_out; /* 64 -> 2 x 32: each mask logit beside a zero (see campp.c) */
+    int in_channels, dilation;
+} campp_layer;
+
+struct sw_campp {
+    sw_backend *be;
+    int backend_lost;
+    campp_linear head_conv1, res[CAMPP_RES_BLOCKS][2], res_short[2], head_conv2;
+    campp_linear tdnn;
+    campp_layer layers[CAMPP_LAYERS];
+    campp_affine transit_norm[CAMPP_BLOCKS];
+    campp_linear transit[CAMPP_BLOCKS]; /* the last has out_nonlinear's BatchNorm folded in */
+    float *dense_w, *dense_b;           /* host: [192, 1024], [192] with the BatchNorm folded */
+};
+
+#endif

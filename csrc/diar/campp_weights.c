@@ -1,0 +1,268 @@
+/* Building CAM++ from named host arrays: each tensor is looked up by name,
+ * its shape checked against the architecture, and copied to the backend as
+ * float32. The mask's last layer is widened here (see campp.c), and the
+ * final linear layer stays on the host, where the pooled statistics are. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "campp_internal.h"
+
+const int campp_block_layers[CAMPP_BLOCKS] = {12, 24, 16};
+const int campp_block_dilation[CAMPP_BLOCKS] = {1, 2, 2};
+
+typedef struct loader {
+    sw_backend *be;
+    const sw_named_tensor *tensors;
+    int n;
+    sw_error *err;
+} loader;
+
+/* The float32 tensor `name` of shape [d0] or [d0, d1] (d1 = 0), or NULL with
+ * the error set. */
+static const sw_named_tensor *find(loader *ld, const char *name, int64_t d0, int64_t d1)
+{
+    if (ld->err->code != SW_OK)
+        return NULL;
+    int ndim = d1 ? 2 : 1;
+    const sw_named_tensor *src = NULL;
+    for (int i = 0; i < ld->n && !src; i++)
+        if (ld->tensors[i].name && strcmp(ld->tensors[i].name, name) == 0)
+            src = &ld->tensors[i];
+    if (!src) {
+        sw_fail(ld->err, SW_ERR_MODEL, "CAM++ weights: missing tensor '%s'", name);
+        return NULL;
+    }
+    if (src->ndim != ndim || src->shape[0] != d0 || (ndim == 2 && src->shape[1] != d1)) {
+        sw_fail(ld->err, SW_ERR_MODEL,
+                "CAM++ weights: tensor '%s' has %d dims [%lld, %lld], expected [%lld, %lld]",
+                name, src->ndim, (long long)src->shape[0],
+                (long long)(src->ndim > 1 ? src->shape[1] : 0), (long long)d0, (long long)d1);
+        return NULL;
+    }
+    if (src->dtype != SW_F32 || !src->data) {
+        sw_fail(ld->err, SW_ERR_MODEL, "CAM++ weights: tensor '%s' must be float32 with data",
+                name);
+        return NULL;
+    }
+    return src;
+}
+
+static void upload_host(loader *ld, const float *data, int ndim, int64_t d0, int64_t d1,
+                        sw_tensor *dst)
+{
+    int64_t shape[2] = {d0, d1};
+    if (sw_tensor_new(ld->be, SW_F32, ndim, shape, dst, ld->err) == SW_OK)
+        ld->be->upload(ld->be, dst->data, data, sw_tensor_nbytes(dst), ld->err);
+}
+
+static void load(loader *ld, sw_tensor *dst, const char *name, int64_t d0, int64_t d1)
+{
+    const sw_named_tensor *src = find(ld, name, d0, d1);
+    if (src)
+        upload_host(ld, src->data, d1 ? 2 : 1, d0, d1, dst);
+}
+
+/* prefix.weight [out, in] and, when `bias`, prefix.bias [out] */
+static void load_linear(loader *ld, campp_linear *l, const char *prefix, int64_t out, int64_t in,
+                        int bias)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s.weight", prefix);
+    load(ld, &l->w, name, out, in);
+    if (bias) {
+        snprintf(name, sizeof name, "%s.bias", prefix);
+        load(ld, &l->b, name, out, 0);
+    }
+}
+
+static void load_affine(loader *ld, campp_affine *a, const char *prefix, int64_t c)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s.scale", prefix);
+    load(ld, &a->scale, name, c, 0);
+    snprintf(name, sizeof name, "%s.shift", prefix);
+    load(ld, &a->shift, name, c, 0);
+}
+
+/* The mask is sigmoid(z) for z = w c + b, and the backend has no sigmoid:
+ * sigmoid(z) = softmax([z, 0])[0], so the layer is widened to emit each
+ * logit beside a zero (rows 2j and 2j + 1) and the forward takes a softmax
+ * over pairs. */
+static void load_mask_logits(loader *ld, campp_linear *l, const char *prefix)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s.weight", prefix);
+    const sw_named_tensor *w = find(ld, name, CAMPP_GROWTH, CAMPP_CTX_CHANNELS);
+    snprintf(name, sizeof name, "%s.bias", prefix);
+    const sw_named_tensor *b = find(ld, name, CAMPP_GROWTH, 0);
+    if (!w || !b)
+        return;
+    float *wide = calloc((size_t)2 * CAMPP_GROWTH * (CAMPP_CTX_CHANNELS + 1), sizeof *wide);
+    if (!wide) {
+        sw_fail(ld->err, SW_ERR_NOMEM, "CAM++: out of host memory");
+        return;
+    }
+    float *wide_b = wide + 2 * CAMPP_GROWTH * CAMPP_CTX_CHANNELS;
+    const float *ws = w->data, *bs = b->data;
+    for (int j = 0; j < CAMPP_GROWTH; j++) {
+        memcpy(wide + (size_t)2 * j * CAMPP_CTX_CHANNELS, ws + (size_t)j * CAMPP_CTX_CHANNELS,
+               CAMPP_CTX_CHANNELS * sizeof *wide);
+        wide_b[2 * j] = bs[j];
+    }
+    upload_host(ld, wide, 2, 2 * CAMPP_GROWTH, CAMPP_CTX_CHANNELS, &l->w);
+    upload_host(ld, wide_b, 1, 2 * CAMPP_GROWTH, 0, &l->b);
+    free(wide);
+}
+
+static void free_tensor(const sw_campp *m, sw_tensor *t)
+{
+    if (m->backend_lost)
+        memset(t, 0, sizeof *t); /* the pool that owned it is gone */
+    else
+        sw_tensor_free(t);
+}
+
+static void free_linear(const sw_campp *m, campp_linear *l)
+{
+    free_tensor(m, &l->w);
+    free_tensor(m, &l->b);
+}
+
+static void free_affine(const sw_campp *m, campp_affine *a)
+{
+    free_tensor(m, &a->scale);
+    free_tensor(m, &a->shift);
+}
+
+void sw_campp_destroy(sw_campp *m)
+{
+    if (!m)
+        return;
+    free_linear(m, &m->head_conv1);
+    free_linear(m, &m->head_conv2);
+    for (int i = 0; i < CAMPP_RES_BLOCKS; i++) {
+        free_linear(m, &m->res[i][0]);
+        free_linear(m, &m->res[i][1]);
+    }
+    free_linear(m, &m->res_short[0]);
+    free_linear(m, &m->res_short[1]);
+    free_linear(m, &m->tdnn);
+    for (int i = 0; i < CAMPP_LAYERS; i++) {
+        campp_layer *l = &m->layers[i];
+        free_affine(m, &l->norm);
+        free_linear(m, &l->bottle);
+        free_linear(m, &l->local);
+        free_linear(m, &l->ctx_in);
+        free_linear(m, &l->ctx_out);
+    }
+    for (int i = 0; i < CAMPP_BLOCKS; i++) {
+        free_affine(m, &m->transit_norm[i]);
+        free_linear(m, &m->transit[i]);
+    }
+    free(m->dense_w);
+    free(m);
+}
+
+void sw_campp_backend_lost(sw_campp *m)
+{
+    if (m)
+        m->backend_lost = 1;
+}
+
+sw_backend *sw_campp_backend(const sw_campp *m)
+{
+    return m->be;
+}
+
+static void load_head(loader *ld, sw_campp *m)
+{
+    const int64_t c = CAMPP_HEAD_CHANNELS;
+    char name[96];
+    load_linear(ld, &m->head_conv1, "head.conv1", c, 9, 1);
+    for (int i = 0; i < CAMPP_RES_BLOCKS; i++) {
+        const char *block[CAMPP_RES_BLOCKS] = {"layer1.0", "layer1.1", "layer2.0", "layer2.1"};
+        for (int k = 0; k < 2; k++) {
+            snprintf(name, sizeof name, "head.%s.conv%d", block[i], k + 1);
+            load_linear(ld, &m->res[i][k], name, c, 9 * c, 1);
+        }
+        if (i % 2 == 0) { /* the first block of each pair halves the rows */
+            snprintf(name, sizeof name, "head.%s.shortcut", block[i]);
+            load_linear(ld, &m->res_short[i / 2], name, c, c, 1);
+        }
+    }
+    load_linear(ld, &m->head_conv2, "head.conv2", c, 9 * c, 1);
+    load_linear(ld, &m->tdnn, "tdnn", CAMPP_INIT_CHANNELS,
+                (int64_t)CAMPP_TDNN_TAPS * c * CAMPP_HEAD_ROWS, 1);
+}
+
+static void load_blocks(loader *ld, sw_campp *m)
+{
+    char name[96];
+    int channels = CAMPP_INIT_CHANNELS, index = 0;
+    for (int k = 0; k < CAMPP_BLOCKS; k++) {
+        for (int i = 0; i < campp_block_layers[k]; i++, index++) {
+            campp_layer *l = &m->layers[index];
+            l->in_channels = channels + i * CAMPP_GROWTH;
+            l->dilation = campp_block_dilation[k];
+            snprintf(name, sizeof name, "block%d.%d.norm", k + 1, i + 1);
+            load_affine(ld, &l->norm, name, l->in_channels);
+            snprintf(name, sizeof name, "block%d.%d.linear1", k + 1, i + 1);
+            load_linear(ld, &l->bottle, name, CAMPP_BN_CHANNELS, l->in_channels, 1);
+            snprintf(name, sizeof name, "block%d.%d.local", k + 1, i + 1);
+            load_linear(ld, &l->local, name, CAMPP_GROWTH, 3 * CAMPP_BN_CHANNELS, 0);
+            snprintf(name, sizeof name, "block%d.%d.ctx1", k + 1, i + 1);
+            load_linear(ld, &l->ctx_in, name, CAMPP_CTX_CHANNELS, CAMPP_BN_CHANNELS, 1);
+            snprintf(name, sizeof name, "block%d.%d.ctx2", k + 1, i + 1);
+            load_mask_logits(ld, &l->ctx_out, name);
+        }
+        channels += campp_block_layers[k] * CAMPP_GROWTH;
+        snprintf(name, sizeof name, "transit%d.norm", k + 1);
+        load_affine(ld, &m->transit_norm[k], name, channels);
+        snprintf(name, sizeof name, "transit%d", k + 1);
+        load_linear(ld, &m->transit[k], name, channels / 2, channels, k == CAMPP_BLOCKS - 1);
+        channels /= 2;
+    }
+}
+
+static void load_dense(loader *ld, sw_campp *m)
+{
+    const sw_named_tensor *w =
+        find(ld, "dense.weight", SW_CAMPP_EMBED_DIM, 2 * CAMPP_OUT_CHANNELS);
+    const sw_named_tensor *b = find(ld, "dense.bias", SW_CAMPP_EMBED_DIM, 0);
+    if (!w || !b)
+        return;
+    size_t nw = (size_t)SW_CAMPP_EMBED_DIM * 2 * CAMPP_OUT_CHANNELS;
+    m->dense_w = malloc((nw + SW_CAMPP_EMBED_DIM) * sizeof *m->dense_w);
+    if (!m->dense_w) {
+        sw_fail(ld->err, SW_ERR_NOMEM, "CAM++: out of host memory");
+        return;
+    }
+    m->dense_b = m->dense_w + nw;
+    memcpy(m->dense_w, w->data, nw * sizeof *m->dense_w);
+    memcpy(m->dense_b, b->data, SW_CAMPP_EMBED_DIM * sizeof *m->dense_b);
+}
+
+sw_status sw_campp_create(sw_backend *be, const sw_named_tensor *tensors, int n_tensors,
+                          sw_campp **out, sw_error *err)
+{
+    *out = NULL;
+    if (!be || (!tensors && n_tensors > 0) || n_tensors < 0)
+        return sw_fail(err, SW_ERR_ARG, "sw_campp_create: backend and tensors needed");
+    sw_campp *m = calloc(1, sizeof *m);
+    if (!m)
+        return sw_fail(err, SW_ERR_NOMEM, "CAM++: out of host memory");
+    m->be = be;
+    loader ld = {be, tensors, n_tensors, err};
+    load_head(&ld, m);
+    load_blocks(&ld, m);
+    load_dense(&ld, m);
+    if (err->code == SW_OK)
+        be->synchronize(be, err);
+    if (err->code != SW_OK) {
+        sw_campp_destroy(m);
+        return err->code;
+    }
+    *out = m;
+    return SW_OK;
+}

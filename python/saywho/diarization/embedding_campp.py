@@ -1,0 +1,212 @@
+"""CAM++ (3D-Speaker), saywho's default speaker encoder, behind the embedding interface.
+
+The zh+en "common advanced" model (iic/speech_campplus_sv_zh_en_16k-common_advanced,
+Apache-2.0): 80-bin Kaldi fbank with Kaldi's default "povey" window on
+the [-1, 1] waveform, each bin's mean over the utterance removed; a D-TDNN
+with context-aware masking (csrc/diar/campp.h describes it); a 192-d
+embedding. The network runs in the core (``_core.CamppModel``), one call
+per batch of equally long feature sequences; this file reads the
+state_dict without torch, folds every inference BatchNorm that follows a
+linear map into it, and lays each convolution out as the core expects.
+
+Masks choose frames, as for GE2E: a speaker's embedding in a chunk is the
+network's output on the fbank frames its mask keeps, joined in order and
+mean-normalised, which is what 3D-Speaker does with an utterance (CAM++
+pools over every frame it is given, so it has no masked pooling).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from saywho import _core
+from saywho.features import fbank
+from saywho.models.torch_checkpoint import load_checkpoint, state_dict
+from saywho.runtime_user import RuntimeUser
+
+from .embedding_ge2e import resample_mask, waveform_batch
+
+SAMPLE_RATE = 16000
+FEAT_DIM = 80
+EMBED_DIM = 192
+BN_EPS = 1e-5
+BLOCKS = ((12, 1), (24, 2), (16, 2))  # (CAM layers, dilation) per dense block
+MIN_FRAMES = 3  # fbank frames the network needs (two after its stride-2 layer)
+# 3D-Speaker's front end: torchaudio's kaldi.fbank defaults on the [-1, 1] waveform.
+FBANK = {"num_mel_bins": FEAT_DIM, "povey_window": True, "input_scale": 1.0}
+
+# A tensor only CAM++ checkpoints hold, to tell them from GE2E and ResNet34.
+SIGNATURE = "xvector.block1.tdnnd1.cam_layer.linear_local.weight"
+
+
+def _bn(sd, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Inference BatchNorm as x * scale + shift (affine=False has no weight)."""
+    var = sd[f"{name}.running_var"].astype(np.float64)
+    scale = 1.0 / np.sqrt(var + BN_EPS)
+    if f"{name}.weight" in sd:
+        scale = scale * sd[f"{name}.weight"]
+    shift = -sd[f"{name}.running_mean"] * scale
+    if f"{name}.bias" in sd:
+        shift = shift + sd[f"{name}.bias"]
+    return scale, shift
+
+
+def _taps(w: np.ndarray) -> np.ndarray:
+    """[C_out, C_in, (3, 3) or K] -> [C_out, taps * C_in], tap-major as the core's im2col."""
+    if w.ndim == 4:
+        return w.transpose(0, 2, 3, 1).reshape(w.shape[0], -1)
+    return w.transpose(0, 2, 1).reshape(w.shape[0], -1)
+
+
+def prepare(sd: dict[str, np.ndarray], path: str = "weights") -> dict[str, np.ndarray]:
+    """3D-Speaker's CAMPPlus state_dict -> the core's tensors (docs/campp.md)."""
+    if SIGNATURE not in sd:
+        raise _core.ModelError(f"{path}: not a CAM++ checkpoint: no tensor {SIGNATURE!r}")
+    out: dict[str, np.ndarray] = {}
+
+    def need(name: str) -> np.ndarray:
+        if name not in sd:
+            raise _core.ModelError(f"{path}: CAM++ checkpoint lacks tensor {name!r}")
+        return sd[name]
+
+    def bn_of(name: str) -> tuple[np.ndarray, np.ndarray]:
+        need(f"{name}.running_var")
+        return _bn(sd, name)
+
+    def conv_bn(dst: str, conv: str, bn: str) -> None:
+        """A linear map followed by a BatchNorm, folded into one."""
+        w = need(conv).astype(np.float64)
+        scale, shift = bn_of(bn)
+        out[f"{dst}.weight"] = _taps(w * scale.reshape((-1,) + (1,) * (w.ndim - 1)))
+        out[f"{dst}.bias"] = shift
+
+    conv_bn("head.conv1", "head.conv1.weight", "head.bn1")
+    for stage in (1, 2):
+        for i in (0, 1):
+            p = f"head.layer{stage}.{i}"
+            conv_bn(f"{p}.conv1", f"{p}.conv1.weight", f"{p}.bn1")
+            conv_bn(f"{p}.conv2", f"{p}.conv2.weight", f"{p}.bn2")
+            if i == 0:
+                conv_bn(f"{p}.shortcut", f"{p}.shortcut.0.weight", f"{p}.shortcut.1")
+    conv_bn("head.conv2", "head.conv2.weight", "head.bn2")
+    conv_bn("tdnn", "xvector.tdnn.linear.weight", "xvector.tdnn.nonlinear.batchnorm")
+    for k, (layers, _) in enumerate(BLOCKS, start=1):
+        for i in range(1, layers + 1):
+            src, dst = f"xvector.block{k}.tdnnd{i}", f"block{k}.{i}"
+            scale, shift = bn_of(f"{src}.nonlinear1.batchnorm")
+            out[f"{dst}.norm.scale"], out[f"{dst}.norm.shift"] = scale, shift
+            conv_bn(f"{dst}.linear1", f"{src}.linear1.weight", f"{src}.nonlinear2.batchnorm")
+            out[f"{dst}.local.weight"] = _taps(need(f"{src}.cam_layer.linear_local.weight"))
+            for a, b in (("ctx1", "linear1"), ("ctx2", "linear2")):
+                out[f"{dst}.{a}.weight"] = need(f"{src}.cam_layer.{b}.weight")[:, :, 0]
+                out[f"{dst}.{a}.bias"] = need(f"{src}.cam_layer.{b}.bias")
+        scale, shift = bn_of(f"xvector.transit{k}.nonlinear.batchnorm")
+        out[f"transit{k}.norm.scale"], out[f"transit{k}.norm.shift"] = scale, shift
+        if k < len(BLOCKS):
+            out[f"transit{k}.weight"] = need(f"xvector.transit{k}.linear.weight")[:, :, 0]
+        else:  # out_nonlinear's BatchNorm follows the last transition's linear map
+            conv_bn(
+                f"transit{k}",
+                f"xvector.transit{k}.linear.weight",
+                "xvector.out_nonlinear.batchnorm",
+            )
+    conv_bn("dense", "xvector.dense.linear.weight", "xvector.dense.nonlinear.batchnorm")
+    return {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in out.items()}
+
+
+def load_campp(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """The core's tensors from a CAM++ checkpoint (a plain state_dict, read without torch)."""
+    name = os.fspath(path)
+    checkpoint = load_checkpoint(name)
+    for key in ("state_dict", "model_state", "model"):
+        if isinstance(checkpoint, dict) and key in checkpoint:
+            checkpoint = checkpoint[key]
+    return prepare(state_dict(checkpoint), name)
+
+
+def campp_features(audio: np.ndarray) -> np.ndarray:
+    """3D-Speaker's front end without the mean removal: log fbank [T, 80]."""
+    return fbank(audio, subtract_mean=False, **FBANK)
+
+
+def _normalised(features: np.ndarray) -> np.ndarray:
+    return (features - features.mean(axis=0, dtype=np.float64)).astype(np.float32)
+
+
+class CamppEmbedding(RuntimeUser):
+    """``model(waveforms [B, samples], masks [B, frames] or None) -> [B, 192]``."""
+
+    dimension = EMBED_DIM
+    sample_rate = SAMPLE_RATE
+
+    def __init__(
+        self,
+        source: str | os.PathLike[str] | dict[str, np.ndarray],
+        runtime: _core.Runtime | None = None,
+        batch_frames: int = 8000,
+    ) -> None:
+        if batch_frames < 1:
+            raise _core.OptionError("batch_frames must be at least 1")
+        tensors = source if isinstance(source, dict) else load_campp(source)
+        self._use_runtime(runtime)
+        self._model = _core.CamppModel(self.runtime, tensors)
+        self.batch_frames = batch_frames
+
+    def close(self) -> None:
+        model, self._model = getattr(self, "_model", None), None
+        if model is not None:
+            model.close()
+        super().close()
+
+    # -- the network ------------------------------------------------------------
+    def embed_features(self, features: np.ndarray) -> np.ndarray:
+        """Mean-normalised fbank [B, T, 80] (every item T frames) -> [B, 192]."""
+        if self._model is None:
+            raise _core.ModelError("this CamppEmbedding is closed")
+        x = np.ascontiguousarray(features, dtype=np.float32)
+        per_call = max(1, self.batch_frames // max(x.shape[1], 1))
+        out = np.empty((len(x), EMBED_DIM), dtype=np.float32)
+        for i in range(0, len(x), per_call):
+            out[i : i + per_call] = self._model.run(x[i : i + per_call])
+        return out
+
+    def embed_sequences(self, sequences: list[np.ndarray]) -> np.ndarray:
+        """One embedding per fbank sequence [T_i, 80] (raw, not normalised);
+        NaN for one shorter than MIN_FRAMES. Equally long sequences share calls."""
+        out = np.full((len(sequences), EMBED_DIM), np.nan, dtype=np.float32)
+        by_length: dict[int, list[int]] = {}
+        for k, seq in enumerate(sequences):
+            if len(seq) >= MIN_FRAMES:
+                by_length.setdefault(len(seq), []).append(k)
+        for items in by_length.values():
+            batch = np.stack([_normalised(sequences[k]) for k in items])
+            out[items] = self.embed_features(batch)
+        return out
+
+    # -- the embedding interface --------------------------------------------------
+    def embed_speakers(self, waveforms: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Chunks [B, samples] and their local speakers' masks [B, S, frames]
+        -> [B, S, 192]; NaN where a mask keeps fewer than MIN_FRAMES frames."""
+        w = waveform_batch(waveforms)
+        sequences, owners = [], []
+        for b in range(len(w)):
+            feats = campp_features(w[b])
+            for j in range(masks.shape[1]):
+                keep = resample_mask(np.asarray(masks[b, j], np.float32), len(feats)) > 0.5
+                if keep.sum() >= MIN_FRAMES:
+                    sequences.append(feats[keep])
+                    owners.append((b, j))
+        out = np.full((len(w), masks.shape[1], EMBED_DIM), np.nan, dtype=np.float32)
+        if sequences:
+            for (b, j), row in zip(owners, self.embed_sequences(sequences)):
+                out[b, j] = row
+        return out
+
+    def __call__(self, waveforms: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
+        w = waveform_batch(waveforms)
+        if masks is None:
+            return self.embed_sequences([campp_features(row) for row in w])
+        m = np.asarray(masks, dtype=np.float32)
+        return self.embed_speakers(w, m[:, None, :])[:, 0]
