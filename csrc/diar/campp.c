@@ -74,8 +74,8 @@ static sw_status conv(sw_backend *be, const sw_tensor *x, const sw_tensor *ids, 
 /* --- the 2-D front: rows (item, frequency row, frame) ---------------------- */
 
 /* 3x3 taps, padding 1, stride `stride` along frequency only */
-static sw_status conv2d_ids(sw_backend *be, int64_t batch, int64_t rows, int64_t frames,
-                            int stride, sw_tensor *ids, sw_error *err)
+static sw_status conv2d_ids(sw_backend *be, int64_t batch, int64_t rows, int64_t frames, int stride,
+                            sw_tensor *ids, sw_error *err)
 {
     int64_t rows_out = (rows - 1) / stride + 1, n = batch * rows_out * frames * 9;
     int32_t *id = malloc((size_t)n * sizeof *id), *p = id;
@@ -202,8 +202,18 @@ typedef struct dtdnn {
 
 static void dtdnn_free(dtdnn *d)
 {
-    sw_tensor *all[] = {&d->local_ids[0], &d->local_ids[1], &d->pool, &d->mask_ids, &d->buf,
-                        &d->tmp, &d->h, &d->cols, &d->y, &d->ctx, &d->ctx_h, &d->logits,
+    sw_tensor *all[] = {&d->local_ids[0],
+                        &d->local_ids[1],
+                        &d->pool,
+                        &d->mask_ids,
+                        &d->buf,
+                        &d->tmp,
+                        &d->h,
+                        &d->cols,
+                        &d->y,
+                        &d->ctx,
+                        &d->ctx_h,
+                        &d->logits,
                         &d->mask};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         sw_tensor_free(all[i]);
@@ -219,7 +229,8 @@ static sw_status dtdnn_init(sw_backend *be, dtdnn *d, sw_error *err)
     if (!pool)
         return sw_fail(err, SW_ERR_NOMEM, "CAM++: out of host memory");
     for (int64_t i = 0; i < s; i++) {
-        int64_t first = i * CAMPP_SEG_LEN, len = t - first < CAMPP_SEG_LEN ? t - first : CAMPP_SEG_LEN;
+        int64_t first = i * CAMPP_SEG_LEN,
+                len = t - first < CAMPP_SEG_LEN ? t - first : CAMPP_SEG_LEN;
         for (int64_t f = 0; f < t; f++)
             pool[i * t + f] =
                 (float)(1.0 / (double)t + (f >= first && f < first + len ? 1.0 / (double)len : 0));
@@ -302,8 +313,7 @@ static sw_status cam_layer(const campp_layer *l, dtdnn *d, sw_error *err)
 
 /* The three dense blocks and their transitions: x [n, 128] in, out [n, 512]
  * (allocated here) after the last transition and out_nonlinear. */
-static sw_status dtdnn_run(sw_campp *m, dtdnn *d, const sw_tensor *x, sw_tensor *out,
-                           sw_error *err)
+static sw_status dtdnn_run(sw_campp *m, dtdnn *d, const sw_tensor *x, sw_tensor *out, sw_error *err)
 {
     sw_tensor first = view(&d->buf, 0, 2, CAMPP_INIT_CHANNELS, d->n, 0);
     if (sw_transpose(x, &first, err) != SW_OK)

@@ -35,9 +35,9 @@ static const sw_named_tensor *find(loader *ld, const char *name, int64_t d0, int
     }
     if (src->ndim != ndim || src->shape[0] != d0 || (ndim == 2 && src->shape[1] != d1)) {
         sw_fail(ld->err, SW_ERR_MODEL,
-                "CAM++ weights: tensor '%s' has %d dims [%lld, %lld], expected [%lld, %lld]",
-                name, src->ndim, (long long)src->shape[0],
-                (long long)(src->ndim > 1 ? src->shape[1] : 0), (long long)d0, (long long)d1);
+                "CAM++ weights: tensor '%s' has %d dims [%lld, %lld], expected [%lld, %lld]", name,
+                src->ndim, (long long)src->shape[0], (long long)(src->ndim > 1 ? src->shape[1] : 0),
+                (long long)d0, (long long)d1);
         return NULL;
     }
     if (src->dtype != SW_F32 || !src->data) {
@@ -227,8 +227,7 @@ static void load_blocks(loader *ld, sw_campp *m)
 
 static void load_dense(loader *ld, sw_campp *m)
 {
-    const sw_named_tensor *w =
-        find(ld, "dense.weight", SW_CAMPP_EMBED_DIM, 2 * CAMPP_OUT_CHANNELS);
+    const sw_named_tensor *w = find(ld, "dense.weight", SW_CAMPP_EMBED_DIM, 2 * CAMPP_OUT_CHANNELS);
     const sw_named_tensor *b = find(ld, "dense.bias", SW_CAMPP_EMBED_DIM, 0);
     if (!w || !b)
         return;

@@ -325,8 +325,7 @@ static int campp_init(CamppObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"runtime", "tensors", NULL};
     PyObject *runtime, *tensors;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:CamppModel", kwlist, &runtime,
-                                     &tensors))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:CamppModel", kwlist, &runtime, &tensors))
         return -1;
     if (self->runtime) {
         PyErr_SetString(PyExc_RuntimeError, "CamppModel is already initialised");

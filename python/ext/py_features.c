@@ -93,10 +93,9 @@ static int parse_fbank_options(PyObject *kwargs, sw_fbank_options *o)
     *o = sw_fbank_default_options();
     if (!kwargs)
         return 0;
-    static char *kwlist[] = {
-        "sample_rate", "num_mel_bins", "frame_length_ms",  "frame_shift_ms", "low_freq",
-        "high_freq",   "preemphasis",  "remove_dc_offset", "input_scale",    "subtract_mean",
-        "povey_window", NULL};
+    static char *kwlist[] = {"sample_rate", "num_mel_bins",  "frame_length_ms", "frame_shift_ms",
+                             "low_freq",    "high_freq",     "preemphasis",     "remove_dc_offset",
+                             "input_scale", "subtract_mean", "povey_window",    NULL};
     PyObject *empty = PyTuple_New(0);
     if (!empty)
         return -1;

