@@ -169,7 +169,9 @@ class Pipeline:
     ) -> Diarization:
         """Who spoke when (pyannote 3.1's algorithm): turns, exclusive turns and
         each speaker's embedding. The models load on first use, from
-        ``Pipeline(segmentation=..., embedding=...)`` or the test weights."""
+        ``Pipeline(segmentation=..., embedding=...)`` (paths or names:
+        "segmentation-3.0", "campp", "ge2e"), else the bundled
+        segmentation-3.0 and CAM++."""
         runtime = self._open_runtime()
         if self._diarizer is None:
             self._diarizer = Diarizer(*self.diarization_models(), runtime)
@@ -181,15 +183,12 @@ class Pipeline:
         return result
 
     def diarization_models(self) -> tuple[str | os.PathLike, str | os.PathLike]:
-        """(segmentation, embedding) paths: the ones given, else the test weights."""
-        segmentation, embedding = self._diarization_models
-        if segmentation is None or embedding is None:
-            from .models.test_weights import test_diarization_models
+        """(segmentation, embedding) paths: the ones given (a name resolves as
+        saywho.models.bundled says), else the models the wheel ships."""
+        from .models.bundled import resolve_embedding, resolve_segmentation
 
-            default_seg, default_emb = test_diarization_models()
-            segmentation = segmentation or default_seg
-            embedding = embedding or default_emb
-        return segmentation, embedding
+        segmentation, embedding = self._diarization_models
+        return resolve_segmentation(segmentation), resolve_embedding(embedding)
 
     def process(
         self,
