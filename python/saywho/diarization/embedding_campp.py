@@ -39,7 +39,7 @@ FBANK = {"num_mel_bins": FEAT_DIM, "povey_window": True, "input_scale": 1.0}
 
 # The clustering's threshold for these embeddings (Euclidean distance of unit
 # vectors; docs/diarization.md says how it was tuned and on what).
-CLUSTER_THRESHOLD = 0.6
+CLUSTER_THRESHOLD = 0.8
 
 # A tensor only CAM++ checkpoints hold, to tell them from GE2E and ResNet34.
 SIGNATURE = "xvector.block1.tdnnd1.cam_layer.linear_local.weight"
