@@ -104,7 +104,7 @@ def main() -> None:
                             f"{100 * loose.der:7.1f} {100 * strict.missed / total:5.1f} "
                             f"{100 * strict.false_alarm / total:5.1f} "
                             f"{100 * strict.confusion / total:5.1f} "
-                            f"{len(out.speakers):>2}/{speakers_in(ref)} {xrt or '':>5.2}"
+                            f"{len(out.speakers):>2}/{speakers_in(ref)} {f'{xrt:.1f}' if xrt else '':>5}"
                         )
     np.seterr(all="ignore")
 
