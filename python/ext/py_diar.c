@@ -392,7 +392,7 @@ static void campp_dealloc(CamppObject *self)
     if (self->runtime)
         campp_release(self);
     Py_CLEAR(self->runtime);
-    tp->tp_free((PyObject *)self);
+    swpy_type_free((PyObject *)self);
     Py_DECREF(tp);
 }
 
