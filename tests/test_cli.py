@@ -98,7 +98,9 @@ def test_an_unknown_model_name_is_a_usage_error(tmp_path):
 
 def test_the_main_job_prints_who_said_what(tmp_path):
     """The README's first command: no arguments, the bundled two-speaker
-    sample, the test weights; speakers, their words and a summary line."""
+    sample, Whisper from the test weights and the diarization models the
+    wheel ships (CAM++ since issue 11, GE2E before); speakers, their words
+    and a summary line."""
     out = tmp_path / "out"
     proc = run("-o", str(out), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr

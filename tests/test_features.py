@@ -164,6 +164,29 @@ def test_fbank_matches_kaldi_native_fbank(jfk):
     assert err < 5e-3
 
 
+def test_povey_window_matches_kaldi_native_fbank(jfk):
+    """CAM++'s front end: Kaldi's default "povey" window (Hann ** 0.85)."""
+    import kaldi_native_fbank as knf
+
+    opts = knf.FbankOptions()
+    opts.frame_opts.dither = 0.0
+    opts.frame_opts.samp_freq = 16000
+    opts.frame_opts.window_type = "povey"
+    opts.frame_opts.snip_edges = True
+    opts.mel_opts.num_bins = 80
+    fb = knf.OnlineFbank(opts)
+    fb.accept_waveform(16000, (jfk * 32768.0).tolist())
+    fb.input_finished()
+    peer = np.array([fb.get_frame(i) for i in range(fb.num_frames_ready)])
+    ours = saywho.fbank(jfk, subtract_mean=False, povey_window=True)
+    assert peer.shape == ours.shape
+    err = np.max(np.abs(ours - peer))
+    print(f"fbank (povey) vs kaldi-native-fbank: max abs difference {err:.2e}")
+    assert err < 5e-3
+    hamming = saywho.fbank(jfk, subtract_mean=False)
+    assert np.max(np.abs(hamming - peer)) > 10 * err  # the option is not a no-op
+
+
 def test_fbank_rejects_short_and_bad_options(jfk):
     with pytest.raises(saywho.OptionError):
         saywho.fbank(jfk[:399])

@@ -188,8 +188,10 @@ class Pipeline:
     ) -> Diarization:
         """Who spoke when (pyannote 3.1's algorithm): turns, exclusive turns and
         each speaker's embedding. The models load on first use, from
-        ``Pipeline(segmentation=..., embedding=...)``, pyannote's pipeline named
-        by ``Pipeline(diarization=..., token=...)``, or the default models."""
+        ``Pipeline(segmentation=..., embedding=...)`` (paths or names:
+        "segmentation-3.0", "campp", "ge2e"), pyannote's pipeline named by
+        ``Pipeline(diarization=..., token=...)``, else the bundled
+        segmentation-3.0 and CAM++."""
         runtime = self._open_runtime()
         if self._diarizer is None:
             if self._diarization is not None:
@@ -207,22 +209,19 @@ class Pipeline:
         return result
 
     def diarization_models(self) -> tuple[str | os.PathLike, str | os.PathLike]:
-        """(segmentation, embedding) paths: the named pipeline's, the ones given,
-        else the defaults."""
+        """(segmentation, embedding) paths: the named pipeline's, the ones given
+        (a name resolves as saywho.models.bundled says), else the models the
+        wheel ships."""
         if self._diarization is not None:
             if self._pipeline_files is None:
                 from .models.pyannote_hub import resolve_pipeline
 
                 self._pipeline_files = resolve_pipeline(self._diarization, token=self._token)
             return self._pipeline_files.segmentation, self._pipeline_files.embedding
-        segmentation, embedding = self._diarization_models
-        if segmentation is None or embedding is None:
-            from .models.test_weights import test_diarization_models
+        from .models.bundled import resolve_embedding, resolve_segmentation
 
-            default_seg, default_emb = test_diarization_models()
-            segmentation = segmentation or default_seg
-            embedding = embedding or default_emb
-        return segmentation, embedding
+        segmentation, embedding = self._diarization_models
+        return resolve_segmentation(segmentation), resolve_embedding(embedding)
 
     def process(
         self,

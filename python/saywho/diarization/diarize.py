@@ -35,10 +35,12 @@ from saywho.rttm import Turn
 from . import reconstruct
 from .clustering import (
     DEFAULT_MIN_CLUSTER_SIZE,
-    DEFAULT_THRESHOLD,
     assign,
     cluster_embeddings,
 )
+from .embedding_campp import SIGNATURE as CAMPP_SIGNATURE
+from .embedding_campp import CamppEmbedding
+from .embedding_campp import prepare as prepare_campp
 from .embedding_ge2e import HOP, GE2EEncoder, resample_mask
 from .embedding_resnet import ResNetEmbedding, load_resnet
 from .segmentation import SAMPLE_RATE, SegmentationModel, frame_timing, num_frames
@@ -85,8 +87,9 @@ def _check_counts(num_speakers, min_speakers, max_speakers) -> tuple[int | None,
 
 
 def open_embedding(source, runtime):
-    """The speaker encoder a checkpoint holds: resemblyzer's GE2E (LSTM) or
-    pyannote's WeSpeaker ResNet34, told apart by their tensors' names."""
+    """The speaker encoder a checkpoint holds: 3D-Speaker's CAM++,
+    resemblyzer's GE2E (LSTM) or pyannote's WeSpeaker ResNet34, told apart by
+    their tensors' names."""
     from saywho.models.torch_checkpoint import load_checkpoint, state_dict
 
     from .embedding_ge2e import load_ge2e
@@ -96,13 +99,17 @@ def open_embedding(source, runtime):
     for key in ("model_state", "state_dict"):
         if isinstance(checkpoint, dict) and key in checkpoint:
             checkpoint = checkpoint[key]
-    names = set(state_dict(checkpoint))
+    tensors = state_dict(checkpoint)
+    names = set(tensors)
+    if CAMPP_SIGNATURE in names:
+        return CamppEmbedding(prepare_campp(tensors, name), runtime)
     if "lstm.weight_ih_l0" in names:
         return GE2EEncoder(load_ge2e(name), runtime)
     if names & {"resnet.conv1.weight", "conv1.weight"}:
         return ResNetEmbedding(load_resnet(name), runtime)
     raise _core.ModelError(
-        f"{name}: neither a GE2E encoder (lstm.*) nor a WeSpeaker ResNet34 (resnet.*) checkpoint"
+        f"{name}: neither CAM++ (xvector.*), a GE2E encoder (lstm.*) nor a WeSpeaker "
+        "ResNet34 (resnet.*) checkpoint"
     )
 
 
@@ -110,11 +117,11 @@ class Diarizer:
     """The two networks on one Runtime, and pyannote 3.1's settings.
 
     ``step`` is the chunk step in seconds (pyannote: a tenth of the window);
-    ``threshold`` and ``min_cluster_size`` drive the clustering, pyannote
-    3.1's AHC, unless ``clustering`` replaces it: a callable
-    ``(embeddings [C, 3, D], activity [C, frames, 3], num, min, max) ->
-    (cluster per local speaker [C, 3], centroids [K, D])`` such as
-    vbx.VBxClustering.
+    ``threshold`` (default: the encoder's own, see clustering.py) and
+    ``min_cluster_size`` drive the clustering, pyannote 3.1's AHC, unless
+    ``clustering`` replaces it: a callable ``(embeddings [C, 3, D], activity
+    [C, frames, 3], num, min, max) -> (cluster per local speaker [C, 3],
+    centroids [K, D])`` such as vbx.VBxClustering.
     """
 
     def __init__(
@@ -123,7 +130,7 @@ class Diarizer:
         embedding: str | os.PathLike[str],
         runtime: _core.Runtime | None = None,
         step: float = 1.0,
-        threshold: float = DEFAULT_THRESHOLD,
+        threshold: float | None = None,
         min_cluster_size: int = DEFAULT_MIN_CLUSTER_SIZE,
         batch_size: int = 16,
         clustering: Callable | None = None,
@@ -142,7 +149,8 @@ class Diarizer:
             self.close()
             raise
         self.step = step
-        self.threshold = threshold
+        # each encoder's embeddings have their own spread (clustering.py)
+        self.threshold = threshold if threshold is not None else self.embedding.threshold
         self.min_cluster_size = min_cluster_size
         self.clustering = clustering
         self.batch_size = batch_size
@@ -151,6 +159,8 @@ class Diarizer:
     def close(self) -> None:
         if self.segmentation is not None:
             self.segmentation.close()
+        if isinstance(self.embedding, CamppEmbedding):  # the one holding weights in the pool
+            self.embedding.close()
         self.segmentation = self.embedding = None
         if self._own_runtime and self.runtime is not None:
             self.runtime.close()
@@ -346,8 +356,10 @@ def diarize(
 
     ``pipeline="pyannote/speaker-diarization-3.1"`` (or ``-community-1``)
     runs pyannote's pipeline of that name, its files fetched from the
-    Hugging Face hub with ``token`` (saywho[hub]). Otherwise the
-    ``segmentation`` and ``embedding`` paths, or the default models.
+    Hugging Face hub with ``token`` (saywho[hub]). Otherwise ``segmentation``
+    and ``embedding`` are paths or names ("segmentation-3.0", "campp",
+    "ge2e"); without them the models the wheel ships are used
+    (segmentation-3.0 and CAM++).
     """
     if pipeline is not None:
         if segmentation is not None or embedding is not None:
@@ -356,11 +368,8 @@ def diarize(
 
         with open_pipeline(pipeline, token=token, **options) as d:
             return d(audio, num_speakers, min_speakers, max_speakers)
-    if segmentation is None or embedding is None:
-        from saywho.models.test_weights import test_diarization_models
+    from saywho.models.bundled import resolve_embedding, resolve_segmentation
 
-        default_seg, default_emb = test_diarization_models()
-        segmentation = segmentation or default_seg
-        embedding = embedding or default_emb
+    segmentation, embedding = resolve_segmentation(segmentation), resolve_embedding(embedding)
     with Diarizer(segmentation, embedding, **options) as d:
         return d(audio, num_speakers, min_speakers, max_speakers)

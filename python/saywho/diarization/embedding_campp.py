@@ -37,6 +37,10 @@ MIN_FRAMES = 3  # fbank frames the network needs (two after its stride-2 layer)
 # 3D-Speaker's front end: torchaudio's kaldi.fbank defaults on the [-1, 1] waveform.
 FBANK = {"num_mel_bins": FEAT_DIM, "povey_window": True, "input_scale": 1.0}
 
+# The clustering's threshold for these embeddings (Euclidean distance of unit
+# vectors; docs/diarization.md says how it was tuned and on what).
+CLUSTER_THRESHOLD = 0.8
+
 # A tensor only CAM++ checkpoints hold, to tell them from GE2E and ResNet34.
 SIGNATURE = "xvector.block1.tdnnd1.cam_layer.linear_local.weight"
 
@@ -140,6 +144,7 @@ class CamppEmbedding(RuntimeUser):
 
     dimension = EMBED_DIM
     sample_rate = SAMPLE_RATE
+    threshold = CLUSTER_THRESHOLD
 
     def __init__(
         self,

@@ -25,6 +25,8 @@ from saywho import _core
 from saywho.models.torch_checkpoint import load_checkpoint, state_dict
 from saywho.runtime_user import RuntimeUser
 
+from .clustering import DEFAULT_THRESHOLD
+
 SAMPLE_RATE = 16000
 HOP = 160  # samples per mel frame (10 ms)
 N_MELS = 40
@@ -79,6 +81,7 @@ class GE2EEncoder(RuntimeUser):
 
     dimension = HIDDEN
     sample_rate = SAMPLE_RATE
+    threshold = DEFAULT_THRESHOLD  # the clustering's, tuned for these embeddings
 
     def __init__(
         self,

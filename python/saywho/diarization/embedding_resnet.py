@@ -30,6 +30,7 @@ from saywho.features import fbank
 from saywho.models.torch_checkpoint import load_checkpoint, state_dict
 from saywho.runtime_user import RuntimeUser
 
+from .clustering import DEFAULT_THRESHOLD
 from .embedding_ge2e import resample_mask, waveform_batch
 
 BLOCKS = (3, 4, 6, 3)
@@ -132,6 +133,7 @@ class ResNetEmbedding(RuntimeUser):
 
     dimension = EMBED_DIM
     sample_rate = 16000
+    threshold = DEFAULT_THRESHOLD  # saywho's GE2E value; pyannote 3.1 uses 0.7046 for the ResNet
 
     def __init__(
         self,

@@ -1,0 +1,66 @@
+"""The diarization models saywho's wheel ships, and the names that choose models.
+
+segmentation-3.0 (pyannote's pytorch_model.bin, MIT) and CAM++ (3D-Speaker's
+zh+en model, Apache-2.0) lie in saywho/data/models/ (README.md and
+THIRD_PARTY_LICENSES there): a fresh install diarizes offline, with no
+token. GE2E stays available by name, from the test weights
+(scripts/fetch_test_weights.sh) or a path.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from saywho import _core
+
+from .test_weights import test_weights_root
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "models"
+SEGMENTATION = DATA / "segmentation-3.0" / "pytorch_model.bin"
+CAMPP = DATA / "campplus" / "campplus_cn_en_common.pt"
+
+SEGMENTATION_NAMES = ("segmentation-3.0", "pyannote/segmentation-3.0")
+CAMPP_NAMES = ("campp", "cam++", "campplus")
+GE2E_NAMES = ("ge2e", "resemblyzer")
+
+
+def _bundled(path: Path) -> Path:
+    if not path.is_file():
+        raise _core.ModelError(
+            f"this saywho install lacks its bundled model {path} (it was built without "
+            "scripts/fetch_test_weights.sh's download): install saywho's wheel, or pass "
+            "segmentation= and embedding= paths"
+        )
+    return path
+
+
+def resolve_segmentation(value: str | os.PathLike[str] | None) -> Path:
+    """None or a segmentation-3.0 name -> the bundled checkpoint; else the path given."""
+    if value is None or (isinstance(value, str) and value.lower() in SEGMENTATION_NAMES):
+        return _bundled(SEGMENTATION)
+    return Path(value)
+
+
+def resolve_embedding(value: str | os.PathLike[str] | None) -> Path:
+    """None or "campp" -> the bundled CAM++; "ge2e" -> resemblyzer's GE2E from
+    the test weights; else the path given (the checkpoint's tensors tell the
+    encoder apart)."""
+    name = value.lower() if isinstance(value, str) else None
+    if value is None or name in CAMPP_NAMES:
+        return _bundled(CAMPP)
+    if name in GE2E_NAMES:
+        path = test_weights_root() / "resemblyzer-ge2e" / "pretrained.pt"
+        if not path.is_file():
+            raise _core.ModelError(
+                f"GE2E's weights are not at {path}: run bash scripts/fetch_test_weights.sh "
+                "in a checkout (or set SAYWHO_TEST_WEIGHTS), or pass embedding= the path of "
+                "resemblyzer's pretrained.pt"
+            )
+        return path
+    return Path(value)
+
+
+def default_diarization_models() -> tuple[Path, Path]:
+    """(segmentation, embedding) used when none is named: the bundled ones."""
+    return resolve_segmentation(None), resolve_embedding(None)

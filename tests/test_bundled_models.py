@@ -1,0 +1,81 @@
+"""The installed package diarizes with the models it ships: no test weights,
+no token, no network; and the names that choose models resolve."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import saywho
+from saywho.models.bundled import (
+    CAMPP,
+    SEGMENTATION,
+    default_diarization_models,
+    resolve_embedding,
+    resolve_segmentation,
+)
+from saywho.models.test_weights import test_weights_root
+
+from .conftest import shared_file
+
+SCRIPT = """
+import json, sys
+import saywho
+from saywho.metrics import diarization_error_rate
+from saywho.models.bundled import default_diarization_models
+from saywho.rttm import read_rttm
+seg, emb = default_diarization_models()
+result = saywho.diarize(sys.argv[1])
+(ref,) = read_rttm(sys.argv[2]).values()
+der = diarization_error_rate(ref, result.turns, collar=0.25).der
+print(json.dumps({"package": saywho.__file__, "segmentation": str(seg), "embedding": str(emb),
+                  "speakers": result.speakers, "der": der}))
+"""
+
+
+def test_installed_package_diarizes_with_its_own_models(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("SAYWHO_TEST_WEIGHTS", "HF_TOKEN")}
+    env["HF_HUB_OFFLINE"] = "1"
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(shared_file("two_speakers.wav")),
+         str(shared_file("two_speakers.rttm"))],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    package = Path(out["package"]).parent
+    for key in ("segmentation", "embedding"):
+        assert Path(out[key]).is_relative_to(package / "data" / "models"), out
+    assert out["speakers"] == ["SPEAKER_00", "SPEAKER_01"]
+    assert out["der"] <= 0.10, out
+
+
+def test_the_wheel_carries_the_models_and_their_licences():
+    package = Path(saywho.__file__).parent / "data" / "models"
+    assert SEGMENTATION.is_file() and SEGMENTATION.stat().st_size == 5_905_440
+    assert CAMPP.is_file() and CAMPP.stat().st_size == 28_044_640
+    licences = (package / "THIRD_PARTY_LICENSES").read_text()
+    assert "Apache License" in licences and "Version 2.0" in licences
+    assert "speech_campplus_sv_zh_en_16k-common_advanced" in licences
+    assert "Pyannote segmentation-3.0" in licences and "Copyright (c) 2020 CNRS" in licences
+    assert "Apache-2.0" in (package / "README.md").read_text()
+
+
+def test_names_choose_models():
+    assert default_diarization_models() == (SEGMENTATION, CAMPP)
+    assert resolve_segmentation("pyannote/segmentation-3.0") == SEGMENTATION
+    assert resolve_embedding("CAM++") == CAMPP
+    ge2e = resolve_embedding("ge2e")
+    assert ge2e == test_weights_root() / "resemblyzer-ge2e" / "pretrained.pt"
+    assert resolve_embedding("/some/where.pt") == Path("/some/where.pt")
+
+
+def test_ge2e_by_name_without_its_weights_says_what_to_do(monkeypatch, tmp_path):
+    monkeypatch.setenv("SAYWHO_TEST_WEIGHTS", str(tmp_path))
+    with pytest.raises(saywho.ModelError, match="fetch_test_weights.sh"):
+        resolve_embedding("ge2e")
