@@ -94,15 +94,16 @@ sw_status sw_cuda_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
     to.shape[0] = t_out;
     to.shape[1] = c_out;
     for (int64_t i = 0; i < b && st == SW_OK; i++) {
-        im2col_f32<<<sw_cuda_grid(cu, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, cu->stream>>>(
-            (const float *)x->data + i * t_in * c_in, cols, t_in, c_in, k, stride, pad, n);
-        st = sw_cuda_check_launch(err, "im2col");
+        SW_LAUNCH(im2col_f32, sw_cuda_grid(cu, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, cu->stream)
+        ((const float *)x->data + i * t_in * c_in, cols, t_in, c_in, k, stride, pad, n);
+        st = sw_cuda_check_launch(cu, err, "im2col");
         to.data = (float *)out->data + i * t_out * c_out;
         if (st == SW_OK && bias) {
             int64_t m = t_out * c_out;
-            fill_rows_f32<<<sw_cuda_grid(cu, m, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, cu->stream>>>(
-                (float *)to.data, (const float *)bias->data, c_out, m);
-            st = sw_cuda_check_launch(err, "fill_rows");
+            SW_LAUNCH(fill_rows_f32, sw_cuda_grid(cu, m, SW_CUDA_THREADS), SW_CUDA_THREADS, 0,
+                      cu->stream)
+            ((float *)to.data, (const float *)bias->data, c_out, m);
+            st = sw_cuda_check_launch(cu, err, "fill_rows");
         }
         if (st == SW_OK)
             st = sw_cuda_matmul(be, &tc, &tw, &to, 1, 1.0f, bias ? 1.0f : 0.0f, err);

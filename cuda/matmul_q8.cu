@@ -8,7 +8,7 @@
 
 __global__ void quantize_rows_q8(const float *a, int k, int8_t *q, float *scale)
 {
-    __shared__ float part[Q8_THREADS];
+    SW_SHARED(float, part, Q8_THREADS);
     const float *row = a + (size_t)blockIdx.x * k;
     float amax = 0.0f;
     for (int i = threadIdx.x; i < k; i += blockDim.x)
@@ -73,15 +73,15 @@ sw_status sw_cuda_matmul_q8(sw_backend *be, const sw_tensor *a, const sw_tensor 
         return err->code;
     int8_t *qa = (int8_t *)scratch;
     float *sa = (float *)(scratch + q_bytes);
-    quantize_rows_q8<<<(unsigned)m, Q8_THREADS, 0, cu->stream>>>((const float *)a->data, (int)k, qa,
-                                                                 sa);
-    st = sw_cuda_check_launch(err, "quantize_rows_q8");
+    SW_LAUNCH(quantize_rows_q8, (unsigned)m, Q8_THREADS, 0, cu->stream)
+    ((const float *)a->data, (int)k, qa, sa);
+    st = sw_cuda_check_launch(cu, err, "quantize_rows_q8");
     if (st == SW_OK) {
         dim3 grid((unsigned)((n + Q8_THREADS - 1) / Q8_THREADS), (unsigned)m);
-        gemm_q8<<<grid, Q8_THREADS, 0, cu->stream>>>(
-            (int)n, (int)k, qa, sa, (const int8_t *)w->data, (const float *)w_scale->data, beta,
-            (float *)c->data);
-        st = sw_cuda_check_launch(err, "gemm_q8");
+        SW_LAUNCH(gemm_q8, grid, Q8_THREADS, 0, cu->stream)
+        ((int)n, (int)k, qa, sa, (const int8_t *)w->data, (const float *)w_scale->data, beta,
+         (float *)c->data);
+        st = sw_cuda_check_launch(cu, err, "gemm_q8");
     }
     be->free(be, scratch); /* stream order: the next user of the block runs after */
     return st;

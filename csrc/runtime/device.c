@@ -16,19 +16,43 @@ sw_device_options sw_device_default_options(void)
 
 /* The CUDA library is loaded once per process and never unloaded: CUDA's
  * runtime keeps threads and atexit handlers that must not outlive its code.
- * Every byte it allocated is returned by the backend's destroy, not dlclose. */
+ * Every byte it allocated is returned by the backend's destroy, not dlclose.
+ * Handles are kept per path: a process may hold the real library and the
+ * emulated one (libsaywho_cuda_emu.so) side by side. */
+#define SW_CUDA_LIBS 4
 static pthread_mutex_t cuda_lib_lock = PTHREAD_MUTEX_INITIALIZER;
-static void *cuda_lib_handle;
+static struct {
+    char path[1024];
+    void *handle;
+} cuda_libs[SW_CUDA_LIBS];
+
+static void *open_cached(const char *name, const char **why)
+{
+    void *h = NULL;
+    int i = 0;
+    pthread_mutex_lock(&cuda_lib_lock);
+    for (; i < SW_CUDA_LIBS && cuda_libs[i].handle; i++)
+        if (strcmp(cuda_libs[i].path, name) == 0)
+            break;
+    if (i < SW_CUDA_LIBS && cuda_libs[i].handle) {
+        h = cuda_libs[i].handle;
+    } else {
+        h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+        *why = h ? NULL : dlerror();
+        if (h && i < SW_CUDA_LIBS && strlen(name) < sizeof cuda_libs[i].path) {
+            snprintf(cuda_libs[i].path, sizeof cuda_libs[i].path, "%s", name);
+            cuda_libs[i].handle = h;
+        }
+    }
+    pthread_mutex_unlock(&cuda_lib_lock);
+    return h;
+}
 
 static sw_cuda_open_fn load_cuda_library(const char *path, sw_error *err)
 {
     const char *name = path ? path : "libsaywho_cuda.so";
-    pthread_mutex_lock(&cuda_lib_lock);
-    if (!cuda_lib_handle)
-        cuda_lib_handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    void *h = cuda_lib_handle;
-    const char *why = h ? NULL : dlerror();
-    pthread_mutex_unlock(&cuda_lib_lock);
+    const char *why = NULL;
+    void *h = open_cached(name, &why);
     if (!h) {
         sw_fail(err, SW_ERR_DEVICE, "the CUDA backend library %s could not be loaded: %s", name,
                 why ? why : "unknown reason");

@@ -192,7 +192,7 @@ int main(void)
 {
     sw_error err = {SW_OK, ""};
     sw_backend *b = NULL;
-    CHECK(sw_cpu_backend_open(0, &b, &err) == SW_OK);
+    CHECK(sw_test_backend_open(0, &b, &err) == SW_OK);
     if (!b)
         return sw_check_summary("test_ops");
     srand(1);

@@ -15,8 +15,25 @@ log = logging.getLogger("saywho")
 
 
 def cuda_library_path() -> str | None:
-    """The CUDA backend shipped beside the extension, or None in a CPU-only build."""
+    """The CUDA backend shipped beside the extension, or None in a CPU-only build.
+
+    With SAYWHO_CUDA_EMULATE=1 it is the CPU emulator's build of the same
+    sources, so "cuda" and "auto" run the GPU code on the CPU (CI does).
+    """
+    if os.environ.get("SAYWHO_CUDA_EMULATE", "0") not in ("", "0"):
+        return emulator_library_path()
     path = Path(_core.__file__).resolve().parent / "libsaywho_cuda.so"
+    return str(path) if path.exists() else None
+
+
+def emulator_library_path() -> str | None:
+    """libsaywho_cuda_emu.so: the CUDA backend's kernels built for the CPU
+    (docs/cuda_emulator.md). SAYWHO_CUDA_EMULATOR_LIBRARY names another build
+    of it, such as the AddressSanitizer one."""
+    env = os.environ.get("SAYWHO_CUDA_EMULATOR_LIBRARY")
+    if env:
+        return env
+    path = Path(_core.__file__).resolve().parent / "libsaywho_cuda_emu.so"
     return str(path) if path.exists() else None
 
 
@@ -43,9 +60,9 @@ def cublas_search_path() -> str:
 def validate_device(device: str) -> str:
     if not isinstance(device, str):
         raise _core.OptionError(f"device must be a string such as 'auto', not {device!r}")
-    if not re.fullmatch(r"auto|cpu|cuda(:[0-9]{1,4})?", device):
+    if not re.fullmatch(r"auto|cpu|cuda(:[0-9]{1,4})?|cuda-emulated", device):
         raise _core.OptionError(
-            f"device must be one of 'auto', 'cpu', 'cuda', 'cuda:N', not {device!r}"
+            f"device must be one of 'auto', 'cpu', 'cuda', 'cuda:N', 'cuda-emulated', not {device!r}"
         )
     return device
 
@@ -53,6 +70,15 @@ def validate_device(device: str) -> str:
 def open_runtime(device: str = "auto", threads: int = 0) -> _core.Runtime:
     """Opens the backend; for "auto" it logs one line when it falls back to the CPU."""
     validate_device(device)
+    if device == "cuda-emulated":
+        # the GPU code on the CPU, through the same loader and table as a GPU
+        emulator = emulator_library_path()
+        if emulator is None:
+            raise _core.DeviceError(
+                "device 'cuda-emulated' cannot be used: this saywho was built without "
+                "libsaywho_cuda_emu.so (SAYWHO_CUDA_EMULATOR=OFF)"
+            )
+        return _core.Runtime(device="cuda", cuda_library=emulator, threads=threads)
     library = cuda_library_path()
     if device != "cpu":
         os.environ["SAYWHO_CUBLAS_PATH"] = cublas_search_path()
