@@ -26,6 +26,14 @@ sw_status sw_cuda_matmul(sw_backend *be, const sw_tensor *a, const sw_tensor *b,
     sw_status st = sw_cuda_enter(cu, err);
     if (st != SW_OK)
         return st;
+    if (k == 0) {
+        /* an empty sum: c = beta * c, as on the CPU. cuBLAS would refuse the
+         * zero leading dimension of a (CUBLAS_STATUS_INVALID_VALUE). */
+        if (beta != 0.0f)
+            return sw_cuda_scale(be, c, beta, c, err);
+        cudaError_t e = cudaMemsetAsync(c->data, 0, (size_t)(m * n) * sizeof(float), cu->stream);
+        return e == cudaSuccess ? SW_OK : sw_cuda_fail(err, e, "clearing on the GPU");
+    }
 
     /* Column-major view: c^T is n x m (ld n), a^T is k x m (ld k). b [k,n]
      * reads as b^T, n x k (ld n), already what we need; b [n,k] reads as

@@ -190,7 +190,8 @@ sw_status sw_cuda_attention(sw_backend *be, const sw_tensor *q, const sw_tensor 
     int64_t b = q->shape[0], tq = q->shape[1], d = q->shape[2], dh = d / p->n_heads;
     int64_t items = b * p->n_heads * tq;
     size_t shared = (size_t)(dh + p->kv_len) * sizeof(float);
-    if (shared > 48 * 1024)
+    /* a block's 48 KiB hold the dynamic part and the kernel's static scratch */
+    if (shared + WARP * sizeof(float) > 48 * 1024)
         return sw_fail(err, SW_ERR_ARG, "cuda attention: %lld keys do not fit the kernel's 48 KiB",
                        (long long)p->kv_len);
     if (items == 0)

@@ -174,10 +174,14 @@ sw_status sw_cuda_log_softmax(sw_backend *be, const sw_tensor *a, sw_tensor *out
  * recurrence is one block per (direction, batch item) that walks the whole
  * sequence, so there is no launch per timestep. Thread j owns gate row j
  * (4H threads), then the first H threads update the cell; h lives in shared
- * memory and c in a register. */
-__global__ void lstm_recurrence_f32(const float *gx, const float *w_hh, const float *bias,
-                                    float *out, int64_t batch, int64_t t_len, int64_t dirs,
-                                    int64_t h)
+ * memory and c in a register.
+ * 4H threads a block, up to 1024 (H = 256 for GE2E): without the bound
+ * ptxas may give each thread more than the 64 registers a 1024-thread block
+ * can have (it gave exactly 64 on sm_75), and the launch would fail with "too
+ * many resources requested" on the GPU alone. */
+__global__ void __launch_bounds__(1024)
+    lstm_recurrence_f32(const float *gx, const float *w_hh, const float *bias, float *out,
+                        int64_t batch, int64_t t_len, int64_t dirs, int64_t h)
 {
     SW_DYNAMIC_SHARED(float, mem); /* h_prev [H], gates [4H] */
     float *hs = mem, *gates = mem + h;

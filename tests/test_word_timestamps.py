@@ -30,9 +30,7 @@ EMULATED_CASES = ["jfk_tiny.en_beam5_words"]  # the GPU code in CI, on the emula
 def test_words_equal_faster_whisper(whisper_models, recordings, case, device):
     golden = json.loads((GOLDEN / f"{case}.json").read_text())
     key = golden["model"] if device == "cpu" else f"{golden['model']}@{device}"
-    segments, _ = whisper_models[key].transcribe(
-        recordings[golden["audio"]], **golden["options"]
-    )
+    segments, _ = whisper_models[key].transcribe(recordings[golden["audio"]], **golden["options"])
     segments = list(segments)
     assert [s.tokens for s in segments] == [g["tokens"] for g in golden["segments"]]
     for ours, ref in zip(segments, golden["segments"]):
