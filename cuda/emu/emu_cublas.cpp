@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cublas_loader.h"
+#include "emu_internal.h"
 #include "elementwise_math.h"
 
 /* what a cublasHandle_t points to here */
@@ -87,7 +88,7 @@ int sgemm(sw_cublas_handle h, int ta, int tb, int m, int n, int k, const float *
         return st;
     if (!alpha || !beta)
         return INVALID_VALUE;
-    if (m == 0 || n == 0)
+    if (m == 0 || n == 0 || sw_emu_broken("sgemm"))
         return 0;
     if (*beta == 0.0f) /* cuBLAS does not read C then: NaN in it must not matter */
         for (int j = 0; j < n; j++)

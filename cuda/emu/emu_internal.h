@@ -10,4 +10,7 @@ void sw_emu_set_error(cudaError_t e, const char *fmt, ...) __attribute__((format
 /* Notes a launch for SAYWHO_CUDA_EMU_COVERAGE (see emu_runtime.cpp). */
 void sw_emu_count_launch(const char *kernel, dim3 grid, dim3 block, size_t shared);
 
+/* Whether SAYWHO_CUDA_EMU_BREAK names this kernel (emu_sched.cpp). */
+int sw_emu_broken(const char *kernel);
+
 #endif

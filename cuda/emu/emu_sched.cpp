@@ -295,6 +295,23 @@ cudaError_t check_config(dim3 grid, dim3 block, size_t shared)
 
 } // namespace
 
+/* SAYWHO_CUDA_EMU_BREAK=name[,name...]: those kernels (or "sgemm", cuBLAS)
+ * do nothing, a stand-in for a GPU that computes wrong, so tests can prove
+ * that the self-check catches it and device="auto" falls back. */
+int sw_emu_broken(const char *kernel)
+{
+    const char *list = getenv("SAYWHO_CUDA_EMU_BREAK");
+    size_t len = strlen(kernel);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && strncmp(p, kernel, n) == 0)
+            return 1;
+        p = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
 void sw_emu_launch_grid(const char *kernel, dim3 grid, dim3 block, size_t shared,
                         cudaStream_t stream, void (*body)(void *), void *ctx)
 {
@@ -305,6 +322,10 @@ void sw_emu_launch_grid(const char *kernel, dim3 grid, dim3 block, size_t shared
     const char *rev = getenv("SAYWHO_CUDA_EMU_REVERSE");
     S.reverse = rev && *rev && strcmp(rev, "0") != 0;
     if (check_config(grid, block, shared) != cudaSuccess) {
+        pthread_mutex_unlock(&launch_lock);
+        return;
+    }
+    if (sw_emu_broken(kernel)) {
         pthread_mutex_unlock(&launch_lock);
         return;
     }

@@ -68,7 +68,11 @@ def validate_device(device: str) -> str:
 
 
 def open_runtime(device: str = "auto", threads: int = 0) -> _core.Runtime:
-    """Opens the backend; for "auto" it logs one line when it falls back to the CPU."""
+    """Opens the backend; for "auto" it logs one line when it falls back to the CPU.
+
+    A GPU first passes a self-check (every kernel once against the CPU, once per
+    process); SAYWHO_GPU_SELF_CHECK=0 skips it for users who know their GPU.
+    """
     validate_device(device)
     if device == "cuda-emulated":
         # the GPU code on the CPU, through the same loader and table as a GPU
@@ -89,6 +93,16 @@ def open_runtime(device: str = "auto", threads: int = 0) -> _core.Runtime:
             log.info("saywho runs on the CPU: %s", reason)
             return _core.Runtime(device="cpu", threads=threads)
     runtime = _core.Runtime(device=device, cuda_library=library, threads=threads)
-    if runtime.fallback_reason:
-        log.info("saywho runs on the CPU: %s", runtime.fallback_reason)
+    reason = runtime.fallback_reason
+    if reason:
+        # A machine with a GPU that saywho does not use (an old driver, a failed
+        # self-check) is told where a notebook shows it; one without a GPU
+        # only at INFO, since there is nothing to do about it.
+        seen = gpu_present() or "self-check" in reason
+        log.log(logging.WARNING if seen else logging.INFO, "saywho runs on the CPU: %s", reason)
     return runtime
+
+
+def gpu_present() -> bool:
+    """Whether the NVIDIA driver shows a GPU device node (/dev/nvidia0 ...)."""
+    return bool(glob.glob("/dev/nvidia[0-9]*"))
