@@ -2,6 +2,7 @@
  * elementwise.cu, norm_softmax.cu and matmul.cu. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <type_traits>
 
@@ -9,6 +10,11 @@
 
 /* Device memory comes from cudaMalloc through the same counted pool the CPU
  * uses, so Pipeline.memory() means the same on both and destroy frees all. */
+#ifdef SW_CUDA_EMULATION
+/* emu_runtime.cpp: the exact size of the next cudaMalloc (see cuda_alloc) */
+extern "C" __attribute__((visibility("hidden"))) void sw_emu_expect_alloc(size_t bytes);
+#endif
+
 static void *raw_alloc(void *ctx, size_t bytes)
 {
     (void)ctx;
@@ -34,6 +40,12 @@ static void *cuda_alloc(sw_backend *b, size_t bytes, sw_error *err)
     sw_cuda *c = sw_cuda_of(b);
     if (sw_cuda_enter(c, err) != SW_OK)
         return NULL;
+#ifdef SW_CUDA_EMULATION
+    /* The emulator's blocks end where the tensor does, so AddressSanitizer
+     * sees a kernel read one element past it; the pool still counts its size
+     * classes, as on a GPU. */
+    sw_emu_expect_alloc(bytes);
+#endif
     void *p = sw_pool_alloc(c->pool, bytes);
     if (!p) {
         size_t free_b = 0, total_b = 0;
@@ -59,6 +71,11 @@ static void cuda_free(sw_backend *b, void *ptr)
      * the same stream after every op that used it. */
     if (sw_cuda_enter(c, &ignored) == SW_OK)
         sw_pool_free(c->pool, ptr);
+#ifdef SW_CUDA_EMULATION
+    /* nothing cached: every block is fresh (NaN, exact size), and a use after
+     * free is an AddressSanitizer report */
+    sw_pool_trim(c->pool);
+#endif
 }
 
 static sw_pool_stats cuda_memory(sw_backend *b)
@@ -202,6 +219,12 @@ static sw_status open_device(sw_cuda *c, int device_index, sw_error *err)
                        "newer, use device=\"cpu\"",
                        device_index, major);
     c->max_grid = sms * 16;
+#ifdef SW_CUDA_EMULATION
+    c->sync_launches = 1; /* launches run to the end before they return anyway */
+#else
+    const char *sync = getenv("SAYWHO_CUDA_SYNC");
+    c->sync_launches = sync && *sync && strcmp(sync, "0") != 0;
+#endif
     /* Non-blocking: saywho's work must not wait on, or hold up, work that torch
      * queues on the legacy default stream. */
     e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);

@@ -58,12 +58,17 @@ sw_status sw_cuda_enter(sw_cuda *c, sw_error *err)
     return e == cudaSuccess ? SW_OK : sw_cuda_fail(err, e, "cannot select the GPU");
 }
 
-sw_status sw_cuda_check_launch(sw_error *err, const char *kernel)
+sw_status sw_cuda_check_launch(const sw_cuda *c, sw_error *err, const char *kernel)
 {
     cudaError_t e = cudaGetLastError();
+    const char *doing = "launching";
+    if (e == cudaSuccess && c->sync_launches) {
+        e = cudaStreamSynchronize(c->stream);
+        doing = "running";
+    }
     if (e == cudaSuccess)
         return SW_OK;
     char what[96];
-    snprintf(what, sizeof what, "launching the %s kernel", kernel);
+    snprintf(what, sizeof what, "%s the %s kernel", doing, kernel);
     return sw_cuda_fail(err, e, what);
 }

@@ -6,6 +6,21 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+/* The two spellings that differ between nvcc and the CPU emulator
+ * (cuda/emu/sw_emu.h, which the emulated build finds as <cuda_runtime.h>):
+ * a launch, SW_LAUNCH(kernel, grid, block, shared_bytes, stream)(args...),
+ * and shared memory, which the emulator gives each block fresh. */
+#ifdef SW_CUDA_EMULATION
+#define SW_LAUNCH(kernel, grid, block, shared, stream)                                             \
+    sw_emu_launcher(#kernel, kernel, grid, block, shared, stream)
+#define SW_SHARED(type, name, count)  SW_EMU_SHARED(type, name, count)
+#define SW_DYNAMIC_SHARED(type, name) SW_EMU_DYNAMIC_SHARED(type, name)
+#else
+#define SW_LAUNCH(kernel, grid, block, shared, stream) kernel<<<grid, block, shared, stream>>>
+#define SW_SHARED(type, name, count)                   __shared__ type name[count]
+#define SW_DYNAMIC_SHARED(type, name)                  extern __shared__ type name[]
+#endif
+
 #include "backend.h"
 #include "cublas_loader.h"
 
@@ -16,6 +31,9 @@ typedef struct sw_cuda {
     const sw_cublas_api *blas;
     sw_cublas_handle blas_handle;
     int max_grid; /* blocks for grid-stride kernels: enough to fill the GPU */
+    /* SAYWHO_CUDA_SYNC=1 (and always in the emulator): each launch is waited
+     * for, so a kernel that faults is reported at its own launch */
+    int sync_launches;
 } sw_cuda;
 
 static inline sw_cuda *sw_cuda_of(sw_backend *b)
@@ -31,8 +49,9 @@ sw_status sw_cuda_fail(sw_error *err, cudaError_t e, const char *what);
 sw_status sw_cuda_enter(sw_cuda *c, sw_error *err);
 
 /* Checks the launch just made; a bad launch is reported now, not at the next
- * unrelated call that happens to see the sticky error. */
-sw_status sw_cuda_check_launch(sw_error *err, const char *kernel);
+ * unrelated call that happens to see the sticky error. With sync_launches it
+ * also waits for the kernel, so a fault inside it names this kernel. */
+sw_status sw_cuda_check_launch(const sw_cuda *c, sw_error *err, const char *kernel);
 
 /* Shapes come from sw_tensor but sw_tensor_numel lives in the core, which this
  * library does not link. */

@@ -65,7 +65,7 @@ __global__ void probe_kernel(void)
 
 cudaError_t sw_cuda_probe_kernel(cudaStream_t stream)
 {
-    probe_kernel<<<1, 1, 0, stream>>>();
+    SW_LAUNCH(probe_kernel, 1, 1, 0, stream)();
     cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? cudaStreamSynchronize(stream) : e;
 }
@@ -92,9 +92,9 @@ static sw_status binary(sw_backend *be, const sw_tensor *a, const sw_tensor *b, 
     sw_status st = sw_cuda_enter(c, err);
     if (st != SW_OK)
         return st;
-    binary_f32<<<sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream>>>(
-        (const float *)a->data, (const float *)b->data, (float *)out->data, n, bn, op);
-    return sw_cuda_check_launch(err, name);
+    SW_LAUNCH(binary_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
+    ((const float *)a->data, (const float *)b->data, (float *)out->data, n, bn, op);
+    return sw_cuda_check_launch(c, err, name);
 }
 
 sw_status sw_cuda_add(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *out,
@@ -122,9 +122,9 @@ sw_status sw_cuda_scale(sw_backend *be, const sw_tensor *a, float s, sw_tensor *
     sw_status st = sw_cuda_enter(c, err);
     if (st != SW_OK)
         return st;
-    scale_f32<<<sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream>>>(
-        (const float *)a->data, s, (float *)out->data, n);
-    return sw_cuda_check_launch(err, "scale");
+    SW_LAUNCH(scale_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
+    ((const float *)a->data, s, (float *)out->data, n);
+    return sw_cuda_check_launch(c, err, "scale");
 }
 
 sw_status sw_cuda_gelu(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err)
@@ -140,9 +140,9 @@ sw_status sw_cuda_gelu(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_er
     sw_status st = sw_cuda_enter(c, err);
     if (st != SW_OK)
         return st;
-    gelu_f32<<<sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream>>>(
-        (const float *)a->data, (float *)out->data, n);
-    return sw_cuda_check_launch(err, "gelu");
+    SW_LAUNCH(gelu_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
+    ((const float *)a->data, (float *)out->data, n);
+    return sw_cuda_check_launch(c, err, "gelu");
 }
 
 static int is_float_dtype(sw_dtype d)
@@ -173,9 +173,9 @@ sw_status sw_cuda_convert(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw
                                         cudaMemcpyDeviceToDevice, c->stream);
         return e == cudaSuccess ? SW_OK : sw_cuda_fail(err, e, "copying on the GPU");
     }
-    convert_kernel<<<sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream>>>(
-        a->data, (int)a->dtype, out->data, (int)out->dtype, n);
-    return sw_cuda_check_launch(err, "convert");
+    SW_LAUNCH(convert_kernel, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
+    (a->data, (int)a->dtype, out->data, (int)out->dtype, n);
+    return sw_cuda_check_launch(c, err, "convert");
 }
 
 /* ---- ABI 2: transpose and row gather/scatter ---- */
@@ -225,10 +225,9 @@ sw_status sw_cuda_transpose(sw_backend *be, const sw_tensor *a, sw_tensor *out, 
     sw_status st = sw_cuda_enter(c, err);
     if (st != SW_OK)
         return st;
-    transpose_f32<<<sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream>>>(
-        (const float *)a->data, (float *)out->data, a->shape[a->ndim - 2], a->shape[a->ndim - 1],
-        n);
-    return sw_cuda_check_launch(err, "transpose");
+    SW_LAUNCH(transpose_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
+    ((const float *)a->data, (float *)out->data, a->shape[a->ndim - 2], a->shape[a->ndim - 1], n);
+    return sw_cuda_check_launch(c, err, "transpose");
 }
 
 static sw_status rows_check(const sw_tensor *rows, const sw_tensor *ids, const sw_tensor *other,
@@ -255,10 +254,10 @@ sw_status sw_cuda_gather_rows(sw_backend *be, const sw_tensor *table, const sw_t
     sw_status st = sw_cuda_enter(c, err);
     if (st != SW_OK)
         return st;
-    gather_rows_f32<<<sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream>>>(
-        (const float *)table->data, sw_cuda_numel(table) / len, (const int32_t *)ids->data,
-        (float *)out->data, len, n);
-    return sw_cuda_check_launch(err, "gather_rows");
+    SW_LAUNCH(gather_rows_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
+    ((const float *)table->data, sw_cuda_numel(table) / len, (const int32_t *)ids->data,
+     (float *)out->data, len, n);
+    return sw_cuda_check_launch(c, err, "gather_rows");
 }
 
 sw_status sw_cuda_scatter_rows(sw_backend *be, const sw_tensor *src, const sw_tensor *ids,
@@ -273,8 +272,8 @@ sw_status sw_cuda_scatter_rows(sw_backend *be, const sw_tensor *src, const sw_te
     sw_status st = sw_cuda_enter(c, err);
     if (st != SW_OK)
         return st;
-    scatter_rows_f32<<<sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream>>>(
-        (const float *)src->data, (const int32_t *)ids->data, (float *)dst->data,
-        sw_cuda_numel(dst) / len, len, n);
-    return sw_cuda_check_launch(err, "scatter_rows");
+    SW_LAUNCH(scatter_rows_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
+    ((const float *)src->data, (const int32_t *)ids->data, (float *)dst->data,
+     sw_cuda_numel(dst) / len, len, n);
+    return sw_cuda_check_launch(c, err, "scatter_rows");
 }

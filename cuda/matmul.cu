@@ -26,6 +26,14 @@ sw_status sw_cuda_matmul(sw_backend *be, const sw_tensor *a, const sw_tensor *b,
     sw_status st = sw_cuda_enter(cu, err);
     if (st != SW_OK)
         return st;
+    if (k == 0) {
+        /* an empty sum: c = beta * c, as on the CPU. cuBLAS would refuse the
+         * zero leading dimension of a (CUBLAS_STATUS_INVALID_VALUE). */
+        if (beta != 0.0f)
+            return sw_cuda_scale(be, c, beta, c, err);
+        cudaError_t e = cudaMemsetAsync(c->data, 0, (size_t)(m * n) * sizeof(float), cu->stream);
+        return e == cudaSuccess ? SW_OK : sw_cuda_fail(err, e, "clearing on the GPU");
+    }
 
     /* Column-major view: c^T is n x m (ld n), a^T is k x m (ld k). b [k,n]
      * reads as b^T, n x k (ld n), already what we need; b [n,k] reads as
@@ -94,15 +102,16 @@ sw_status sw_cuda_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
     to.shape[0] = t_out;
     to.shape[1] = c_out;
     for (int64_t i = 0; i < b && st == SW_OK; i++) {
-        im2col_f32<<<sw_cuda_grid(cu, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, cu->stream>>>(
-            (const float *)x->data + i * t_in * c_in, cols, t_in, c_in, k, stride, pad, n);
-        st = sw_cuda_check_launch(err, "im2col");
+        SW_LAUNCH(im2col_f32, sw_cuda_grid(cu, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, cu->stream)
+        ((const float *)x->data + i * t_in * c_in, cols, t_in, c_in, k, stride, pad, n);
+        st = sw_cuda_check_launch(cu, err, "im2col");
         to.data = (float *)out->data + i * t_out * c_out;
         if (st == SW_OK && bias) {
             int64_t m = t_out * c_out;
-            fill_rows_f32<<<sw_cuda_grid(cu, m, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, cu->stream>>>(
-                (float *)to.data, (const float *)bias->data, c_out, m);
-            st = sw_cuda_check_launch(err, "fill_rows");
+            SW_LAUNCH(fill_rows_f32, sw_cuda_grid(cu, m, SW_CUDA_THREADS), SW_CUDA_THREADS, 0,
+                      cu->stream)
+            ((float *)to.data, (const float *)bias->data, c_out, m);
+            st = sw_cuda_check_launch(cu, err, "fill_rows");
         }
         if (st == SW_OK)
             st = sw_cuda_matmul(be, &tc, &tw, &to, 1, 1.0f, bias ? 1.0f : 0.0f, err);

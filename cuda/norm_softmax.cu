@@ -31,7 +31,7 @@ __device__ float block_reduce(float v, float *scratch, int is_max)
  * so results stay within the CPU tests' tolerance. */
 __global__ void softmax_rows(const float *a, float *out, int64_t rows, int64_t n)
 {
-    __shared__ float scratch[WARP];
+    SW_SHARED(float, scratch, WARP);
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         const float *x = a + r * n;
         float *y = out + r * n;
@@ -55,7 +55,7 @@ __global__ void softmax_rows(const float *a, float *out, int64_t rows, int64_t n
 __global__ void layernorm_rows(const float *a, const float *gamma, const float *beta, float eps,
                                float *out, int64_t rows, int64_t n)
 {
-    __shared__ float scratch[WARP];
+    SW_SHARED(float, scratch, WARP);
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         const float *x = a + r * n;
         float *y = out + r * n;
@@ -93,9 +93,9 @@ sw_status sw_cuda_softmax(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw
     if (st != SW_OK)
         return st;
     int64_t rows = total / n;
-    softmax_rows<<<row_grid(rows), SW_CUDA_THREADS, 0, c->stream>>>((const float *)a->data,
-                                                                    (float *)out->data, rows, n);
-    return sw_cuda_check_launch(err, "softmax");
+    SW_LAUNCH(softmax_rows, row_grid(rows), SW_CUDA_THREADS, 0, c->stream)
+    ((const float *)a->data, (float *)out->data, rows, n);
+    return sw_cuda_check_launch(c, err, "softmax");
 }
 
 sw_status sw_cuda_layernorm(sw_backend *be, const sw_tensor *a, const sw_tensor *gamma,
@@ -114,10 +114,10 @@ sw_status sw_cuda_layernorm(sw_backend *be, const sw_tensor *a, const sw_tensor 
     if (st != SW_OK)
         return st;
     int64_t rows = total / n;
-    layernorm_rows<<<row_grid(rows), SW_CUDA_THREADS, 0, c->stream>>>(
-        (const float *)a->data, (const float *)gamma->data, (const float *)beta->data, eps,
-        (float *)out->data, rows, n);
-    return sw_cuda_check_launch(err, "layernorm");
+    SW_LAUNCH(layernorm_rows, row_grid(rows), SW_CUDA_THREADS, 0, c->stream)
+    ((const float *)a->data, (const float *)gamma->data, (const float *)beta->data, eps,
+     (float *)out->data, rows, n);
+    return sw_cuda_check_launch(c, err, "layernorm");
 }
 
 /* ---- attention: one block per (batch, head, query row) ----
@@ -129,8 +129,8 @@ __global__ void attention_rows(const float *q, const float *k, const float *v, f
                                int64_t group, int64_t kv_len, int64_t causal, int heads,
                                float scale, int64_t items)
 {
-    extern __shared__ float sm[];
-    __shared__ float scratch[WARP];
+    SW_DYNAMIC_SHARED(float, sm);
+    SW_SHARED(float, scratch, WARP);
     float *qs = sm, *s = sm + dh;
     for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
         int64_t i = item % tq, h = (item / tq) % heads, b = item / (tq * heads);
@@ -190,7 +190,8 @@ sw_status sw_cuda_attention(sw_backend *be, const sw_tensor *q, const sw_tensor 
     int64_t b = q->shape[0], tq = q->shape[1], d = q->shape[2], dh = d / p->n_heads;
     int64_t items = b * p->n_heads * tq;
     size_t shared = (size_t)(dh + p->kv_len) * sizeof(float);
-    if (shared > 48 * 1024)
+    /* a block's 48 KiB hold the dynamic part and the kernel's static scratch */
+    if (shared + WARP * sizeof(float) > 48 * 1024)
         return sw_fail(err, SW_ERR_ARG, "cuda attention: %lld keys do not fit the kernel's 48 KiB",
                        (long long)p->kv_len);
     if (items == 0)
@@ -198,9 +199,9 @@ sw_status sw_cuda_attention(sw_backend *be, const sw_tensor *q, const sw_tensor 
     sw_status st = sw_cuda_enter(c, err);
     if (st != SW_OK)
         return st;
-    attention_rows<<<row_grid(items), 128, shared, c->stream>>>(
-        (const float *)q->data, (const float *)k->data, (const float *)v->data, (float *)out->data,
-        probs ? (float *)probs->data : NULL, tq, d, dh, k->shape[1], b / k->shape[0], p->kv_len,
-        p->causal_offset, p->n_heads, p->scale, items);
-    return sw_cuda_check_launch(err, "attention");
+    SW_LAUNCH(attention_rows, row_grid(items), 128, shared, c->stream)
+    ((const float *)q->data, (const float *)k->data, (const float *)v->data, (float *)out->data,
+     probs ? (float *)probs->data : NULL, tq, d, dh, k->shape[1], b / k->shape[0], p->kv_len,
+     p->causal_offset, p->n_heads, p->scale, items);
+    return sw_cuda_check_launch(c, err, "attention");
 }

@@ -24,9 +24,9 @@ static sw_status map(sw_backend *be, const sw_tensor *a, float alpha, int absolu
     sw_status st = sw_cuda_enter(c, err);
     if (st != SW_OK)
         return st;
-    leaky_f32<<<sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream>>>(
-        (const float *)a->data, (float *)out->data, alpha, absolute, n);
-    return sw_cuda_check_launch(err, absolute ? "abs" : "leaky_relu");
+    SW_LAUNCH(leaky_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
+    ((const float *)a->data, (float *)out->data, alpha, absolute, n);
+    return sw_cuda_check_launch(c, err, absolute ? "abs" : "leaky_relu");
 }
 
 sw_status sw_cuda_leaky_relu(sw_backend *be, const sw_tensor *a, float alpha, sw_tensor *out,
@@ -68,10 +68,10 @@ sw_status sw_cuda_max_pool1d(sw_backend *be, const sw_tensor *x, int kernel, int
     sw_status st = sw_cuda_enter(c, err);
     if (st != SW_OK)
         return st;
-    max_pool_f32<<<sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream>>>(
-        (const float *)x->data, (float *)out->data, x->shape[1], out->shape[1], x->shape[2], kernel,
-        stride, n);
-    return sw_cuda_check_launch(err, "max_pool1d");
+    SW_LAUNCH(max_pool_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
+    ((const float *)x->data, (float *)out->data, x->shape[1], out->shape[1], x->shape[2], kernel,
+     stride, n);
+    return sw_cuda_check_launch(c, err, "max_pool1d");
 }
 
 /* ---- instance norm: one block per (batch, channel) ---- */
@@ -94,7 +94,7 @@ __device__ double block_sum(double v, double *shared)
 __global__ void instance_norm_f32(const float *x, float *out, const float *gamma, const float *beta,
                                   int64_t t_len, int64_t c, float eps)
 {
-    __shared__ double shared[SW_CUDA_THREADS];
+    SW_SHARED(double, shared, SW_CUDA_THREADS);
     int64_t b = blockIdx.x / c, ch = blockIdx.x % c;
     const float *src = x + b * t_len * c + ch;
     float *dst = out + b * t_len * c + ch;
@@ -126,10 +126,10 @@ sw_status sw_cuda_instance_norm(sw_backend *be, const sw_tensor *x, const sw_ten
     sw_status st = sw_cuda_enter(c, err);
     if (st != SW_OK)
         return st;
-    instance_norm_f32<<<(unsigned)blocks, SW_CUDA_THREADS, 0, c->stream>>>(
-        (const float *)x->data, (float *)out->data, gamma ? (const float *)gamma->data : NULL,
-        beta ? (const float *)beta->data : NULL, x->shape[1], x->shape[2], eps);
-    return sw_cuda_check_launch(err, "instance_norm");
+    SW_LAUNCH(instance_norm_f32, (unsigned)blocks, SW_CUDA_THREADS, 0, c->stream)
+    ((const float *)x->data, (float *)out->data, gamma ? (const float *)gamma->data : NULL,
+     beta ? (const float *)beta->data : NULL, x->shape[1], x->shape[2], eps);
+    return sw_cuda_check_launch(c, err, "instance_norm");
 }
 
 /* ---- log-softmax: one thread per row (rows are class scores, a few wide) ---- */
@@ -162,9 +162,10 @@ sw_status sw_cuda_log_softmax(sw_backend *be, const sw_tensor *a, sw_tensor *out
     sw_status st = sw_cuda_enter(c, err);
     if (st != SW_OK)
         return st;
-    log_softmax_f32<<<sw_cuda_grid(c, rows, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream>>>(
-        (const float *)a->data, (float *)out->data, rows, len);
-    return sw_cuda_check_launch(err, "log_softmax");
+    SW_LAUNCH(log_softmax_f32, sw_cuda_grid(c, rows, SW_CUDA_THREADS), SW_CUDA_THREADS, 0,
+              c->stream)
+    ((const float *)a->data, (float *)out->data, rows, len);
+    return sw_cuda_check_launch(c, err, "log_softmax");
 }
 
 /* ---- LSTM ---- */
@@ -173,12 +174,16 @@ sw_status sw_cuda_log_softmax(sw_backend *be, const sw_tensor *a, sw_tensor *out
  * recurrence is one block per (direction, batch item) that walks the whole
  * sequence, so there is no launch per timestep. Thread j owns gate row j
  * (4H threads), then the first H threads update the cell; h lives in shared
- * memory and c in a register. */
-__global__ void lstm_recurrence_f32(const float *gx, const float *w_hh, const float *bias,
-                                    float *out, int64_t batch, int64_t t_len, int64_t dirs,
-                                    int64_t h)
+ * memory and c in a register.
+ * 4H threads a block, up to 1024 (H = 256 for GE2E): without the bound
+ * ptxas may give each thread more than the 64 registers a 1024-thread block
+ * can have (it gave exactly 64 on sm_75), and the launch would fail with "too
+ * many resources requested" on the GPU alone. */
+__global__ void __launch_bounds__(1024)
+    lstm_recurrence_f32(const float *gx, const float *w_hh, const float *bias, float *out,
+                        int64_t batch, int64_t t_len, int64_t dirs, int64_t h)
 {
-    extern __shared__ float mem[]; /* h_prev [H], gates [4H] */
+    SW_DYNAMIC_SHARED(float, mem); /* h_prev [H], gates [4H] */
     float *hs = mem, *gates = mem + h;
     int64_t dir = blockIdx.x / batch, b = blockIdx.x % batch, g4 = 4 * h;
     int64_t j = threadIdx.x;
@@ -238,10 +243,9 @@ sw_status sw_cuda_lstm(sw_backend *be, const sw_tensor *x, const sw_tensor *w_ih
     st = sw_cuda_matmul(be, &xm, &wm, &gm, 1, 1.0f, 0.0f, err);
     if (st == SW_OK) {
         size_t shared = (size_t)(5 * h) * sizeof(float);
-        lstm_recurrence_f32<<<(unsigned)(d * b), (unsigned)(4 * h), shared, c->stream>>>(
-            gx, (const float *)w_hh->data, (const float *)bias->data, (float *)out->data, b, t, d,
-            h);
-        st = sw_cuda_check_launch(err, "lstm");
+        SW_LAUNCH(lstm_recurrence_f32, (unsigned)(d * b), (unsigned)(4 * h), shared, c->stream)
+        (gx, (const float *)w_hh->data, (const float *)bias->data, (float *)out->data, b, t, d, h);
+        st = sw_cuda_check_launch(c, err, "lstm");
     }
     be->free(be, gx); /* stream order: the next user of the block runs after */
     return st;

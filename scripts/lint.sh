@@ -2,7 +2,7 @@
 # Formatting and static checks, C and Python, as one command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-c_sources=$(git ls-files 'csrc/*.c' 'csrc/*.h' 'cuda/*.c' 'cuda/*.h' 'cuda/*.cu' 'python/ext/*.c' 'python/ext/*.h')
+c_sources=$(git ls-files 'csrc/*.c' 'csrc/*.h' 'cuda/*.c' 'cuda/*.h' 'cuda/*.cu' 'cuda/*.cpp' 'python/ext/*.c' 'python/ext/*.h')
 echo "== clang-format"
 clang-format --dry-run -Werror $c_sources
 echo "== cppcheck"

@@ -2,11 +2,16 @@
 # The second README command: every test, C and Python.
 #   1. lint (clang-format, cppcheck, ruff)
 #   2. the C core and the CUDA backend build with -Werror; C tests under ctest
-#   3. the C tests again under AddressSanitizer and UndefinedBehaviorSanitizer
-#   4. the wheel is built and installed, then pytest
+#   3. the C tests again under AddressSanitizer and UndefinedBehaviorSanitizer,
+#      with the CUDA kernels' op tests on the emulator (also in reverse thread
+#      order)
+#   4. the wheel is built and installed, then pytest (the GPU goldens run on
+#      the emulator: device="cuda-emulated", docs/cuda_emulator.md)
 #   5. the Whisper goldens again with saywho's kernels forced to the x86-64
 #      baseline (no AVX, FMA, AVX-512 or VNNI) and OpenBLAS to its Nehalem
 #      kernels: what a CPU without AVX-512 or AVX2 runs
+#   6. the Python op tests and VAD goldens on the ASan build of the emulator,
+#      and scripts/gpu_check.sh's dry run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
@@ -25,12 +30,27 @@ cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSAYWHO_TESTS=ON -DS
 cmake --build build/asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build/asan --output-on-failure -j "$jobs"
+# threads in reverse order between barriers: a missing __syncthreads shows
+SAYWHO_CUDA_EMU_REVERSE=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  ctest --test-dir build/asan --output-on-failure -j "$jobs" -R emulated
 
 echo "== Python package and tests"
 bash scripts/build.sh
 python3 -m pytest -q tests "$@"
 
 echo "== Whisper goldens at the portable baseline (SAYWHO_CPU_DISPATCH=baseline, OPENBLAS_CORETYPE=Nehalem)"
+# (not the emulated GPU cases: the CPU's dispatch does not reach the GPU code)
 SAYWHO_CPU_DISPATCH=baseline OPENBLAS_CORETYPE=Nehalem python3 -m pytest -q tests/test_cpu_dispatch.py \
   tests/test_transcribe.py tests/test_word_timestamps.py tests/test_int8.py \
-  tests/test_batched.py
+  tests/test_batched.py -k "not cuda-emulated"
+
+echo "== the CUDA kernels under ASan from Python: op tests, VAD goldens"
+# the ASan build of libsaywho_cuda_emu.so in an uninstrumented Python: the
+# ASan runtime must be loaded first; Python's own leaks are not ours to list
+LD_PRELOAD="$(gcc -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+  SAYWHO_CUDA_EMULATOR_LIBRARY="$PWD/build/asan/cuda/emu/libsaywho_cuda_emu.so" \
+  python3 -m pytest -q -p no:cacheprovider tests/test_backend_ops.py tests/test_vad.py \
+  tests/test_gpu_self_check.py -k "emulated or self_check"
+
+echo "== scripts/gpu_check.sh dry run (the emulator)"
+bash scripts/gpu_check.sh --emulated

@@ -52,31 +52,56 @@ def cuda_reason() -> str | None:
     return None if ok else f"needs a GPU: {reason}"
 
 
+# The devices a golden runs on: the CPU always, a GPU where one answers, and
+# the CUDA backend's own kernels on the CPU emulator (docs/cuda_emulator.md),
+# which is how CI runs the GPU code. The emulator is slow (each GPU thread a
+# fiber), so modules pick which goldens it runs; a GPU runs all.
+GPU_DEVICES = ("cuda", "cuda-emulated")
+
+
 @pytest.fixture(scope="session")
-def whisper_models():
-    """The two real test checkpoints, loaded once into one CPU runtime."""
-    from saywho import _core
+def runtimes(cuda_reason):
+    """One Runtime per device name, opened on first use, closed at the end;
+    "cuda" skips with the reason where no GPU answers."""
+    from saywho.device import open_runtime
+
+    class Runtimes(dict):
+        def __missing__(self, device):
+            if device == "cuda" and cuda_reason:
+                pytest.skip(cuda_reason)
+            runtime = self[device] = open_runtime(device)
+            return runtime
+
+    opened = Runtimes()
+    yield opened
+    for runtime in opened.values():
+        runtime.close()
+
+
+@pytest.fixture(scope="session")
+def whisper_models(runtimes):
+    """The two real test checkpoints, loaded once per device."""
     from saywho.models.test_weights import test_model_dir
     from saywho.whisper.transcribe import WhisperModel
 
     class Loaded(dict):
-        """Keys "tiny.en", "base"; "tiny.en:int8" and "base:int8" load on first use."""
+        """Keys "tiny.en", "base" (the CPU); "tiny.en:int8", "base:int8" and any
+        "name[:compute]@device" load on first use."""
 
         def __missing__(self, key):
-            name, _, compute = key.partition(":")
+            spec, _, device = key.partition("@")
+            name, _, compute = spec.partition(":")
             model = self[key] = WhisperModel(
-                test_model_dir(name), runtime, compute_type=compute or "float32"
+                test_model_dir(name), runtimes[device or "cpu"], compute_type=compute or "float32"
             )
             return model
 
-    runtime = _core.Runtime(device="cpu")
     loaded = Loaded()
     for name in ("tiny.en", "base"):
         loaded[name]  # noqa: B018 - loads it now, once
     yield loaded
     for model in loaded.values():
         model.close()
-    runtime.close()
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ import pytest
 import saywho
 from saywho.device import open_runtime
 
-DEVICES = ["cpu", "cuda"]
+DEVICES = ["cpu", "cuda", "cuda-emulated"]
 
 
 @pytest.fixture(params=DEVICES)

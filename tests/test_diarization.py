@@ -82,6 +82,24 @@ def test_two_speakers_der(diarizer, two_speakers, num_speakers):
     assert result.performance["audio_seconds"] == pytest.approx(30.0, abs=0.01)
 
 
+@pytest.mark.parametrize("device", ["cuda", "cuda-emulated"])
+def test_the_gpu_code_finds_the_cpus_turns(diarizer, two_speakers, runtimes, device):
+    """Segmentation and embeddings on the CUDA backend (in CI its kernels on
+    the emulator): the same speakers and turns as the CPU, within a frame."""
+    audio, reference = two_speakers
+    seg, emb = test_diarization_models()
+    with Diarizer(seg, emb, runtime=runtimes[device]) as on_device:
+        result = on_device(audio)
+    cpu = diarizer(audio)
+    assert result.speakers == cpu.speakers
+    assert len(result.turns) == len(cpu.turns)
+    for ours, theirs in zip(result.turns, cpu.turns):
+        assert ours.speaker == theirs.speaker
+        assert abs(ours.start - theirs.start) <= 0.017 and abs(ours.end - theirs.end) <= 0.017
+    assert diarization_error_rate(reference, result.turns, collar=0.0).der <= 0.10
+    np.testing.assert_allclose(result.embeddings, cpu.embeddings, atol=2e-3)
+
+
 @pytest.mark.parametrize("num_speakers", [None, 2])
 def test_stereo_channels_are_the_truth(diarizer, stereo, num_speakers):
     mono, reference = stereo

@@ -26,9 +26,10 @@ OPTION_SETS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def vad():
-    with SileroVad(default_model_path()) as model:
+@pytest.fixture(scope="module", params=["cpu", "cuda", "cuda-emulated"])
+def vad(request, runtimes):
+    """The model on each device: the GPU code gives the same timestamps."""
+    with SileroVad(default_model_path(), runtimes[request.param]) as model:
         yield model
 
 

@@ -150,6 +150,13 @@ static sw_status cpu_matmul(sw_backend *be, const sw_tensor *a, const sw_tensor 
 {
     int m = (int)a->shape[0], k = (int)a->shape[1];
     int n = (int)c->shape[1];
+    if (k == 0) {
+        /* an empty sum: c = beta * c (the few-rows and sgemv paths skip it) */
+        float *cd = c->data;
+        for (size_t i = 0; i < (size_t)m * (size_t)n; i++)
+            cd[i] = beta == 0.0f ? 0.0f : beta * cd[i];
+        return SW_OK;
+    }
     par_sgemm(be, trans_b, m, n, k, alpha, a->data, k, b->data, (int)b->shape[1], beta, c->data, n);
     return SW_OK;
 }

@@ -14,9 +14,11 @@ typedef struct sw_device_options {
 
 sw_device_options sw_device_default_options(void);
 
-/* Opens the backend the options ask for. With "auto", a CUDA failure is not an
- * error: the CPU backend is returned and `fallback_reason` (at least 256 bytes,
- * may be NULL) says why. With "cuda", the failure is SW_ERR_DEVICE. */
+/* Opens the backend the options ask for. A CUDA backend first passes the
+ * self-check (selfcheck.h), once per process and GPU, unless the environment
+ * says SAYWHO_GPU_SELF_CHECK=0; failing it is failing to open. With "auto", a CUDA failure is not
+ * an error: the CPU backend is returned and `fallback_reason` (at least 256 bytes, may be NULL)
+ * says why. With "cuda", the failure is SW_ERR_DEVICE. */
 sw_status sw_device_open(const sw_device_options *opt, sw_backend **out, char *fallback_reason,
                          size_t reason_len, sw_error *err);
 

@@ -245,7 +245,7 @@ static void run_all(int threads)
 {
     sw_error err = {SW_OK, ""};
     sw_backend *b = NULL;
-    CHECK(sw_cpu_backend_open(threads, &b, &err) == SW_OK);
+    CHECK(sw_test_backend_open(threads, &b, &err) == SW_OK);
     if (!b)
         return;
     srand(7);

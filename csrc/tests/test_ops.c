@@ -8,6 +8,7 @@
 #include "check.h"
 #include "elementwise_math.h"
 #include "ops.h"
+#include "q8_gemm.h"
 
 static float frand(void)
 {
@@ -188,15 +189,81 @@ static void test_convert(sw_backend *b)
     sw_tensor_free(&back);
 }
 
+/* An empty inner dimension is an empty sum: c = beta * c on every backend
+ * (cuBLAS itself refuses k == 0, so the CUDA backend must not ask it). */
+static void test_matmul_empty_inner(sw_backend *b)
+{
+    sw_error err = {SW_OK, ""};
+    int64_t sa[2] = {3, 0}, sb[2] = {0, 4};
+    sw_tensor a, bm, c = make(b, 3, 4, 1);
+    CHECK(sw_tensor_new(b, SW_F32, 2, sa, &a, &err) == SW_OK);
+    CHECK(sw_tensor_new(b, SW_F32, 2, sb, &bm, &err) == SW_OK);
+    float before[12];
+    memcpy(before, c.data, sizeof before);
+    CHECK(sw_matmul(&a, &bm, &c, 0, 1.0f, 0.5f, &err) == SW_OK);
+    int bad = 0;
+    for (int i = 0; i < 12; i++)
+        bad += ((float *)c.data)[i] != 0.5f * before[i];
+    CHECK(bad == 0);
+    CHECK(sw_matmul(&a, &bm, &c, 0, 1.0f, 0.0f, &err) == SW_OK);
+    for (int i = 0; i < 12; i++)
+        bad += ((float *)c.data)[i] != 0.0f;
+    CHECK(bad == 0);
+    sw_tensor_free(&a);
+    sw_tensor_free(&bm);
+    sw_tensor_free(&c);
+}
+
+/* More rows than a CUDA grid's y dimension holds (65535): the int8 encoder
+ * has batch x 1500 rows. Every row must equal the CPU's int8 arithmetic. */
+static void test_matmul_q8_many_rows(sw_backend *b)
+{
+    sw_error err = {SW_OK, ""};
+    const int m = 65536 + 37, k = 6, n = 3;
+    sw_tensor a = make(b, m, k, 1), c = make(b, m, n, 1);
+    int64_t sw_shape[2] = {n, k}, s_shape[1] = {n};
+    sw_tensor w, ws, wsum;
+    CHECK(sw_tensor_new(b, SW_I8, 2, sw_shape, &w, &err) == SW_OK);
+    CHECK(sw_tensor_new(b, SW_F32, 1, s_shape, &ws, &err) == SW_OK);
+    CHECK(sw_tensor_new(b, SW_I32, 1, s_shape, &wsum, &err) == SW_OK);
+    float wf[3 * 6];
+    for (int i = 0; i < n * k; i++)
+        wf[i] = frand();
+    sw_q8_quantize_rows(wf, n, k, k, w.data, ws.data);
+    sw_q8_row_sums(w.data, n, k, wsum.data);
+    float *want = malloc(sizeof(float) * (size_t)m * n);
+    int8_t *qa = malloc((size_t)m * k);
+    float *sa = malloc(sizeof(float) * (size_t)m);
+    CHECK(want && qa && sa);
+    if (want && qa && sa) {
+        memcpy(want, c.data, sizeof(float) * (size_t)m * n);
+        sw_q8_quantize_rows(a.data, m, k, k, qa, sa);
+        sw_q8_gemm_nt_scalar(m, 0, n, k, qa, sa, w.data, ws.data, 1.0f, want, n);
+        CHECK(sw_matmul_q8(&a, &w, &ws, &wsum, &c, 1.0f, &err) == SW_OK);
+        long bad = 0;
+        for (long i = 0; i < (long)m * n; i++)
+            bad += ((float *)c.data)[i] != want[i];
+        CHECK(bad == 0);
+    }
+    free(want);
+    free(qa);
+    free(sa);
+    sw_tensor *all[] = {&a, &c, &w, &ws, &wsum};
+    for (int i = 0; i < 5; i++)
+        sw_tensor_free(all[i]);
+}
+
 int main(void)
 {
     sw_error err = {SW_OK, ""};
     sw_backend *b = NULL;
-    CHECK(sw_cpu_backend_open(0, &b, &err) == SW_OK);
+    CHECK(sw_test_backend_open(0, &b, &err) == SW_OK);
     if (!b)
         return sw_check_summary("test_ops");
     srand(1);
     test_matmul(b);
+    test_matmul_empty_inner(b);
+    test_matmul_q8_many_rows(b);
     test_elementwise(b);
     test_convert(b);
     test_half_conversions();

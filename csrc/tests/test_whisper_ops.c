@@ -192,11 +192,46 @@ static void test_attention(sw_backend *b, int64_t tq, int64_t causal, int with_p
         sw_tensor_free(all[i]);
 }
 
+/* Keys up to a block's 48 KiB of shared memory on the GPU, counting the
+ * kernel's static scratch: the longest that fits is right, one more is a
+ * clear argument error there (never a failed launch); the CPU takes both. */
+static void test_attention_shared_limit(sw_backend *b)
+{
+    sw_error err = {SW_OK, ""};
+    const int64_t d = 64, fits = 12288 - 64 - 32, tkv = fits + 32;
+    int64_t qs[3] = {1, 1, d}, ks[3] = {1, tkv, d};
+    sw_tensor q = make(b, 3, qs, 1), k = make(b, 3, ks, 1), v = make(b, 3, ks, 1);
+    sw_tensor out = make(b, 3, qs, 0);
+    sw_attention_params p = {1, fits, -1, 0.125f};
+    CHECK(sw_attention(&q, &k, &v, &p, &out, NULL, &err) == SW_OK);
+    double *ref = malloc(sizeof(double) * 64), *rp = malloc(sizeof(double) * (size_t)tkv);
+    CHECK(ref && rp);
+    if (ref && rp) {
+        ref_attention(q.data, k.data, v.data, 1, d, tkv, 1, fits, -1, p.scale, 0, 0, 0, 0, ref, rp);
+        double worst = 0.0;
+        for (int c = 0; c < d; c++)
+            worst = fmax(worst, fabs(ref[c] - ((float *)out.data)[c]));
+        CHECK_NEAR(worst, 0.0, 2e-6);
+    }
+    p.kv_len = fits + 32; /* the dynamic part alone is 48 KiB */
+    sw_status st = sw_attention(&q, &k, &v, &p, &out, NULL, &err);
+    if (b->kind == SW_DEVICE_CUDA)
+        CHECK(st == SW_ERR_ARG && strstr(err.msg, "48 KiB") != NULL);
+    else
+        CHECK(st == SW_OK);
+    sw_error_clear(&err);
+    free(ref);
+    free(rp);
+    sw_tensor *all[] = {&q, &k, &v, &out};
+    for (int i = 0; i < 4; i++)
+        sw_tensor_free(all[i]);
+}
+
 int main(void)
 {
     sw_error err = {SW_OK, ""};
     sw_backend *b = NULL;
-    CHECK(sw_cpu_backend_open(2, &b, &err) == SW_OK);
+    CHECK(sw_test_backend_open(2, &b, &err) == SW_OK);
     if (!b)
         return sw_check_summary("test_whisper_ops");
     srand(7);
@@ -208,6 +243,7 @@ int main(void)
     test_attention(b, 3, 5, 1);   /* a prompt over a cache, causal, weights kept */
     test_attention(b, 20, -1, 0); /* the encoder: sgemm path */
     test_attention(b, 20, 0, 1);  /* a long prompt: sgemm path, causal, weights kept */
+    test_attention_shared_limit(b);
     CHECK(b->memory(b).allocated == 0);
     b->destroy(b);
     return sw_check_summary("test_whisper_ops");

@@ -15,8 +15,25 @@ log = logging.getLogger("saywho")
 
 
 def cuda_library_path() -> str | None:
-    """The CUDA backend shipped beside the extension, or None in a CPU-only build."""
+    """The CUDA backend shipped beside the extension, or None in a CPU-only build.
+
+    With SAYWHO_CUDA_EMULATE=1 it is the CPU emulator's build of the same
+    sources, so "cuda" and "auto" run the GPU code on the CPU (CI does).
+    """
+    if os.environ.get("SAYWHO_CUDA_EMULATE", "0") not in ("", "0"):
+        return emulator_library_path()
     path = Path(_core.__file__).resolve().parent / "libsaywho_cuda.so"
+    return str(path) if path.exists() else None
+
+
+def emulator_library_path() -> str | None:
+    """libsaywho_cuda_emu.so: the CUDA backend's kernels built for the CPU
+    (docs/cuda_emulator.md). SAYWHO_CUDA_EMULATOR_LIBRARY names another build
+    of it, such as the AddressSanitizer one."""
+    env = os.environ.get("SAYWHO_CUDA_EMULATOR_LIBRARY")
+    if env:
+        return env
+    path = Path(_core.__file__).resolve().parent / "libsaywho_cuda_emu.so"
     return str(path) if path.exists() else None
 
 
@@ -43,16 +60,29 @@ def cublas_search_path() -> str:
 def validate_device(device: str) -> str:
     if not isinstance(device, str):
         raise _core.OptionError(f"device must be a string such as 'auto', not {device!r}")
-    if not re.fullmatch(r"auto|cpu|cuda(:[0-9]{1,4})?", device):
+    if not re.fullmatch(r"auto|cpu|cuda(:[0-9]{1,4})?|cuda-emulated", device):
         raise _core.OptionError(
-            f"device must be one of 'auto', 'cpu', 'cuda', 'cuda:N', not {device!r}"
+            f"device must be one of 'auto', 'cpu', 'cuda', 'cuda:N', 'cuda-emulated', not {device!r}"
         )
     return device
 
 
 def open_runtime(device: str = "auto", threads: int = 0) -> _core.Runtime:
-    """Opens the backend; for "auto" it logs one line when it falls back to the CPU."""
+    """Opens the backend; for "auto" it logs one line when it falls back to the CPU.
+
+    A GPU first passes a self-check (every kernel once against the CPU, once per
+    process); SAYWHO_GPU_SELF_CHECK=0 skips it for users who know their GPU.
+    """
     validate_device(device)
+    if device == "cuda-emulated":
+        # the GPU code on the CPU, through the same loader and table as a GPU
+        emulator = emulator_library_path()
+        if emulator is None:
+            raise _core.DeviceError(
+                "device 'cuda-emulated' cannot be used: this saywho was built without "
+                "libsaywho_cuda_emu.so (SAYWHO_CUDA_EMULATOR=OFF)"
+            )
+        return _core.Runtime(device="cuda", cuda_library=emulator, threads=threads)
     library = cuda_library_path()
     if device != "cpu":
         os.environ["SAYWHO_CUBLAS_PATH"] = cublas_search_path()
@@ -63,6 +93,16 @@ def open_runtime(device: str = "auto", threads: int = 0) -> _core.Runtime:
             log.info("saywho runs on the CPU: %s", reason)
             return _core.Runtime(device="cpu", threads=threads)
     runtime = _core.Runtime(device=device, cuda_library=library, threads=threads)
-    if runtime.fallback_reason:
-        log.info("saywho runs on the CPU: %s", runtime.fallback_reason)
+    reason = runtime.fallback_reason
+    if reason:
+        # A machine with a GPU that saywho does not use (an old driver, a failed
+        # self-check) is told where a notebook shows it; one without a GPU
+        # only at INFO, since there is nothing to do about it.
+        seen = gpu_present() or "self-check" in reason
+        log.log(logging.WARNING if seen else logging.INFO, "saywho runs on the CPU: %s", reason)
     return runtime
+
+
+def gpu_present() -> bool:
+    """Whether the NVIDIA driver shows a GPU device node (/dev/nvidia0 ...)."""
+    return bool(glob.glob("/dev/nvidia[0-9]*"))

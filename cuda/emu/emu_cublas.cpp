@@ -1,0 +1,180 @@
+/* cuBLAS for the emulated backend: the table sw_cublas_load() returns in the
+ * real build, served by OpenBLAS. Each call first applies cuBLAS's own
+ * argument checks (the ones its documentation lists for CUBLAS_STATUS_
+ * INVALID_VALUE), so a call the real library would refuse is refused here. */
+#include <cblas.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cublas_loader.h"
+#include "emu_internal.h"
+#include "elementwise_math.h"
+
+/* what a cublasHandle_t points to here */
+struct sw_cublas_ctx {
+    int magic;
+    sw_cublas_stream stream;
+};
+
+namespace
+{
+
+enum { NOT_INITIALIZED = 1, ALLOC_FAILED = 3, INVALID_VALUE = 7, NOT_SUPPORTED = 15 };
+enum { R_32F = 0, R_16F = 2, R_16BF = 14, COMPUTE_32F = 68, COMPUTE_32F_FAST_16F = 74 };
+
+const int kMagic = 0xb1a5;
+
+int valid(sw_cublas_handle h)
+{
+    return h && h->magic == kMagic;
+}
+
+int create(sw_cublas_handle *h)
+{
+    if (!h)
+        return INVALID_VALUE;
+    *h = (sw_cublas_handle)calloc(1, sizeof(sw_cublas_ctx));
+    if (!*h)
+        return ALLOC_FAILED;
+    (*h)->magic = kMagic;
+    return 0;
+}
+
+int destroy(sw_cublas_handle h)
+{
+    if (!valid(h))
+        return NOT_INITIALIZED;
+    h->magic = 0;
+    free(h);
+    return 0;
+}
+
+int set_stream(sw_cublas_handle h, sw_cublas_stream s)
+{
+    if (!valid(h))
+        return NOT_INITIALIZED;
+    h->stream = s;
+    return 0;
+}
+
+int imax1(int v)
+{
+    return v > 1 ? v : 1;
+}
+
+/* cublas<t>gemm's checks, in its terms (column-major op(A) m x k, op(B) k x n). */
+int check_gemm(sw_cublas_handle h, int ta, int tb, int m, int n, int k, int lda, int ldb, int ldc)
+{
+    if (!valid(h))
+        return NOT_INITIALIZED;
+    if (ta < 0 || ta > 2 || tb < 0 || tb > 2 || m < 0 || n < 0 || k < 0)
+        return INVALID_VALUE;
+    if (lda < imax1(ta == SW_CUBLAS_OP_N ? m : k) || ldb < imax1(tb == SW_CUBLAS_OP_N ? k : n) ||
+        ldc < imax1(m))
+        return INVALID_VALUE;
+    return 0;
+}
+
+CBLAS_TRANSPOSE op(int t)
+{
+    return t == SW_CUBLAS_OP_N ? CblasNoTrans : CblasTrans;
+}
+
+int sgemm(sw_cublas_handle h, int ta, int tb, int m, int n, int k, const float *alpha,
+          const float *a, int lda, const float *b, int ldb, const float *beta, float *c, int ldc)
+{
+    int st = check_gemm(h, ta, tb, m, n, k, lda, ldb, ldc);
+    if (st)
+        return st;
+    if (!alpha || !beta)
+        return INVALID_VALUE;
+    if (m == 0 || n == 0 || sw_emu_broken("sgemm"))
+        return 0;
+    if (*beta == 0.0f) /* cuBLAS does not read C then: NaN in it must not matter */
+        for (int j = 0; j < n; j++)
+            memset(c + (size_t)j * ldc, 0, sizeof(float) * (size_t)m);
+    cblas_sgemm(CblasColMajor, op(ta), op(tb), m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc);
+    return 0;
+}
+
+/* A column-major rows x cols block of type `type` as float. */
+float *widen(const void *p, int type, int rows, int cols, int ld)
+{
+    float *out = (float *)malloc(sizeof(float) * (size_t)imax1(rows) * (size_t)imax1(cols));
+    if (!out)
+        return NULL;
+    for (int j = 0; j < cols; j++)
+        for (int i = 0; i < rows; i++) {
+            size_t at = (size_t)j * ld + i;
+            float v = type == R_32F   ? ((const float *)p)[at]
+                      : type == R_16F ? sw_f16_to_f32(((const uint16_t *)p)[at])
+                                      : sw_bf16_to_f32(((const uint16_t *)p)[at]);
+            out[(size_t)j * rows + i] = v;
+        }
+    return out;
+}
+
+int gemm_ex(sw_cublas_handle h, int ta, int tb, int m, int n, int k, const void *alpha,
+            const void *a, int atype, int lda, const void *b, int btype, int ldb, const void *beta,
+            void *c, int ctype, int ldc, int compute, int algo)
+{
+    (void)algo;
+    int st = check_gemm(h, ta, tb, m, n, k, lda, ldb, ldc);
+    if (st)
+        return st;
+    int types_ok = (atype == R_32F || atype == R_16F || atype == R_16BF) && btype == atype &&
+                   (ctype == R_32F || ctype == atype);
+    if (!types_ok || (compute != COMPUTE_32F && compute != COMPUTE_32F_FAST_16F))
+        return NOT_SUPPORTED;
+    if (!alpha || !beta)
+        return INVALID_VALUE;
+    if (m == 0 || n == 0)
+        return 0;
+    int ar = ta == SW_CUBLAS_OP_N ? m : k, ac = ta == SW_CUBLAS_OP_N ? k : m;
+    int br = tb == SW_CUBLAS_OP_N ? k : n, bc = tb == SW_CUBLAS_OP_N ? n : k;
+    float *fa = widen(a, atype, ar, ac, lda), *fb = widen(b, btype, br, bc, ldb);
+    float *fc = ctype == R_32F ? (float *)c : widen(c, ctype, m, n, ldc);
+    int fldc = ctype == R_32F ? ldc : m;
+    st = fa && fb && fc ? 0 : ALLOC_FAILED;
+    if (!st)
+        st = sgemm(h, ta, tb, m, n, k, (const float *)alpha, fa, imax1(ar), fb, imax1(br),
+                   (const float *)beta, fc, fldc);
+    if (!st && ctype != R_32F)
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < m; i++) {
+                float v = fc[(size_t)j * m + i];
+                ((uint16_t *)c)[(size_t)j * ldc + i] =
+                    ctype == R_16F ? sw_f32_to_f16(v) : sw_f32_to_bf16(v);
+            }
+    free(fa);
+    free(fb);
+    if (ctype != R_32F)
+        free(fc);
+    return st;
+}
+
+int get_version(sw_cublas_handle h, int *version)
+{
+    if (!valid(h))
+        return NOT_INITIALIZED;
+    *version = 130000;
+    return 0;
+}
+
+const sw_cublas_api emulated = {
+    create,
+    destroy,
+    set_stream,
+    sgemm,
+    gemm_ex,
+    get_version,
+    "OpenBLAS (saywho's cuBLAS emulation)",
+};
+
+} // namespace
+
+const sw_cublas_api *sw_cublas_load(sw_error *err)
+{
+    (void)err;
+    return &emulated;
+}

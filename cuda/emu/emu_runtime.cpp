@@ -1,0 +1,372 @@
+/* The CUDA runtime calls of the backend, on the host. Device memory is
+ * malloc'd at exactly the size asked (so AddressSanitizer reports a kernel
+ * that reads one element past a buffer) and filled with NaN bytes (so a
+ * kernel that reads what nobody wrote gives NaN, as uninitialised GPU memory
+ * often does not). Streams and events are in program order: a launch has
+ * finished when it returns. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <set>
+#include <string>
+
+#include "emu_internal.h"
+
+namespace
+{
+
+pthread_mutex_t error_lock = PTHREAD_MUTEX_INITIALIZER;
+cudaError_t last_error = cudaSuccess;
+char last_message[700];
+char reported_message[700]; /* the account of the error cudaGetLastError last returned */
+cudaError_t reported_error = cudaSuccess;
+
+pthread_mutex_t memory_lock = PTHREAD_MUTEX_INITIALIZER;
+size_t exact_hint; /* see sw_emu_expect_alloc */
+
+struct CUstreamish {
+    int magic;
+};
+
+size_t host_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)8 << 30;
+}
+
+/* SAYWHO_CUDA_EMU_COVERAGE=file: every distinct (kernel, grid, block, shared
+ * bytes) of the process is appended to the file at exit, for the report of
+ * which kernels and launch configurations the tests ran. */
+pthread_mutex_t coverage_lock = PTHREAD_MUTEX_INITIALIZER;
+std::set<std::string> *coverage;
+
+void write_coverage(void)
+{
+    const char *path = getenv("SAYWHO_CUDA_EMU_COVERAGE");
+    FILE *f = path && coverage ? fopen(path, "a") : NULL;
+    if (!f)
+        return;
+    for (const std::string &line : *coverage)
+        fprintf(f, "%s\n", line.c_str());
+    fclose(f);
+}
+
+} // namespace
+
+void sw_emu_set_error(cudaError_t e, const char *fmt, ...)
+{
+    pthread_mutex_lock(&error_lock);
+    last_error = e;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_message, sizeof last_message, fmt, ap);
+    va_end(ap);
+    pthread_mutex_unlock(&error_lock);
+}
+
+void sw_emu_count_launch(const char *kernel, dim3 grid, dim3 block, size_t shared)
+{
+    static int enabled = -1;
+    if (enabled < 0)
+        enabled = getenv("SAYWHO_CUDA_EMU_COVERAGE") != NULL;
+    if (!enabled)
+        return;
+    char line[256];
+    snprintf(line, sizeof line, "%s\tgrid %u,%u,%u\tblock %u,%u,%u\tshared %zu", kernel, grid.x,
+             grid.y, grid.z, block.x, block.y, block.z, shared);
+    pthread_mutex_lock(&coverage_lock);
+    if (!coverage) {
+        coverage = new std::set<std::string>();
+        atexit(write_coverage);
+    }
+    coverage->insert(line);
+    pthread_mutex_unlock(&coverage_lock);
+}
+
+/* The backend's pool asks for its size class; the exact size it was given
+ * comes first through this hint, so the buffer ends where the tensor does. */
+extern "C" __attribute__((visibility("hidden"))) void sw_emu_expect_alloc(size_t bytes)
+{
+    pthread_mutex_lock(&memory_lock);
+    exact_hint = bytes;
+    pthread_mutex_unlock(&memory_lock);
+}
+
+cudaError_t sw_emu_malloc(void **ptr, size_t bytes)
+{
+    pthread_mutex_lock(&memory_lock);
+    if (exact_hint && exact_hint <= bytes)
+        bytes = exact_hint;
+    exact_hint = 0;
+    pthread_mutex_unlock(&memory_lock);
+    void *p = NULL;
+    /* 256 bytes, as cudaMalloc aligns; the size itself is not rounded up. */
+    if (posix_memalign(&p, 256, bytes ? bytes : 1) != 0) {
+        *ptr = NULL;
+        sw_emu_set_error(cudaErrorMemoryAllocation, "out of memory (%zu bytes)", bytes);
+        return cudaErrorMemoryAllocation;
+    }
+    memset(p, 0xff, bytes);
+    *ptr = p;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFree(void *ptr)
+{
+    free(ptr);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
+{
+    (void)kind;
+    if (bytes)
+        memmove(dst, src, bytes);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t stream)
+{
+    (void)stream;
+    return cudaMemcpy(dst, src, bytes, kind);
+}
+
+cudaError_t cudaMemset(void *dst, int value, size_t bytes)
+{
+    memset(dst, value, bytes);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes, cudaStream_t stream)
+{
+    (void)stream;
+    return cudaMemset(dst, value, bytes);
+}
+
+cudaError_t cudaGetDeviceCount(int *count)
+{
+    *count = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device)
+{
+    if (device != 0) {
+        sw_emu_set_error(cudaErrorInvalidDevice, "the emulator has one device, 0");
+        return cudaErrorInvalidDevice;
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int *device)
+{
+    *device = 0;
+    return cudaSuccess;
+}
+
+/* A T4's limits (sm_75): the oldest GPU saywho supports, with the least
+ * shared memory and registers per block, so a launch that fits here fits
+ * every supported GPU. Two multiprocessors keep grid-stride loops short. */
+#define EMU_SMS 2
+
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device)
+{
+    if (device != 0)
+        return cudaErrorInvalidDevice;
+    switch (attr) {
+    case cudaDevAttrMaxThreadsPerBlock: *value = 1024; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *value = 48 << 10; break;
+    case cudaDevAttrWarpSize: *value = 32; break;
+    case cudaDevAttrMultiProcessorCount: *value = EMU_SMS; break;
+    case cudaDevAttrComputeCapabilityMajor: *value = 7; break;
+    case cudaDevAttrComputeCapabilityMinor: *value = 5; break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device)
+{
+    if (device != 0)
+        return cudaErrorInvalidDevice;
+    memset(prop, 0, sizeof *prop);
+    snprintf(prop->name, sizeof prop->name, "saywho CUDA emulator (CPU, sm_75 limits)");
+    prop->totalGlobalMem = host_memory();
+    prop->sharedMemPerBlock = 48 << 10;
+    prop->regsPerBlock = 65536;
+    prop->warpSize = 32;
+    prop->maxThreadsPerBlock = 1024;
+    prop->maxThreadsDim[0] = prop->maxThreadsDim[1] = 1024;
+    prop->maxThreadsDim[2] = 64;
+    prop->maxGridSize[0] = 0x7fffffff;
+    prop->maxGridSize[1] = prop->maxGridSize[2] = 65535;
+    prop->major = 7;
+    prop->minor = 5;
+    prop->multiProcessorCount = EMU_SMS;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
+{
+    size_t total = host_memory();
+    long avail = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    *total_bytes = total;
+    *free_bytes = avail > 0 && page > 0 ? (size_t)avail * (size_t)page : total / 2;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDriverGetVersion(int *version)
+{
+    *version = 13000;
+    return cudaSuccess;
+}
+
+cudaError_t cudaRuntimeGetVersion(int *version)
+{
+    *version = 13000;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize(void)
+{
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t *stream)
+{
+    return cudaStreamCreateWithFlags(stream, cudaStreamDefault);
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags)
+{
+    (void)flags;
+    CUstreamish *s = (CUstreamish *)malloc(sizeof *s);
+    if (!s)
+        return cudaErrorMemoryAllocation;
+    s->magic = 0x5717ea;
+    *stream = (cudaStream_t)(void *)s;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t stream)
+{
+    free((void *)stream);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
+    (void)stream;
+    return cudaSuccess;
+}
+
+struct CUevent_st {
+    struct timespec at;
+};
+
+cudaError_t cudaEventCreate(cudaEvent_t *event)
+{
+    return cudaEventCreateWithFlags(event, cudaEventDefault);
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags)
+{
+    (void)flags;
+    *event = (cudaEvent_t)calloc(1, sizeof(CUevent_st));
+    return *event ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+    (void)stream;
+    clock_gettime(CLOCK_MONOTONIC, &event->at);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event)
+{
+    (void)event;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+    *ms = (float)((end->at.tv_sec - start->at.tv_sec) * 1e3 +
+                  (end->at.tv_nsec - start->at.tv_nsec) / 1e6);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t event)
+{
+    free(event);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags)
+{
+    (void)stream;
+    (void)event;
+    (void)flags;
+    return cudaSuccess;
+}
+
+cudaError_t cudaPeekAtLastError(void)
+{
+    pthread_mutex_lock(&error_lock);
+    cudaError_t e = last_error;
+    pthread_mutex_unlock(&error_lock);
+    return e;
+}
+
+cudaError_t cudaGetLastError(void)
+{
+    pthread_mutex_lock(&error_lock);
+    cudaError_t e = last_error;
+    if (e != cudaSuccess) {
+        reported_error = e;
+        memcpy(reported_message, last_message, sizeof reported_message);
+    }
+    last_error = cudaSuccess;
+    pthread_mutex_unlock(&error_lock);
+    return e;
+}
+
+const char *cudaGetErrorName(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+    case cudaErrorLaunchOutOfResources: return "cudaErrorLaunchOutOfResources";
+    case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+    case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
+    default: return "cudaError";
+    }
+}
+
+const char *cudaGetErrorString(cudaError_t e)
+{
+    const char *msg = NULL;
+    pthread_mutex_lock(&error_lock);
+    if (e == reported_error && reported_message[0])
+        msg = reported_message;
+    pthread_mutex_unlock(&error_lock);
+    if (msg)
+        return msg;
+    switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorLaunchFailure: return "unspecified launch failure";
+    default: return "emulated CUDA error";
+    }
+}

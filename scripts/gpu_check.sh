@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The first machine with a GPU runs this, one command (issue 13):
+#   1. the device opens and passes saywho's self-check (every kernel against the CPU)
+#   2. the op-parity tests on the device
+#   3. the model goldens on the device (Whisper tokens, word timestamps, VAD, diarization)
+#   4. the memory test: close() gives every device byte back
+#   5. the speed table against faster-whisper (bench/bench_gpu.py)
+#
+#   bash scripts/gpu_check.sh [--model base] [--minutes 2]   # on a GPU
+#   bash scripts/gpu_check.sh --emulated                      # the dry run, CI
+#
+# Without a GPU (nvidia-smi finds none), or with --emulated, it is a dry run on
+# the CPU emulator of the CUDA kernels (device="cuda-emulated"): the same
+# steps, on tiny.en and 11 s of speech, with the goldens that pytest already
+# runs on the emulator left to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=gpu model=base minutes=2
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --emulated) mode=emulated ;;
+    --model) model=$2; shift ;;
+    --minutes) minutes=$2; shift ;;
+    *) echo "usage: $0 [--emulated] [--model NAME] [--minutes M]" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [[ $mode == gpu ]] && ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "gpu_check: no GPU answers nvidia-smi here; running the dry run on the emulator"
+  mode=emulated
+fi
+# the test weights of this checkout (scripts/fetch_test_weights.sh), as in tests/conftest.py
+export SAYWHO_TEST_WEIGHTS="${SAYWHO_TEST_WEIGHTS:-$PWD/.cache/test-weights}"
+python3 -c "import saywho" 2>/dev/null || { echo "gpu_check: install saywho first (bash scripts/build.sh)" >&2; exit 1; }
+
+if [[ $mode == gpu ]]; then
+  device=cuda select="cuda and not emulated" compute="float16 int8_float16 float32 int8"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  export SAYWHO_CUDA_SYNC=1 # tests only: a kernel fault names its own launch
+else
+  device=cuda-emulated select="emulated" compute="int8" model=tiny.en minutes=0.1
+fi
+
+echo "== 1. open $device and pass the self-check"
+python3 - "$device" <<'PY'
+import sys, time
+import saywho
+t0 = time.perf_counter()
+with saywho.Pipeline(device=sys.argv[1], log_memory=False) as p:
+    assert p.device == "cuda", f"runs on {p.device}: {p.fallback_reason}"
+    print(f"{p.device_name}: opened and self-checked in {time.perf_counter() - t0:.2f} s")
+PY
+
+echo "== 2. op parity on $device"
+python3 -m pytest -q -p no:cacheprovider tests/test_backend_ops.py -k "$select"
+
+echo "== 3. model goldens on $device"
+if [[ $mode == gpu ]]; then
+  python3 -m pytest -q -p no:cacheprovider tests/test_transcribe.py tests/test_word_timestamps.py \
+    tests/test_vad.py tests/test_diarization.py -k "$select"
+else
+  echo "(the emulated goldens run in pytest: -k cuda-emulated; here the VAD ones only)"
+  python3 -m pytest -q -p no:cacheprovider tests/test_vad.py -k "$select and timestamps and options0"
+fi
+
+echo "== 4. memory: every byte back after close()"
+unset SAYWHO_CUDA_SYNC
+python3 - "$device" "$mode" <<'PY'
+import sys
+import saywho
+from saywho.device import open_runtime
+from saywho.models.test_weights import test_model_dir
+device, mode = sys.argv[1:]
+watch = open_runtime(device)  # holds the CUDA context, so the baseline includes it
+before = watch.memory()["free"]
+audio = saywho.load_audio("../shared/data/jfk.wav")[: 16000 * 4]
+for _ in range(2 if mode == "gpu" else 1):  # the emulator: one round is slow enough
+    with saywho.Pipeline(model=test_model_dir("tiny.en"), device=device, log_memory=False) as p:
+        p.transcribe(audio, beam_size=1)
+        held = p.memory().allocated
+    after = p.memory()
+    assert after.reserved == 0 and after.allocated == 0, after
+after_free = watch.memory()["free"]
+watch.close()
+print(f"pools: {held / 2**20:.1f} MiB held while open, 0 after close")
+mib = (before - after_free) / 2**20
+if mode == "gpu":
+    assert abs(mib) < 8, f"the GPU's free memory is {mib:.1f} MiB lower after close"
+    print(f"device free memory back to its baseline (difference {mib:.1f} MiB)")
+else:
+    print("device free memory: the emulator's is the host's, not checked")
+PY
+
+echo "== 5. speed (x realtime) against faster-whisper"
+python3 bench/bench_gpu.py --device "$device" --model "$model" --minutes "$minutes" \
+  --compute $compute $([[ $mode == emulated ]] && echo --quick)
+echo "gpu_check ($mode): done"
