@@ -213,9 +213,12 @@ static sw_status open_device(sw_cuda *c, int device_index, sw_error *err)
         e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_index);
     if (e != cudaSuccess)
         return sw_cuda_fail(err, e, "cannot open the GPU");
-    if (major < 7)
+    /* Pascal (P100, Kaggle) runs where the build has code for it (the
+     * portable wheel's CUDA 12.4 does; CUDA 13 has none): the test kernel
+     * launched below says so otherwise */
+    if (major < 6)
         return sw_fail(err, SW_ERR_DEVICE,
-                       "GPU %d has compute capability %d.x; saywho needs 7.5 (T4, Turing) or "
+                       "GPU %d has compute capability %d.x; saywho needs 6.0 (P100, Pascal) or "
                        "newer, use device=\"cpu\"",
                        device_index, major);
     c->max_grid = sms * 16;

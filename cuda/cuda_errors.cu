@@ -2,14 +2,24 @@
 
 #include "cuda_internal.h"
 
+/* The driver a build needs follows the CUDA that built it: the portable
+ * wheel's CUDA 12.4 runs on any CUDA 12 driver, a CUDA 13 build needs 580. */
+#if CUDART_VERSION >= 13000
+#define DRIVER_HINT                                                                                \
+    "The NVIDIA driver is missing or older than CUDA 13.0, which this saywho build needs: "        \
+    "install driver 580 or newer, or use device=\"cpu\""
+#else
+#define DRIVER_HINT                                                                                \
+    "The NVIDIA driver is missing or older than CUDA 12, which this saywho build needs: "          \
+    "install driver 525 or newer, or use device=\"cpu\""
+#endif
+
 /* cudaGetErrorString says what CUDA saw; the user also needs to hear what to
  * do about it, in the words of someone running a notebook. */
 static const char *hint(cudaError_t e)
 {
     switch (e) {
-    case cudaErrorInsufficientDriver:
-        return "The NVIDIA driver is missing or older than CUDA 13.0, which this saywho "
-               "build needs: install driver 580 or newer, or use device=\"cpu\"";
+    case cudaErrorInsufficientDriver: return DRIVER_HINT;
     case cudaErrorNoDevice:
         return "No NVIDIA GPU is visible: check nvidia-smi, CUDA_VISIBLE_DEVICES, or in "
                "Colab choose a GPU runtime; device=\"cpu\" works without one";
@@ -18,7 +28,7 @@ static const char *hint(cudaError_t e)
                "the NVIDIA driver or take the stubs folder out of LD_LIBRARY_PATH";
     case cudaErrorNoKernelImageForDevice:
         return "This GPU's architecture has no code in libsaywho_cuda.so (built for "
-               "sm_75 to sm_120): it is too old, or saywho needs a rebuild for it";
+               "sm_75 and newer): it is too old, or saywho needs a rebuild for it";
     case cudaErrorUnsupportedPtxVersion:
         return "The driver is older than the CUDA used to build saywho and cannot "
                "compile its PTX for this GPU: update the NVIDIA driver";

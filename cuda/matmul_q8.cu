@@ -51,7 +51,13 @@ __global__ void gemm_q8(int m, int n, int k, const int8_t *qa, const float *sa, 
                      (a_row[i + 3] & 0xff) << 24;
             int wv = (w_row[i] & 0xff) | (w_row[i + 1] & 0xff) << 8 | (w_row[i + 2] & 0xff) << 16 |
                      (w_row[i + 3] & 0xff) << 24;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 610
+            /* Pascal's P100 (sm_60) has no dp4a: the same exact int32 sum */
+            for (int b = 0; b < 32; b += 8)
+                acc += (int)(int8_t)(av >> b) * (int)(int8_t)(wv >> b);
+#else
             acc = __dp4a(av, wv, acc);
+#endif
         }
         for (; i < k; i++)
             acc += (int)a_row[i] * (int)w_row[i];

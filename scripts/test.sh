@@ -5,12 +5,14 @@
 #   3. the C tests again under AddressSanitizer and UndefinedBehaviorSanitizer,
 #      with the CUDA kernels' op tests on the emulator (also in reverse thread
 #      order)
-#   4. the wheel is built and installed, then pytest (the GPU goldens run on
+#   4. the portable manylinux wheel (wheels/build_wheel.sh, cached by input
+#      hash); tests/test_wheel.py checks it
+#   5. the wheel is built and installed, then pytest (the GPU goldens run on
 #      the emulator: device="cuda-emulated", docs/cuda_emulator.md)
-#   5. the Whisper goldens again with saywho's kernels forced to the x86-64
+#   6. the Whisper goldens again with saywho's kernels forced to the x86-64
 #      baseline (no AVX, FMA, AVX-512 or VNNI) and OpenBLAS to its Nehalem
 #      kernels: what a CPU without AVX-512 or AVX2 runs
-#   6. the Python op tests and VAD goldens on the ASan build of the emulator,
+#   7. the Python op tests and VAD goldens on the ASan build of the emulator,
 #      and scripts/gpu_check.sh's dry run
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +35,9 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 # threads in reverse order between barriers: a missing __syncthreads shows
 SAYWHO_CUDA_EMU_REVERSE=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   ctest --test-dir build/asan --output-on-failure -j "$jobs" -R emulated
+
+echo "== Portable wheel (cached by input hash; tests/test_wheel.py checks it)"
+bash wheels/build_wheel.sh
 
 echo "== Python package and tests"
 bash scripts/build.sh

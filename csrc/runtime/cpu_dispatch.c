@@ -14,10 +14,20 @@ sw_cpu_level sw_cpu_level_hardware(void)
         h = SW_CPU_BASELINE;
 #if defined(__x86_64__) && defined(__GNUC__)
         __builtin_cpu_init();
+#if __GNUC__ >= 12 || defined(__clang__)
         if (__builtin_cpu_supports("x86-64-v4"))
             h = SW_CPU_V4;
         else if (__builtin_cpu_supports("x86-64-v3"))
             h = SW_CPU_V3;
+#else /* the features SW_TARGET_V3/V4 compile for (cpu_dispatch.h) */
+        int v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                 __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+                 __builtin_cpu_supports("popcnt");
+        int v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                 __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+                 __builtin_cpu_supports("avx512vl");
+        h = v4 ? SW_CPU_V4 : v3 ? SW_CPU_V3 : SW_CPU_BASELINE;
+#endif
 #endif
         atomic_store(&hardware, h);
     }

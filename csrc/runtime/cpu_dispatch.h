@@ -51,8 +51,18 @@ void sw_cpu_level_force(int level);
  * speed only. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
     !defined(__SANITIZE_ADDRESS__)
-#define SW_TARGET_V4    __attribute__((target("arch=x86-64-v4")))
-#define SW_TARGET_V3    __attribute__((target("arch=x86-64-v3")))
+#if __GNUC__ >= 12
+#define SW_TARGET_V4 __attribute__((target("arch=x86-64-v4")))
+#define SW_TARGET_V3 __attribute__((target("arch=x86-64-v3")))
+#else
+/* GCC 10 and 11 (GCC 10 builds the portable wheel, on Debian bullseye) know
+ * neither the level names here nor in __builtin_cpu_supports: the levels by
+ * the features the kernels use, the same list cpu_dispatch.c checks */
+#define SW_TARGET_V4                                                                               \
+    __attribute__((target(SW_V3_FEATURES ",avx512f,avx512bw,avx512cd,avx512dq,avx512vl")))
+#define SW_TARGET_V3   __attribute__((target(SW_V3_FEATURES)))
+#define SW_V3_FEATURES "avx2,fma,bmi,bmi2,popcnt"
+#endif
 #define SW_MULTIVERSION 1
 #else
 #define SW_TARGET_V4

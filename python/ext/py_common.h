@@ -12,6 +12,7 @@
 #define NO_IMPORT_ARRAY
 #endif
 #include <numpy/arrayobject.h>
+#include <string.h>
 
 #include "status.h"
 
@@ -40,6 +41,24 @@ static inline void swpy_type_free(PyObject *self)
 {
     freefunc free_fn = (freefunc)PyType_GetSlot(Py_TYPE(self), Py_tp_free);
     free_fn(self);
+}
+
+/* Py_NewRef and PyMem_Calloc, which Python 3.9's limited API lacks. */
+static inline PyObject *swpy_new_ref(PyObject *obj)
+{
+    Py_INCREF(obj);
+    return obj;
+}
+
+static inline void *swpy_calloc(size_t n, size_t size)
+{
+    if (size && n > (size_t)PY_SSIZE_T_MAX / size)
+        return NULL;
+    size_t bytes = n * size;
+    void *p = PyMem_Malloc(bytes > 0 ? bytes : 1);
+    if (p)
+        memset(p, 0, bytes);
+    return p;
 }
 
 int swpy_init_audio(PyObject *module);

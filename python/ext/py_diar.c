@@ -56,8 +56,8 @@ static int hold_tensors(PyObject *tensors, held_tensors *h)
         return -1;
     }
     Py_ssize_t count = PyDict_Size(tensors);
-    h->t = PyMem_Calloc((size_t)count + 1, sizeof *h->t);
-    h->refs = PyMem_Calloc(2 * (size_t)count + 1, sizeof *h->refs);
+    h->t = swpy_calloc((size_t)count + 1, sizeof *h->t);
+    h->refs = swpy_calloc(2 * (size_t)count + 1, sizeof *h->refs);
     if (!h->t || !h->refs) {
         PyErr_NoMemory();
         return -1;
@@ -143,7 +143,7 @@ static int seg_init(SegmentationObject *self, PyObject *args, PyObject *kwargs)
         swpy_raise(&err, NULL);
         return -1;
     }
-    self->runtime = Py_NewRef(runtime);
+    self->runtime = swpy_new_ref((PyObject *)runtime);
     self->model = model;
     return 0;
 }
@@ -193,7 +193,7 @@ static PyObject *seg_close(SegmentationObject *self, PyObject *unused)
 
 static PyObject *seg_enter(PyObject *self, PyObject *unused)
 {
-    return Py_NewRef(self);
+    return swpy_new_ref((PyObject *)self);
 }
 
 static PyObject *seg_exit(SegmentationObject *self, PyObject *args)

@@ -410,7 +410,7 @@ static PyObject *runtime_round_trip(RuntimeObject *self, PyObject *args)
 
 static PyObject *runtime_enter(PyObject *self, PyObject *unused)
 {
-    return Py_NewRef(self);
+    return swpy_new_ref((PyObject *)self);
 }
 
 static PyObject *runtime_exit(RuntimeObject *self, PyObject *args)

@@ -72,7 +72,7 @@ static int backend_alive(WhisperModelObject *m)
 
 static void child_link(WhisperModelObject *m, WhisperChild *c)
 {
-    c->owner = (WhisperModelObject *)Py_NewRef((PyObject *)m);
+    c->owner = (WhisperModelObject *)swpy_new_ref((PyObject *)m);
     c->next = m->children;
     c->prev = NULL;
     if (m->children)
@@ -157,7 +157,7 @@ static PyObject *child_close_py(WhisperChild *c, PyObject *unused)
 
 static PyObject *child_enter(PyObject *self, PyObject *unused)
 {
-    return Py_NewRef(self);
+    return swpy_new_ref((PyObject *)self);
 }
 
 static PyObject *child_exit(WhisperChild *c, PyObject *args)
@@ -239,8 +239,8 @@ static int hold_tensors(PyObject *tensors, held_tensors *h)
         return -1;
     }
     Py_ssize_t count = PyDict_Size(tensors);
-    h->t = PyMem_Calloc((size_t)count + 1, sizeof *h->t);
-    h->refs = PyMem_Calloc(2 * (size_t)count + 1, sizeof *h->refs);
+    h->t = swpy_calloc((size_t)count + 1, sizeof *h->t);
+    h->refs = swpy_calloc(2 * (size_t)count + 1, sizeof *h->refs);
     if (!h->t || !h->refs) {
         PyErr_NoMemory();
         return -1;
@@ -342,7 +342,7 @@ static int model_init(WhisperModelObject *self, PyObject *args, PyObject *kwargs
         swpy_raise(&err, NULL);
         return -1;
     }
-    self->runtime = Py_NewRef(runtime);
+    self->runtime = swpy_new_ref((PyObject *)runtime);
     self->model = model;
     self->dims = PyDict_New();
     const int vals[10] = {d.n_mels,        d.n_audio_ctx, d.n_audio_state, d.n_audio_head,
@@ -576,7 +576,7 @@ static PyObject *model_new_state(WhisperModelObject *self, PyObject *args, PyObj
         PyThread_release_lock(rt->lock);
         return NULL;
     }
-    out->audio = (WhisperChild *)Py_NewRef((PyObject *)a);
+    out->audio = (WhisperChild *)swpy_new_ref((PyObject *)a);
     return (PyObject *)out;
 }
 
@@ -827,8 +827,18 @@ static PyGetSetDef audio_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+/* Encoder outputs and decoder states come only from a model's methods
+ * (Py_TPFLAGS_DISALLOW_INSTANTIATION is not in Python 3.9's limited API). */
+static PyObject *child_no_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
+{
+    PyErr_SetString(PyExc_TypeError, "EncoderOutput and DecoderState come from a WhisperModel's "
+                                     "methods; they cannot be created directly");
+    return NULL;
+}
+
 static PyType_Slot audio_slots[] = {
     {Py_tp_doc, "EncoderOutput: the encoded audio and its cross-attention keys and values."},
+    {Py_tp_new, child_no_new},
     {Py_tp_dealloc, child_dealloc},
     {Py_tp_traverse, child_traverse},
     {Py_tp_methods, audio_methods},
@@ -840,7 +850,7 @@ static PyType_Spec audio_spec = {
     "saywho._core.EncoderOutput",
     sizeof(WhisperChild),
     0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     audio_slots,
 };
 
@@ -873,6 +883,7 @@ static PyGetSetDef state_getset[] = {
 
 static PyType_Slot state_slots[] = {
     {Py_tp_doc, "DecoderState: the decoder's KV cache for n_sequences sequences."},
+    {Py_tp_new, child_no_new},
     {Py_tp_dealloc, child_dealloc},
     {Py_tp_traverse, child_traverse},
     {Py_tp_methods, state_methods},
@@ -884,7 +895,7 @@ static PyType_Spec state_spec = {
     "saywho._core.DecoderState",
     sizeof(WhisperChild),
     0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     state_slots,
 };
 
@@ -893,7 +904,7 @@ static int add_type(PyObject *m, PyType_Spec *spec, PyTypeObject **slot)
     PyObject *t = PyType_FromSpec(spec);
     if (!t)
         return -1;
-    *slot = (PyTypeObject *)Py_NewRef(t);
+    *slot = (PyTypeObject *)swpy_new_ref((PyObject *)t);
     if (PyModule_AddObject(m, strrchr(spec->name, '.') + 1, t) != 0) {
         Py_DECREF(t);
         return -1;

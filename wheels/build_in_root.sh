@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs inside the bullseye builder root: /src holds the sources, the wheel
+# goes to /out. Called by build_wheel.sh; $1 is the platform tag.
+set -euo pipefail
+plat=$1
+export PATH=/opt/venv/bin:$PATH
+export PKG_CONFIG_PATH=/opt/ffmpeg/lib/pkgconfig
+export CMAKE_BUILD_PARALLEL_LEVEL=$(nproc)
+rm -rf /out && mkdir -p /out/raw
+cuda_args=()
+if [[ ${SAYWHO_WHEEL_CUDA:-ON} == ON ]]; then
+  # CUDA 12.4's runtime, linked as a shared library that auditwheel vendors
+  # (its PyPI wheel has no static archive); machine code for every GPU the
+  # 12.4 compiler knows from the P100 on, and PTX that Blackwell (sm_100,
+  # sm_120) drivers compile at load time (wheels/README.md)
+  cuda_args=(-C cmake.define.CMAKE_CUDA_COMPILER=/opt/cuda/bin/nvcc
+    -C cmake.define.CMAKE_CUDA_FLAGS=-cudart=shared
+    -C cmake.define.SAYWHO_CUDA_RUNTIME=Shared
+    -C "cmake.define.SAYWHO_CUDA_ARCHITECTURES=${SAYWHO_WHEEL_CUDA_ARCHS:-60-real;75-real;80-real;86-real;89-real;90-real;90-virtual}")
+fi
+cd /src
+# OpenBLAS as Debian's static archive: only the sgemm/sgemv objects are
+# linked in, nothing to vendor, and no libgfortran.
+python -m pip wheel -q --disable-pip-version-check --no-build-isolation --no-deps -w /out/raw \
+  -C build-dir=/build/py \
+  -C cmake.define.SAYWHO_CUDA="${SAYWHO_WHEEL_CUDA:-ON}" \
+  -C cmake.define.OPENBLAS_LIB=/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.a \
+  "${cuda_args[@]}" ${SAYWHO_WHEEL_CMAKE_ARGS:-} .
+# the CUDA runtime to vendor is found where the build linked it
+LD_LIBRARY_PATH=/opt/cuda/lib64 auditwheel repair -w /out --plat "$plat" /out/raw/*.whl
+rm -rf /out/raw
