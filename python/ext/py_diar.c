@@ -362,7 +362,8 @@ static int campp_init(CamppObject *self, PyObject *args, PyObject *kwargs)
         swpy_raise(&err, NULL);
         return -1;
     }
-    self->runtime = Py_NewRef(runtime);
+    Py_INCREF(runtime); /* Py_NewRef is not in Python 3.9's limited API */
+    self->runtime = runtime;
     self->model = model;
     return 0;
 }
@@ -412,7 +413,8 @@ static PyObject *campp_close(CamppObject *self, PyObject *unused)
 
 static PyObject *campp_enter(PyObject *self, PyObject *unused)
 {
-    return Py_NewRef(self);
+    Py_INCREF(self);
+    return self;
 }
 
 static PyObject *campp_exit(CamppObject *self, PyObject *args)
