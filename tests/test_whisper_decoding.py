@@ -1,9 +1,11 @@
 """Whisper decoding rules and searches against a deterministic fake network.
 
-The fake's logits are a pure function of each sequence's token history (a
-fixed random table row picked by a hash of the history, plus a position row
-and a bias from the "encoder output"), so searches can be replayed and
-enumerated by brute force.
+The search runs in the core (csrc/whisper/whisper_generate.h); here it is
+driven through ``_core.whisper_generate`` against a NumPy fake whose logits
+are a pure function of each sequence's token history (a fixed random table
+row picked by a hash of the history, plus a position row and a bias from the
+"encoder output"), so searches can be replayed and enumerated by brute
+force. Single rules are checked through ``_core.whisper_logits_rules``.
 """
 
 from __future__ import annotations
@@ -12,23 +14,14 @@ import importlib
 import itertools
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-import saywho
-
-REPO = Path(__file__).resolve().parents[1]
-try:  # pure Python: also testable while the installed saywho predates it
-    import saywho.whisper  # noqa: F401
-except ImportError:
-    saywho.__path__.append(str(REPO / "python" / "saywho"))
+from saywho import _core
 
 # by module path: the package's ``generate`` attribute is the function
 gen = importlib.import_module("saywho.whisper.generate")
-lg = importlib.import_module("saywho.whisper.logits")
-se = importlib.import_module("saywho.whisper.search")
 
 # A Whisper-shaped vocabulary: text, eot, sot, 2 languages, translate,
 # transcribe, sot_lm, sot_prev, no_speech, no_timestamps, 100 timestamps.
@@ -40,6 +33,18 @@ SPECIAL = gen.WhisperSpecialTokens(
     eot=EOT, sot=SOT, no_timestamps=NO_TS, no_speech=NO_SPEECH, vocab_size=VOCAB
 )
 F32 = np.float32
+LOWEST = np.finfo(F32).min
+
+
+def log_softmax(x):
+    return _core.log_softmax_rows(np.asarray(x, F32))
+
+
+def softmax(x):
+    """float32 softmax: exp(x - max) times the reciprocal of the sum."""
+    x = np.asarray(x, F32)
+    e = np.exp((x - x.max(axis=-1, keepdims=True)).astype(F32))
+    return e * (F32(1) / e.sum(axis=-1, keepdims=True, dtype=np.float64).astype(F32))
 
 
 class FakeState:
@@ -100,7 +105,7 @@ def zero_bias(vocab=VOCAB):
 
 def test_log_softmax_is_a_constant_shift_close_to_float64():
     x = np.random.default_rng(1).standard_normal((3, 500)).astype(F32) * 5
-    y = lg.log_softmax_f32(x)
+    y = log_softmax(x)
     assert y.dtype == F32
     ref = x.astype(np.float64) - np.log(np.exp(x.astype(np.float64)).sum(-1, keepdims=True))
     assert np.max(np.abs(y - ref)) < 1e-5
@@ -110,11 +115,9 @@ def test_log_softmax_is_a_constant_shift_close_to_float64():
 
 
 def test_disabled_value_is_lowest_float_not_inf():
-    x = np.zeros((1, 10), F32)
-    d = lg.DisableTokens(x)
-    d.add(0, 3)
-    assert x[0, 3] == np.finfo(F32).min
-    y = lg.log_softmax_f32(x)
+    x = _core.whisper_logits_rules(np.zeros((1, 10), F32), 0, suppress=[3])
+    assert x[0, 3] == LOWEST
+    y = log_softmax(x)
     assert np.isfinite(y[0, 3]) and y[0, 3] < -1e38
 
 
@@ -149,93 +152,110 @@ def test_topk_matches_libstdcxx_partial_sort_with_ties(tmp_path):
     text = "".join(f"{len(v)} {k}\n" + " ".join(f"{x:g}" for x in v) + "\n" for v, k in cases)
     out = subprocess.run([str(exe)], input=text, capture_output=True, text=True, check=True)
     for (vals, k), line in zip(cases, out.stdout.splitlines()):
-        ids, top = se.ct2_topk(vals, k)
+        ids = _core.whisper_topk(vals, k)
         assert ids.tolist() == [int(t) for t in line.split()]
-        assert np.array_equal(top, vals[ids])
 
 
 def test_topk_one_is_first_maximum():
-    ids, vals = se.ct2_topk(np.array([1, 3, 3, 2], F32), 1)
-    assert ids.tolist() == [1] and vals.tolist() == [3]
+    ids = _core.whisper_topk(np.array([1, 3, 3, 2], F32), 1)
+    assert ids.tolist() == [1]
 
 
 # --- processors ----------------------------------------------------------------------
 
 
-def run_rules(processors, step, logits, seq=None, sample_begin=0):
-    logits = np.array(logits, F32, copy=True)
+def run_rules(rules, step, logits, seq=None, sample_begin=0):
     seq = None if seq is None else np.asarray(seq, np.int32)
-    lg.apply_processors(processors, step, logits, seq, sample_begin)
-    return logits
+    logits = np.array(logits, F32, copy=True)
+    return _core.whisper_logits_rules(logits, step, seq, sample_begin=sample_begin, **rules)
 
 
 def allowed(row):
-    return set(np.nonzero(row > np.finfo(F32).min)[0].tolist())
+    return set(np.nonzero(row > LOWEST)[0].tolist())
 
 
 def ts_rules(max_initial_index=50):
-    return lg.ApplyTimestampRules(EOT, NO_TS, TS0, VOCAB - 1, TS0 + max_initial_index)
+    return {"timestamps": (EOT, NO_TS, TS0 + max_initial_index)}
 
 
 def test_suppress_tokens_and_begin():
     logits = np.zeros((2, VOCAB), F32)
-    procs = [lg.SuppressTokens([5, 7]), lg.SuppressTokensBegin([220 - 20, EOT])]
-    out = run_rules(procs, 0, logits)
+    rules = {"suppress": [5, 7], "suppress_begin": [220 - 20, EOT]}
+    out = run_rules(rules, 0, logits)
     assert allowed(out[0]) == set(range(VOCAB)) - {5, 7, 200}
-    out = run_rules(procs, 1, logits, seq=[[1], [2]])
+    out = run_rules(rules, 1, logits, seq=[[1], [2]])
     assert allowed(out[1]) == set(range(VOCAB)) - {5, 7}
     # with a prefix of 2 forced tokens, the begin rule fires at step 2
-    out = run_rules(procs, 2, logits, seq=[[1, 2], [1, 2]], sample_begin=2)
+    out = run_rules(rules, 2, logits, seq=[[1, 2], [1, 2]], sample_begin=2)
     assert EOT not in allowed(out[0])
-    out = run_rules(procs, 0, logits, sample_begin=2)
+    out = run_rules(rules, 0, logits, sample_begin=2)
     assert EOT in allowed(out[0])
 
 
+class FavouriteModel:
+    """The fake, with a few tokens made overwhelmingly likely."""
+
+    def __init__(self, favourites, seed=0):
+        self.fake = FakeModel(seed=seed)
+        self.favourites = list(favourites)
+
+    def new_state(self, encoder_output, n_sequences):
+        bias = np.array(encoder_output, F32, copy=True)
+        bias[self.favourites] += 50
+        return self.fake.new_state(bias, n_sequences)
+
+
 def test_suppress_minus_one_takes_config_ids_and_blank_uses_begin_ids():
-    model = FakeModel()
-    opts = gen.GenerateOptions(beam_size=1, return_scores=True, suppress_tokens=(-1, 3))
-    captured = {}
-    orig = gen.greedy_search
+    prompt = [SOT, EN, TRANSCRIBE, NO_TS]
 
-    def spy(*a, **kw):
-        captured["procs"] = kw["processors"]
-        return orig(*a, **kw)
-
-    gen.greedy_search = spy
-    try:
-        gen.generate(
-            model, zero_bias(), [SOT, EN, TRANSCRIBE, NO_TS], SPECIAL, opts,
+    def tokens(suppress_tokens, suppress_blank=True, favourites=(11, 12, 3, 13)):
+        opts = gen.GenerateOptions(
+            beam_size=1,
+            return_scores=True,
+            suppress_tokens=suppress_tokens,
+            suppress_blank=suppress_blank,
+            max_length=20,
+        )
+        res = gen.generate(
+            FavouriteModel(favourites), zero_bias(), prompt, SPECIAL, opts,
             suppress_ids=[11, 12], suppress_ids_begin=[13, EOT],
         )  # fmt: skip
-    finally:
-        gen.greedy_search = orig
-    kinds = [type(p).__name__ for p in captured["procs"]]
-    assert kinds == ["SuppressTokens", "SuppressTokensBegin"]  # no timestamp rules
-    assert captured["procs"][0].ids == [11, 12, 3]
-    assert captured["procs"][1].ids == [13, EOT]
+        return res.sequences_ids[0]
+
+    # unsuppressed, the favourites are all the model says; -1 stands for the
+    # config's suppress_ids, 3 is suppressed as given, 13 only at the first step
+    assert set(tokens(())) <= {11, 12, 3, 13}
+    got = tokens((-1, 3))
+    assert got and got[0] not in (11, 12, 3, 13) and set(got) & {11, 12, 3} == set()
+    assert 13 in got
+    # without suppress_blank, 13 may come first; -2 and other negatives are ignored
+    assert tokens((-1, 3, -2), suppress_blank=False)[0] == 13
 
 
 def test_processor_order_matches_ct2():
-    procs = lg.build_processors(
-        first=[lg.NoSpeechProbs(NO_SPEECH)],
-        repetition_penalty=1.5,
-        no_repeat_ngram_size=2,
-        disable_ids=[1],
-        disable_ids_begin=[2],
-        last=[ts_rules()],
+    # repetition penalty before suppression: a suppressed, repeated token keeps
+    # the lowest float (penalised after, it would overflow to -inf)
+    logits = np.zeros((1, VOCAB), F32)
+    out = run_rules({"repetition_penalty": 2.0, "suppress": [4]}, 2, logits, seq=[[4, 4]])
+    assert out[0, 4] == LOWEST
+    # suppression before the timestamp rule: the rule's log-softmax sees the
+    # best text token gone, and the timestamps' sum wins over what is left
+    logits = np.zeros((1, VOCAB), F32)
+    logits[0, 3] = 6.0
+    logits[0, TS0 + 10 : TS0 + 60] = 0.5
+    out = run_rules({"suppress": [3], **ts_rules()}, 2, logits, seq=[[TS0, 4]])
+    assert allowed(out[0]) == set(range(TS0 + 1, VOCAB))
+    # no-repeat n-gram before suppression and both before the timestamps
+    out = run_rules(
+        {"no_repeat_ngram_size": 1, "suppress": [5], "suppress_begin": [6], **ts_rules()},
+        0,
+        np.zeros((1, VOCAB), F32),
     )
-    assert [type(p).__name__ for p in procs] == [
-        "NoSpeechProbs",
-        "RepetitionPenalty",
-        "NoRepeatNgram",
-        "SuppressTokens",
-        "SuppressTokensBegin",
-        "ApplyTimestampRules",
-    ]
+    assert allowed(out[0]) == set(range(TS0, TS0 + 51))
 
 
 def test_timestamp_rules_first_step():
-    out = run_rules([ts_rules(10)], 0, np.zeros((1, VOCAB), F32))
+    out = run_rules(ts_rules(10), 0, np.zeros((1, VOCAB), F32))
     assert allowed(out[0]) == set(range(TS0, TS0 + 11))
 
 
@@ -247,22 +267,22 @@ def text_heavy():
 
 
 def test_timestamp_rules_after_two_timestamps_forbid_timestamps():
-    out = run_rules([ts_rules()], 3, text_heavy(), seq=[[TS0, 5, TS0 + 4]])
+    out = run_rules(ts_rules(), 3, text_heavy(), seq=[[TS0, 5, TS0 + 4]])
     # last two are text + timestamp: "cannot be normal text" branch instead
     assert allowed(out[0]) >= {EOT} | set(range(TS0 + 4, VOCAB))
-    out = run_rules([ts_rules()], 3, text_heavy(), seq=[[5, TS0 + 3, TS0 + 4]])
+    out = run_rules(ts_rules(), 3, text_heavy(), seq=[[5, TS0 + 3, TS0 + 4]])
     got = allowed(out[0])
     assert not (got & set(range(TS0, VOCAB))) and NO_TS not in got and 5 in got
 
 
 def test_timestamp_rules_first_sampled_timestamp_counts_as_a_pair():
     # step 1: the only sampled token is a timestamp, its "penultimate" is itself
-    out = run_rules([ts_rules()], 1, np.zeros((1, VOCAB), F32), seq=[[TS0 + 2]])
+    out = run_rules(ts_rules(), 1, np.zeros((1, VOCAB), F32), seq=[[TS0 + 2]])
     assert not (allowed(out[0]) & set(range(TS0, VOCAB)))
 
 
 def test_timestamp_rules_lone_timestamp_forbids_text_and_earlier_timestamps():
-    out = run_rules([ts_rules()], 2, text_heavy(), seq=[[7, TS0 + 5]])
+    out = run_rules(ts_rules(), 2, text_heavy(), seq=[[7, TS0 + 5]])
     got = allowed(out[0])
     assert got == set(range(EOT, NO_TS)) | set(range(TS0 + 5, VOCAB))
 
@@ -270,7 +290,7 @@ def test_timestamp_rules_lone_timestamp_forbids_text_and_earlier_timestamps():
 def test_timestamp_rules_monotonic_after_text():
     logits = np.zeros((1, VOCAB), F32)
     logits[0, :N_TEXT] = 5  # text dominates: no forcing of timestamps
-    out = run_rules([ts_rules()], 4, logits, seq=[[TS0 + 1, 3, TS0 + 6, 9]])
+    out = run_rules(ts_rules(), 4, logits, seq=[[TS0 + 1, 3, TS0 + 6, 9]])
     got = allowed(out[0])
     assert set(range(TS0, TS0 + 7)).isdisjoint(got) and TS0 + 7 in got and 9 in got
 
@@ -279,37 +299,41 @@ def test_timestamp_rules_force_timestamp_when_their_sum_wins():
     logits = np.zeros((1, VOCAB), F32)
     logits[0, 3] = 3.0  # best single token is text ...
     logits[0, TS0 + 10 : TS0 + 60] = 0.5  # ... but 50 timestamps together beat it
-    out = run_rules([ts_rules()], 2, logits, seq=[[TS0, 4]])
+    out = run_rules(ts_rules(), 2, logits, seq=[[TS0, 4]])
     assert allowed(out[0]) == set(range(TS0 + 1, VOCAB))
     logits[0, 3] = 6.0  # now it does not
-    out = run_rules([ts_rules()], 2, logits, seq=[[TS0, 4]])
+    out = run_rules(ts_rules(), 2, logits, seq=[[TS0, 4]])
     assert 3 in allowed(out[0])
 
 
 def test_timestamp_rules_with_prefix_start_nothing_special():
     # with a prefix, the first sampled step only loses <|notimestamps|>
-    out = run_rules([ts_rules()], 2, np.zeros((1, VOCAB), F32), seq=[[TS0, 5]], sample_begin=2)
+    out = run_rules(ts_rules(), 2, np.zeros((1, VOCAB), F32), seq=[[TS0, 5]], sample_begin=2)
     assert allowed(out[0]) == set(range(VOCAB)) - {NO_TS}
 
 
 def test_repetition_penalty():
     logits = np.array([[2.0, -2.0, 1.0, 0.5]], F32)
-    out = run_rules([lg.RepetitionPenalty(2.0)], 3, logits, seq=[[0, 1, 0]])
+    out = run_rules({"repetition_penalty": 2.0}, 3, logits, seq=[[0, 1, 0]])
     assert out.tolist() == [[1.0, -4.0, 1.0, 0.5]]
 
 
 def test_no_repeat_ngram():
     logits = np.zeros((1, 10), F32)
     seq = [[1, 2, 3, 1, 2, 4, 1, 2]]
-    out = run_rules([lg.NoRepeatNgram(3)], 8, logits, seq=seq)
+    out = run_rules({"no_repeat_ngram_size": 3}, 8, logits, seq=seq)
     assert set(range(10)) - allowed(out[0]) == {3, 4}
-    out = run_rules([lg.NoRepeatNgram(1)], 8, logits, seq=seq)
+    out = run_rules({"no_repeat_ngram_size": 1}, 8, logits, seq=seq)
     assert set(range(10)) - allowed(out[0]) == {1, 2, 3, 4}
-    out = run_rules([lg.NoRepeatNgram(9)], 8, logits, seq=seq)
+    out = run_rules({"no_repeat_ngram_size": 9}, 8, logits, seq=seq)
     assert allowed(out[0]) == set(range(10))
 
 
 # --- greedy --------------------------------------------------------------------------
+
+# generate's rules for these prompts: the first sampled step bans the end token
+# (suppress_blank with the config's begin list [EOT]), and the timestamp rules
+GREEDY_RULES = {"suppress_begin": [EOT], **ts_rules()}
 
 
 def _greedy(model, prompt, **kw):
@@ -323,14 +347,12 @@ def test_greedy_picks_argmax_after_rules_and_scores_in_float32():
     res = _greedy(model, prompt)
     tokens = res.sequences_ids[0]
     # replay: every choice is the first maximum of the processed log-probs
-    procs = lg.build_processors(disable_ids_begin=[EOT], last=[ts_rules()])
     hist = list(prompt)
     total = F32(0)
     for step, tok in enumerate([*tokens, EOT]):
         logits = model.logits_for(hist, zero_bias())[None].copy()
         seq = np.asarray([tokens[:step]], np.int32) if step else None
-        lg.apply_processors(procs, step, logits, seq, 0)
-        lp = lg.log_softmax_f32(logits)[0]
+        lp = log_softmax(run_rules(GREEDY_RULES, step, logits, seq, 0))[0]
         assert int(np.argmax(lp)) == tok
         total = F32(total + lp[tok])
         hist.append(tok)
@@ -341,7 +363,7 @@ def test_greedy_picks_argmax_after_rules_and_scores_in_float32():
 
 def test_no_speech_prob_at_sot_position():
     model = FakeModel(seed=5)
-    expect = float(lg.softmax_f32(model.logits_for([SOT], zero_bias())[None])[0, NO_SPEECH])
+    expect = float(softmax(model.logits_for([SOT], zero_bias())[None])[0, NO_SPEECH])
     # sot followed by task tokens: computed while the prompt is fed
     res = _greedy(model, [SOT, EN, TRANSCRIBE])
     assert res.no_speech_prob == pytest.approx(expect, rel=1e-6)
@@ -351,7 +373,7 @@ def test_no_speech_prob_at_sot_position():
     assert res.no_speech_prob == pytest.approx(expect, rel=1e-6)
     # previous text before sot
     prev = [SOT_PREV, 17, 18]
-    expect = float(lg.softmax_f32(model.logits_for([*prev, SOT], zero_bias())[None])[0, NO_SPEECH])
+    expect = float(softmax(model.logits_for([*prev, SOT], zero_bias())[None])[0, NO_SPEECH])
     res = _greedy(model, [*prev, SOT, EN, TRANSCRIBE, NO_TS])
     assert res.no_speech_prob == pytest.approx(expect, rel=1e-6)
     assert model.states[-1].calls[:2] == [4, 2]
@@ -365,13 +387,12 @@ def test_prefix_is_forced_returned_and_free():
     assert tokens[:3] == prefix
     # the forced steps add 0 to the score
     hist = [SOT, EN, TRANSCRIBE, *prefix]
-    procs = lg.build_processors(disable_ids_begin=[EOT], last=[ts_rules()])
     total = F32(0)
     for step in range(3, len(tokens) + 1):
         tok = tokens[step] if step < len(tokens) else EOT
         logits = model.logits_for(hist, zero_bias())[None].copy()
-        lg.apply_processors(procs, step, logits, np.asarray([tokens[:step]], np.int32), 3)
-        lp = lg.log_softmax_f32(logits)[0]
+        seq = np.asarray([tokens[:step]], np.int32)
+        lp = log_softmax(run_rules(GREEDY_RULES, step, logits, seq, 3))[0]
         total = F32(total + lp[tok])
         hist.append(tok)
     assert res.scores[0] == float(F32(total / F32(len(tokens))))
@@ -405,27 +426,25 @@ def test_prompt_too_long_for_max_length():
 # --- beam search ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("lp", [0.0, 1.0])
-def test_beam_one_equals_greedy(lp):
+def _beam(model, steps, *, prompt=(SOT,), special=SPECIAL, suppress_begin=(EOT,), **kw):
+    """generate's beam search from ``prompt`` for ``steps`` steps at most."""
+    opts = gen.GenerateOptions(max_length=2 * steps, return_scores=True, suppress_tokens=(), **kw)
+    return gen.generate(
+        model, zero_bias(model.vocab), list(prompt), special, opts,
+        suppress_ids_begin=list(suppress_begin),
+    )  # fmt: skip
+
+
+def test_beam_one_is_greedy():
     for seed in range(5):
         model = FakeModel(seed=seed)
-        procs = lg.build_processors(disable_ids_begin=[EOT], last=[ts_rules()])
-        g = se.greedy_search(
-            model.new_state(zero_bias(), 1), SOT, [EOT], 40, processors=procs, length_penalty=lp
-        )
-        b = se.beam_search(
-            model.new_state(zero_bias(), 1),
-            SOT,
-            [EOT],
-            40,
-            beam_size=1,
-            processors=procs,
-            length_penalty=lp,
-        )
-        assert b.hypotheses == g.hypotheses and b.scores == g.scores
+        for lp in (0.0, 1.0):
+            g = _greedy(model, [SOT], length_penalty=lp, max_length=80)
+            b = _beam(model, 40, beam_size=1, length_penalty=lp)
+            assert b.sequences_ids == g.sequences_ids and b.scores == g.scores
 
 
-def _brute_force(model, allowed_ids, max_length, lp):
+def _brute_force(model, prompt, allowed_ids, max_length, lp):
     """Best sequence under CT2's scoring by enumeration (eot ends a sequence)."""
     bias = zero_bias(model.vocab)
     disable = [t for t in range(model.vocab) if t not in allowed_ids]
@@ -438,9 +457,9 @@ def _brute_force(model, allowed_ids, max_length, lp):
                 continue
             total = F32(0)
             for t in range(length):
-                logits = model.logits_for([SOT, *seq[:t]], bias)[None].copy()
-                logits[0, disable] = np.finfo(F32).min
-                total = F32(total + lg.log_softmax_f32(logits)[0, seq[t]])
+                logits = model.logits_for([*prompt, *seq[:t]], bias)[None].copy()
+                logits[0, disable] = LOWEST
+                total = F32(total + log_softmax(logits)[0, seq[t]])
             hyp = list(seq[:-1]) if seq[-1] == EOT else list(seq)
             with np.errstate(divide="ignore"):
                 score = float(F32(total / F32(np.power(F32(len(hyp)), F32(lp)))))
@@ -454,69 +473,52 @@ def test_beam_search_finds_brute_force_best(lp):
     vocab = 230
     allowed_ids = [10, 11, 12, EOT]
     suppress = [t for t in range(vocab) if t not in allowed_ids]
+    special = gen.WhisperSpecialTokens(
+        eot=EOT, sot=SOT, no_timestamps=NO_TS, no_speech=NO_SPEECH, vocab_size=vocab
+    )
+    prompt = [SOT, NO_TS]  # <|notimestamps|>: no timestamp rules
     for seed in range(6):
         model = FakeModel(vocab=vocab, seed=seed, eot_drift=0.8, scale=1.0)
-        # 16 beams keep every live prefix of a 3-step search over 3 text tokens
-        res = se.beam_search(
-            model.new_state(zero_bias(vocab), 16),
-            SOT,
-            [EOT],
-            3,
-            beam_size=16,
-            processors=[lg.SuppressTokens(suppress)],
-            length_penalty=lp,
-        )
-        score, hyp = _brute_force(model, allowed_ids, 3, lp)
-        assert res.hypotheses[0] == hyp
+        # 16 beams keep every live prefix of a 3-step search over 3 text tokens;
+        # max_length 7 leaves 3 steps after the fed sot
+        opts = gen.GenerateOptions(
+            beam_size=16, max_length=7, length_penalty=lp, return_scores=True,
+            suppress_tokens=suppress, suppress_blank=False,
+        )  # fmt: skip
+        res = gen.generate(model, zero_bias(vocab), prompt, special, opts)
+        score, hyp = _brute_force(model, prompt, allowed_ids, 3, lp)
+        assert res.sequences_ids[0] == hyp
         assert res.scores[0] == score
 
 
 def test_beam_scores_are_length_normalised_cumulative_logprobs():
     model = FakeModel(seed=11)
-    procs = lg.build_processors(disable_ids_begin=[EOT], last=[ts_rules()])
     for lp in (0.0, 1.0, 0.6):
-        res = se.beam_search(
-            model.new_state(zero_bias(), 4),
-            SOT,
-            [EOT],
-            60,
-            beam_size=4,
-            processors=procs,
-            length_penalty=lp,
-            num_hypotheses=4,
-        )
+        res = _beam(model, 60, beam_size=4, length_penalty=lp, num_hypotheses=4)
         assert res.scores == sorted(res.scores, reverse=True)
-        for hyp, score in zip(res.hypotheses, res.scores):
+        for hyp, score in zip(res.sequences_ids, res.scores):
             total = F32(0)
             for step, tok in enumerate([*hyp, EOT]):
                 logits = model.logits_for([SOT, *hyp[:step]], zero_bias())[None].copy()
                 seq = np.asarray([hyp[:step]], np.int32) if step else None
-                lg.apply_processors(procs, step, logits, seq, 0)
-                total = F32(total + lg.log_softmax_f32(logits)[0, tok])
+                total = F32(total + log_softmax(run_rules(GREEDY_RULES, step, logits, seq))[0, tok])
             assert score == float(F32(total / np.power(F32(len(hyp)), F32(lp))))
 
 
 def test_patience_collects_more_candidates():
     model = FakeModel(seed=12)
-    procs = lg.build_processors(disable_ids_begin=[EOT], last=[ts_rules()])
 
     def run(patience, n):
-        return se.beam_search(
-            model.new_state(zero_bias(), 3),
-            SOT,
-            [EOT],
-            80,
-            beam_size=3,
-            processors=procs,
-            length_penalty=1.0,
-            patience=patience,
-            num_hypotheses=n,
+        return _beam(
+            model, 80, beam_size=3, length_penalty=1.0, patience=patience, num_hypotheses=n
         )
 
-    # it stops once round(beam * patience) hypotheses ended; several can end
-    # in the same step, and all of them are kept
+    # it stops once round(beam * patience) hypotheses ended (several can end in
+    # one step); the best num_hypotheses of them come back, best first
     for patience, target in ((1.0, 3), (2.0, 6), (1.5, 5)):  # round(4.5) = 5, like std::round
-        assert target <= len(run(patience, 20).hypotheses) < target + 3
+        res = run(patience, target)
+        assert len(res.sequences_ids) == target
+        assert res.scores == sorted(res.scores, reverse=True)
     # patience only adds candidates: the best can only get better
     assert run(2.0, 1).scores[0] >= run(1.0, 1).scores[0]
     with pytest.raises(ValueError):
@@ -527,12 +529,10 @@ def test_patience_collects_more_candidates():
 
 def test_beam_search_early_exit_without_length_penalty():
     model = FakeModel(seed=13, eot_drift=2.0)
-    res = se.beam_search(
-        model.new_state(zero_bias(), 5), SOT, [EOT], 100, beam_size=5, length_penalty=0.0
-    )
+    res = _beam(model, 100, prompt=[SOT, NO_TS], suppress_begin=(), beam_size=5, length_penalty=0.0)
     state = model.states[-1]
     # stops as soon as the best candidate ends: far before 100 steps
-    assert len(state.calls) < 100 and len(res.hypotheses) == 1
+    assert len(state.calls) < 100 and len(res.sequences_ids) == 1
 
 
 def test_beam_search_keeps_prefix_and_state_rows():
@@ -543,6 +543,48 @@ def test_beam_search_keeps_prefix_and_state_rows():
     assert res.sequences_ids[0][:3] == [TS0, 30, 31]
     for hist in model.states[-1].hist:
         assert hist[:6] == prompt
+
+
+def test_windows_decoded_together_equal_each_alone():
+    """The batched mode's call: several windows, one network call a step."""
+
+    class Windows(FakeModel):
+        # a window's bias is its encoder output row; rows are window-major
+        def new_state(self, encoder_output, n_sequences):
+            per = n_sequences // len(encoder_output)
+            return MultiState(self, [b for b in encoder_output for _ in range(per)])
+
+    class MultiState(FakeState):
+        def __init__(self, model, biases):
+            super().__init__(model, None, len(biases))
+            self.biases = biases
+
+        def decode(self, tokens):
+            tokens = np.asarray(tokens)
+            for row, new in zip(self.hist, tokens.tolist()):
+                row.extend(new)
+            return np.stack([self.model.logits_for(h, b) for h, b in zip(self.hist, self.biases)])
+
+        def reorder(self, indices):
+            self.biases = [self.biases[i] for i in indices.tolist()]
+            super().reorder(indices)
+
+    rng = np.random.default_rng(9)
+    biases = [(rng.standard_normal(VOCAB) * 2).astype(F32) for _ in range(3)]
+    prompts = [[SOT, EN, TRANSCRIBE], [SOT, DE, TRANSCRIBE], [SOT, EN, NO_TS]]
+    for beam in (1, 4):
+        opts = gen.GenerateOptions(beam_size=beam, return_scores=True, return_no_speech_prob=True)
+        model = Windows(seed=21)
+        together = gen.generate_windows(
+            model, biases, prompts, SPECIAL, opts, suppress_ids_begin=[EOT]
+        )
+        for i, prompt in enumerate(prompts):
+            alone = gen.generate_windows(
+                model, biases[i : i + 1], [prompt], SPECIAL, opts, suppress_ids_begin=[EOT]
+            )[0]
+            assert together[i].sequences_ids == alone.sequences_ids
+            assert together[i].scores == alone.scores
+            assert together[i].no_speech_prob == alone.no_speech_prob
 
 
 # --- sampling and the window ---------------------------------------------------------

@@ -65,6 +65,7 @@ int swpy_init_audio(PyObject *module);
 int swpy_init_features(PyObject *module);
 int swpy_init_runtime(PyObject *module);
 int swpy_init_whisper(PyObject *module);
+int swpy_init_whisper_generate(PyObject *module);
 int swpy_init_diar(PyObject *module);
 int swpy_init_align(PyObject *module);
 int swpy_init_logits(PyObject *module);

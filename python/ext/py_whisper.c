@@ -11,6 +11,7 @@
 
 #include <string.h>
 
+#include "py_whisper.h"
 #include "whisper_model.h"
 
 /* The type is checked against saywho._core.Runtime before any cast. */
@@ -921,4 +922,40 @@ int swpy_init_whisper(PyObject *m)
         add_type(m, &state_spec, &state_type))
         return -1;
     return 0;
+}
+
+/* ---- for py_whisper_generate.c (py_whisper.h) ---- */
+
+int swpy_is_whisper_model(PyObject *obj)
+{
+    return PyObject_TypeCheck(obj, model_type);
+}
+
+typedef struct lent_call {
+    swpy_whisper_fn fn;
+    sw_whisper *model;
+    const sw_whisper_audio *audio;
+    void *ctx;
+} lent_call;
+
+static void do_lent(void *ctx, sw_error *err)
+{
+    lent_call *c = ctx;
+    c->fn(c->model, c->audio, c->ctx, err);
+}
+
+int swpy_whisper_run(PyObject *model, PyObject *enc, swpy_whisper_fn fn, void *ctx)
+{
+    if (!swpy_is_whisper_model(model)) {
+        PyErr_SetString(PyExc_TypeError, "expected a saywho._core.WhisperModel");
+        return -1;
+    }
+    WhisperModelObject *m = (WhisperModelObject *)model;
+    if (model_open(m))
+        return -1;
+    WhisperChild *a = as_audio(m, enc);
+    if (!a)
+        return -1;
+    lent_call c = {fn, m->model, a->ptr, ctx};
+    return run_locked(m, do_lent, &c);
 }

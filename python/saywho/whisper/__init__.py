@@ -1,7 +1,7 @@
-"""Whisper decoding in Python/NumPy, step for step as CTranslate2 does it on the CPU.
-
-The network itself (encoder, decoder, KV cache) lives in the C core; this
-package only chooses tokens. See docs/whisper_decoding.md.
+"""Whisper transcription: options, the 30 s seek loop, the temperature
+fallback and results in Python; the network and the token search (logits
+rules, greedy, beam search, sampling) in the C core, one call per batch of
+windows (csrc/whisper/whisper_generate.h). See docs/whisper_decoding.md.
 """
 
 from __future__ import annotations
@@ -15,28 +15,25 @@ from .generate import (
     WindowResult,
     compression_ratio,
     generate,
+    generate_windows,
     should_skip_window,
     suppressed_tokens,
     transcribe_window,
 )
 from .protocol import WhisperDecoderModel, WhisperDecoderState
-from .search import SearchResult, beam_search, ct2_topk, greedy_search
 
 __all__ = [
     "BatchedInferencePipeline",
     "GenerateOptions",
     "GenerationResult",
-    "SearchResult",
     "WhisperDecoderModel",
     "WhisperDecoderState",
     "WhisperSpecialTokens",
     "WindowOptions",
     "WindowResult",
-    "beam_search",
     "compression_ratio",
-    "ct2_topk",
     "generate",
-    "greedy_search",
+    "generate_windows",
     "should_skip_window",
     "suppressed_tokens",
     "transcribe_window",

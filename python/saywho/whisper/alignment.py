@@ -37,38 +37,18 @@ class WordTiming:
 
 def _attention_and_probs(model, encoder_output, start_sequence, text_tokens, heads):
     """Cross-attention rows of ``heads`` for every input position, and the
-    probability of each text token under a softmax over text tokens."""
+    probability of each text token under a softmax over text tokens; one
+    call to the core (csrc/whisper/whisper_align.c)."""
     special = model.special
-    sequence = list(start_sequence) + [special.no_timestamps] + list(text_tokens) + [special.eot]
-    state = model.new_state(encoder_output, 1)
-    state.capture_cross_attention(True)
-    layers = sorted({layer for layer, _ in heads})
-    rows: list[np.ndarray] = []
-    logits: list[np.ndarray] = []
-
-    def take(n_tokens: int) -> None:
-        per_layer = {layer: state.cross_attention(layer)[0] for layer in layers}
-        # [heads, n_tokens, frames] for the alignment heads, in the config's order
-        rows.append(np.stack([per_layer[layer][head] for layer, head in heads]))
-
-    # The start sequence at once (its rows only feed the standardisation), then
-    # one token at a time so that every text position's logits are seen.
-    first = np.array([sequence[: len(start_sequence)]], dtype=np.int32)
-    state.decode(first)
-    take(first.shape[1])
-    for token in sequence[len(start_sequence) :]:
-        logits.append(state.decode(np.array([[token]], dtype=np.int32))[0])
-        take(1)
-    state.close()
-    attention = np.concatenate(rows, axis=1)  # [heads, positions, frames]
-
-    eot = special.eot
-    probs = []
-    for t, token in enumerate(text_tokens):
-        row = logits[t][:eot].astype(np.float32)
-        row = np.exp(row - row.max())
-        probs.append(float(row[token] / row.sum(dtype=np.float32)))
-    return attention, np.array(probs, dtype=np.float32)
+    return _core.whisper_align(
+        model.core,
+        encoder_output,
+        list(start_sequence),
+        list(text_tokens),
+        np.asarray(heads, dtype=np.intc).reshape(-1, 2),
+        eot=special.eot,
+        no_timestamps=special.no_timestamps,
+    )
 
 
 def _median_filter(x: np.ndarray, width: int) -> np.ndarray:

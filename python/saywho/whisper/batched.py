@@ -3,7 +3,7 @@
 Silero VAD finds the speech; the speech regions are packed, in order, into
 chunks of at most 30 s (the gaps between regions dropped); the chunks are
 encoded ``batch_size`` at a time and their windows decoded together
-(saywho.whisper.lockstep), each with the same prompt and no previous text;
+(one call to the core for the batch), each with the same prompt and no previous text;
 each chunk's tokens become segments on the joined speech's clock, which
 saywho.speech.SpeechMap moves back to the recording's.
 
@@ -23,8 +23,16 @@ import numpy as np
 
 from .. import _core
 from ..audio import SAMPLE_RATE
-from .generate import GenerateOptions, compression_ratio, generate
-from .lockstep import run_together
+from .generate import GenerateOptions, compression_ratio, generate_windows
+from .segments import (
+    MAX_LENGTH,
+    N_FRAMES,
+    Segment,
+    TranscriptionInfo,
+    pad_window,
+    split_by_timestamps,
+    temperature_list,
+)
 
 CHUNK_SECONDS = 30
 
@@ -65,10 +73,8 @@ def pack_chunks(regions: Sequence[tuple[int, int]], max_seconds: float = CHUNK_S
 def chunk_features(model, audio: np.ndarray, chunk: Chunk) -> np.ndarray:
     """The chunk's log-mel as faster-whisper makes it: one hop of zeros after
     the audio, the last frame dropped, zeros to 30 s."""
-    from .transcribe import _pad_window
-
     mel = _core.log_mel_spectrogram(chunk.samples(audio), n_mels=model.dims["n_mels"], padding=160)
-    return _pad_window(mel[:, :-1])
+    return pad_window(mel[:, :-1])
 
 
 def chunk_languages(model, encoded, n_items: int) -> list[str]:
@@ -93,21 +99,15 @@ def decode_batch(
         at = prompt.index(model.tokenizer.sot) + 1  # the language token
         for p, language in zip(prompts, chunk_languages(model, encoded, n)):
             p[at] = model.tokenizer.languages[language]
-    rows = options.beam_size if options.beam_size > 1 else options.num_hypotheses
-    state = model.new_state(encoded, n * rows)
-
-    def search(view, item):
-        return generate(
-            view,
-            None,
-            prompts[item],
-            model.special,
-            options,
-            suppress_ids=model.config.get("suppress_ids", ()),
-            suppress_ids_begin=model.config.get("suppress_ids_begin", ()),
-        )
-
-    results = run_together(state, len(prompts), rows, model.special.eot, search)
+    results = generate_windows(
+        model,
+        encoded,
+        prompts,
+        model.special,
+        options,
+        suppress_ids=model.config.get("suppress_ids", ()),
+        suppress_ids_begin=model.config.get("suppress_ids_begin", ()),
+    )
     return results, encoded
 
 
@@ -129,7 +129,6 @@ def batched_segments(
 ) -> Iterator[dict]:
     """Segments (dicts, on the joined speech's clock) of every chunk, in order."""
     from .repetition import SegmentRepeats, cut_repeats
-    from .transcribe import _split_by_timestamps
 
     repeats = SegmentRepeats(repetition_guard) if repetition_guard else None
     t = model.tokenizer
@@ -149,7 +148,7 @@ def batched_segments(
             cum = result.scores[0] * (len(tokens) ** length_penalty)
             avg_logprob = cum / (len(tokens) + 1)
             size = int(math.ceil(chunk.duration) * 100)
-            pieces, _, _ = _split_by_timestamps(
+            pieces, _, _ = split_by_timestamps(
                 tokens, t.timestamp_begin, chunk.offset, size, chunk.duration, 0
             )
             if repetition_guard:
@@ -228,8 +227,6 @@ def _speech_chunks(model, samples, vad_filter, vad_parameters, clip_timestamps, 
 def _detection_features(model, samples, chunks, segments: int) -> np.ndarray:
     """The chunks' log-mel, joined, for language detection (enough of it for
     ``segments`` windows), with faster-whisper's extra frame of -1.5."""
-    from .transcribe import N_FRAMES
-
     parts, frames = [], 0
     for chunk in chunks:
         if frames >= segments * N_FRAMES:
@@ -253,7 +250,6 @@ def transcribe_batched(
     """WhisperModel.transcribe(batch_size=...): see the module's docstring."""
     from ..audio import load_audio
     from .generate import WindowOptions
-    from .transcribe import MAX_LENGTH, Segment, TranscriptionInfo, temperature_list
 
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise _core.OptionError(f"batch_size must be an int >= 1, not {batch_size!r}")

@@ -17,9 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .logits import ApplyTimestampRules, NoSpeechProbs, build_processors, softmax_f32
-from .protocol import WhisperDecoderModel
-from .search import BestSampler, RandomSampler, SearchResult, beam_search, greedy_search
+from .. import _core
 
 # faster-whisper's fixed numbers
 MAX_LENGTH = 448
@@ -80,24 +78,71 @@ class GenerationResult:
     no_speech_prob: float = 0.0
 
 
-def _sot_index(prompt: Sequence[int], sot: int) -> int:
-    try:
-        return list(prompt).index(sot)
-    except ValueError:
-        raise ValueError("<|startoftranscript|> token was not found in the prompt") from None
+def generate_windows(
+    model: Any,
+    encoder_output: Any,
+    prompts: Sequence[Sequence[int]],
+    special: WhisperSpecialTokens,
+    options: GenerateOptions | None = None,
+    *,
+    suppress_ids: Sequence[int] = (),
+    suppress_ids_begin: Sequence[int] = (),
+    rng: np.random.Generator | None = None,
+) -> list[GenerationResult]:
+    """Decode the windows of ``encoder_output``, one prompt each, in one call
+    to the core (``_core.whisper_generate``: CT2's ``WhisperReplica::generate``
+    for a batch). The prompts must have the same layout (they differ at most
+    in the language token).
 
-
-def _prompt_length(prompt: Sequence[int], sot: int, no_timestamps: int) -> int:
-    # The task tokens run from sot up to <|notimestamps|>; the first id outside
-    # that range starts the text (or timestamp) prefix.
-    index = _sot_index(prompt, sot)
-    while index < len(prompt) and sot <= prompt[index] <= no_timestamps:
-        index += 1
-    return index
+    ``suppress_ids`` and ``suppress_ids_begin`` are the model config's lists
+    (CT2's ``config.json``): ``-1`` in ``suppress_tokens`` stands for the
+    first, ``suppress_blank`` turns on the second. At a temperature, the
+    core's generator is seeded from ``rng``.
+    """
+    options = options or GenerateOptions()
+    core = getattr(model, "core", model)
+    seed = 0
+    if options.beam_size == 1 and options.sampling_topk != 1 and options.sampling_temperature != 0:
+        seed = int((rng if rng is not None else np.random.default_rng(0)).integers(2**63))
+    found = _core.whisper_generate(
+        core,
+        encoder_output,
+        np.asarray(prompts, dtype=np.int32).reshape(len(prompts), -1),
+        eot=special.eot,
+        sot=special.sot,
+        no_timestamps=special.no_timestamps,
+        no_speech=special.no_speech,
+        n_vocab=special.vocab_size,
+        beam_size=options.beam_size,
+        patience=options.patience,
+        length_penalty=options.length_penalty,
+        repetition_penalty=options.repetition_penalty,
+        no_repeat_ngram_size=options.no_repeat_ngram_size,
+        max_length=options.max_length,
+        sampling_topk=options.sampling_topk,
+        sampling_temperature=options.sampling_temperature,
+        num_hypotheses=options.num_hypotheses,
+        return_scores=options.return_scores,
+        return_no_speech_prob=options.return_no_speech_prob,
+        max_initial_timestamp_index=options.max_initial_timestamp_index,
+        suppress_blank=options.suppress_blank,
+        suppress_tokens=tuple(options.suppress_tokens),
+        suppress_ids=tuple(suppress_ids),
+        suppress_ids_begin=tuple(suppress_ids_begin),
+        seed=seed,
+    )
+    return [
+        GenerationResult(
+            sequences_ids=hyps,
+            scores=scores if options.return_scores else [],
+            no_speech_prob=no_speech,
+        )
+        for hyps, scores, no_speech in found
+    ]
 
 
 def generate(
-    model: WhisperDecoderModel,
+    model: Any,
     encoder_output: Any,
     prompt: Sequence[int],
     special: WhisperSpecialTokens,
@@ -107,140 +152,17 @@ def generate(
     suppress_ids_begin: Sequence[int] = (),
     rng: np.random.Generator | None = None,
 ) -> GenerationResult:
-    """Decode one window for one prompt, as ``WhisperReplica::generate`` does.
-
-    ``suppress_ids`` and ``suppress_ids_begin`` are the model config's lists
-    (CT2's ``config.json``): ``-1`` in ``suppress_tokens`` stands for the
-    first, ``suppress_blank`` turns on the second.
-    """
-    options = options or GenerateOptions()
-    prompt = [int(t) for t in prompt]
-    sot_index = _sot_index(prompt, special.sot)
-    prompt_length = _prompt_length(prompt, special.sot, special.no_timestamps)
-    sot_is_start_token = sot_index == prompt_length - 1
-
-    beam = options.beam_size > 1
-    max_candidates = int(
-        np.floor(np.float32(options.beam_size) * np.float32(options.patience) + 0.5)
-    )
-    if options.beam_size < 1 or options.patience <= 0 or options.num_hypotheses < 1:
-        raise ValueError("beam_size, patience and num_hypotheses must be positive")
-    if options.num_hypotheses > max_candidates and not (
-        options.beam_size == 1 and options.sampling_topk != 1
-    ):
-        raise ValueError("The number of hypotheses cannot be greater than beam_size * patience")
-    rows = options.beam_size if beam else options.num_hypotheses
-    state = model.new_state(encoder_output, rows)
-
-    no_speech_prob: float | None = None
-    start_step = 0
-    if prompt_length == 1:
-        start_tokens = prompt
-    else:
-        prompt_tokens = prompt[: prompt_length - 1]
-        start_tokens = prompt[prompt_length - 1 :]
-        # every row gets the same prompt: where the state can copy rows, it is
-        # fed once, to a one-row state, and copied to the rows (CT2 expands to
-        # the beams after the prompt too); the previous text makes it long
-        fed, fed_rows = state, rows
-        if rows > 1 and hasattr(state, "copy_from"):
-            fed, fed_rows = model.new_state(encoder_output, 1), 1
-
-        def feed(tokens: list[int]) -> np.ndarray:
-            return fed.decode(np.tile(np.asarray(tokens, dtype=np.int32), (fed_rows, 1)))
-
-        if options.return_no_speech_prob and not sot_is_start_token:
-            logits = np.asarray(feed(prompt_tokens[: sot_index + 1]), dtype=np.float32)
-            no_speech_prob = float(softmax_f32(logits[:1])[0, special.no_speech])
-            if len(prompt_tokens) > sot_index + 1:
-                feed(prompt_tokens[sot_index + 1 :])
-        else:
-            feed(prompt_tokens)
-        if fed is not state:
-            state.copy_from(fed, np.zeros(rows, dtype=np.int32))
-        start_step = len(prompt_tokens)
-
-    total = int(options.max_length)
-    max_length = min(total // 2, total - start_step)
-    if max_length <= 0:
-        raise ValueError("The maximum decoding length must be > 0 (the prompt is too long)")
-
-    disable_ids: list[int] = []
-    for token in options.suppress_tokens:
-        if token >= 0:
-            disable_ids.append(int(token))
-        elif token == -1:
-            disable_ids.extend(int(t) for t in suppress_ids)
-    disable_ids_begin = [int(t) for t in suppress_ids_begin] if options.suppress_blank else []
-
-    first = []
-    no_speech_processor = None
-    if options.return_no_speech_prob and sot_is_start_token:
-        no_speech_processor = NoSpeechProbs(special.no_speech)
-        first.append(no_speech_processor)
-    last = []
-    if prompt[prompt_length - 1] != special.no_timestamps:
-        last.append(
-            ApplyTimestampRules(
-                special.eot,
-                special.no_timestamps,
-                special.timestamp_begin,
-                special.timestamp_end,
-                special.timestamp_begin + int(options.max_initial_timestamp_index),
-            )
-        )
-    processors = build_processors(
-        first=first,
-        repetition_penalty=options.repetition_penalty,
-        no_repeat_ngram_size=options.no_repeat_ngram_size,
-        disable_ids=disable_ids,
-        disable_ids_begin=disable_ids_begin,
-        last=last,
-    )
-
-    start_id, prefix = start_tokens[0], start_tokens[1:]
-    if beam:
-        found: SearchResult = beam_search(
-            state,
-            start_id,
-            [special.eot],
-            max_length,
-            beam_size=options.beam_size,
-            prefix=prefix,
-            processors=processors,
-            num_hypotheses=options.num_hypotheses,
-            length_penalty=options.length_penalty,
-            patience=options.patience,
-        )
-    else:
-        if options.sampling_topk == 1 or options.sampling_temperature == 0:
-            sampler = BestSampler()
-        else:
-            sampler = RandomSampler(
-                rng if rng is not None else np.random.default_rng(0),
-                from_topk=options.sampling_topk,
-                temperature=options.sampling_temperature,
-            )
-        found = greedy_search(
-            state,
-            start_id,
-            [special.eot],
-            max_length,
-            prefix=prefix,
-            processors=processors,
-            sampler=sampler,
-            num_hypotheses=options.num_hypotheses,
-            length_penalty=options.length_penalty,
-            return_scores=options.return_scores,
-        )
-
-    if no_speech_processor is not None:
-        no_speech_prob = no_speech_processor.no_speech_prob
-    return GenerationResult(
-        sequences_ids=found.hypotheses,
-        scores=found.scores if options.return_scores else [],
-        no_speech_prob=float(no_speech_prob) if no_speech_prob is not None else 0.0,
-    )
+    """Decode one window for one prompt (see :func:`generate_windows`)."""
+    return generate_windows(
+        model,
+        encoder_output,
+        [list(prompt)],
+        special,
+        options,
+        suppress_ids=suppress_ids,
+        suppress_ids_begin=suppress_ids_begin,
+        rng=rng,
+    )[0]
 
 
 # --- faster-whisper's layer ----------------------------------------------------------
@@ -313,7 +235,7 @@ class WindowResult:
 
 
 def transcribe_window(
-    model: WhisperDecoderModel,
+    model: Any,
     mel_window: np.ndarray | None,
     prompt: Sequence[int],
     special: WhisperSpecialTokens,

@@ -1,7 +1,9 @@
-"""What the decoding code needs from a Whisper network.
+"""What generation needs from a Whisper network.
 
-``saywho._core.WhisperModel`` satisfies these protocols; the tests use a
-NumPy fake. Only the decoder half is needed to search; ``encode`` is used by
+``saywho._core.WhisperModel`` satisfies these protocols, and with it the
+whole search runs in the core. Any other object that does is driven by the
+same C search through callbacks, one per step (``_core.whisper_generate``):
+the tests use a NumPy fake this way. ``encode`` is used by
 :func:`saywho.whisper.generate.transcribe_window`.
 """
 

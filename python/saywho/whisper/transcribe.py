@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,7 +23,6 @@ from ..models.whisper_weights import load_whisper
 from ..tokenizer import Tokenizer
 from .alignment import align_words, merge_punctuations
 from .generate import (
-    TIME_PRECISION,
     WhisperSpecialTokens,
     WindowOptions,
     should_skip_window,
@@ -32,50 +30,17 @@ from .generate import (
     transcribe_window,
 )
 from .repetition import SegmentRepeats, check_guard, cut_repeats
-
-HOP_LENGTH = 160
-N_FRAMES = 3000  # one 30 s window of log-mel frames
-INPUT_STRIDE = 2  # encoder frames per timestamp step: mel frames / 1500
-TIME_PER_FRAME = HOP_LENGTH / SAMPLE_RATE
-MAX_LENGTH = 448
-
-
-@dataclass
-class Word:
-    """A word with its time in the recording and the model's confidence."""
-
-    start: float
-    end: float
-    word: str
-    probability: float
-
-
-@dataclass
-class Segment:
-    """One transcribed segment, with faster-whisper's fields."""
-
-    id: int
-    seek: int
-    start: float
-    end: float
-    text: str
-    tokens: list[int]
-    avg_logprob: float
-    compression_ratio: float
-    no_speech_prob: float
-    temperature: float
-    words: list[Word] | None = None
-
-
-@dataclass
-class TranscriptionInfo:
-    language: str
-    language_probability: float
-    duration: float
-    duration_after_vad: float
-    all_language_probs: list[tuple[str, float]] | None
-    options: WindowOptions
-    performance: dict | None = None
+from .segments import (
+    MAX_LENGTH,
+    N_FRAMES,
+    TIME_PER_FRAME,
+    Segment,
+    TranscriptionInfo,
+    Word,
+    pad_window,
+    split_by_timestamps,
+    temperature_list,
+)
 
 
 class WhisperModel:
@@ -344,7 +309,7 @@ class WhisperModel:
         votes: dict[str, list[float]] = {}
         probs: list[tuple[str, float]] = []
         for i in range(0, features.shape[-1], N_FRAMES):
-            encoded = self.encode(_pad_window(features[:, i : i + N_FRAMES]))
+            encoded = self.encode(pad_window(features[:, i : i + N_FRAMES]))
             probs = self.detect_language(encoded)
             language, probability = probs[0]
             if probability > threshold:
@@ -413,7 +378,7 @@ class WhisperModel:
             time_offset = seek * TIME_PER_FRAME
             segment_size = min(N_FRAMES, content_frames - seek)
             segment_duration = segment_size * TIME_PER_FRAME
-            window = _pad_window(features[:, seek : seek + segment_size])
+            window = pad_window(features[:, seek : seek + segment_size])
             prompt = self._prompt(
                 all_tokens[prompt_reset_since:],
                 language,
@@ -438,7 +403,7 @@ class WhisperModel:
                 seek += segment_size
                 continue
             previous_seek = seek
-            pieces, seek, single_ending = _split_by_timestamps(
+            pieces, seek, single_ending = split_by_timestamps(
                 result.tokens, t.timestamp_begin, time_offset, segment_size, segment_duration, seek
             )
             if repetition_guard:
@@ -647,57 +612,6 @@ def _skip_hallucination(
                 return seek, False
         last_end = piece["end"]
     return None
-
-
-def temperature_list(temperature) -> tuple[float, ...]:
-    """faster-whisper's temperature option (one value or several) as a tuple."""
-    return tuple(temperature) if isinstance(temperature, (list, tuple)) else (temperature,)
-
-
-def _pad_window(window: np.ndarray) -> np.ndarray:
-    if window.shape[-1] >= N_FRAMES:
-        return np.ascontiguousarray(window[:, :N_FRAMES])
-    return np.pad(window, ((0, 0), (0, N_FRAMES - window.shape[-1])))
-
-
-def _split_by_timestamps(tokens, timestamp_begin, time_offset, segment_size, duration, seek):
-    """Cuts a window's tokens at timestamp pairs; returns the pieces and the next seek.
-
-    A window that ends on a single timestamp had no speech after it, so the
-    next window starts after this one; otherwise it starts at the last
-    timestamp pair, and the unfinished text after it is decoded again.
-    """
-    pieces = []
-    single_ending = len(tokens) >= 2 and tokens[-2] < timestamp_begin <= tokens[-1]
-    pairs = [
-        i
-        for i in range(1, len(tokens))
-        if tokens[i] >= timestamp_begin and tokens[i - 1] >= timestamp_begin
-    ]
-    if pairs:
-        cuts = pairs + ([len(tokens)] if single_ending else [])
-        last = 0
-        for cut in cuts:
-            piece = tokens[last:cut]
-            pieces.append(
-                {
-                    "start": time_offset + (piece[0] - timestamp_begin) * TIME_PRECISION,
-                    "end": time_offset + (piece[-1] - timestamp_begin) * TIME_PRECISION,
-                    "tokens": piece,
-                }
-            )
-            last = cut
-        if single_ending:
-            seek += segment_size
-        else:
-            seek += (tokens[last - 1] - timestamp_begin) * INPUT_STRIDE
-    else:
-        stamps = [tok for tok in tokens if tok >= timestamp_begin]
-        if stamps and stamps[-1] != timestamp_begin:
-            duration = (stamps[-1] - timestamp_begin) * TIME_PRECISION
-        pieces.append({"start": time_offset, "end": time_offset + duration, "tokens": tokens})
-        seek += segment_size
-    return pieces, seek, single_ending
 
 
 COMPUTE_TYPES = ("default", "auto", "float32", "int8", "int8_float32")

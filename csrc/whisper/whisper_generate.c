@@ -1,0 +1,522 @@
+/* Generation: the prompt, the no-speech probability, and the step loop that
+ * runs every window's search in lockstep over one decoder state
+ * (CTranslate2's WhisperReplica::generate; docs/whisper_decoding.md). */
+#include "whisper_generate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "whisper_search.h"
+
+static const int32_t default_suppress[1] = {-1};
+
+sw_whisper_generate_params sw_whisper_generate_default_params(void)
+{
+    sw_whisper_generate_params p;
+    memset(&p, 0, sizeof p);
+    p.eot = p.sot = p.no_timestamps = p.no_speech = -1;
+    p.beam_size = 5;
+    p.patience = 1.0f;
+    p.length_penalty = 1.0f;
+    p.repetition_penalty = 1.0f;
+    p.max_length = 448;
+    p.sampling_topk = 1;
+    p.sampling_temperature = 1.0f;
+    p.num_hypotheses = 1;
+    p.max_initial_timestamp_index = 50;
+    p.suppress_blank = 1;
+    p.suppress_tokens = default_suppress;
+    p.n_suppress_tokens = 1;
+    return p;
+}
+
+/* ---- hypotheses ---- */
+
+int sw_hyps_add(sw_hyps *hs, const int32_t *tokens, int n_tokens, float raw_score)
+{
+    if (hs->n == hs->cap) {
+        int cap = hs->cap ? 2 * hs->cap : 8;
+        sw_whisper_hypothesis *h = realloc(hs->h, (size_t)cap * sizeof *h);
+        if (!h)
+            return -1;
+        hs->h = h;
+        hs->cap = cap;
+    }
+    int32_t *copy = malloc((size_t)(n_tokens > 0 ? n_tokens : 1) * sizeof *copy);
+    if (!copy)
+        return -1;
+    if (n_tokens > 0)
+        memcpy(copy, tokens, (size_t)n_tokens * sizeof *copy);
+    sw_whisper_hypothesis *h = &hs->h[hs->n++];
+    h->tokens = copy; /* owned by hs from here */
+    h->n_tokens = n_tokens;
+    h->score = raw_score;
+    return 0;
+}
+
+void sw_hyps_free(sw_hyps *hs)
+{
+    for (int i = 0; i < hs->n; i++)
+        free(hs->h[i].tokens);
+    free(hs->h);
+    memset(hs, 0, sizeof *hs);
+}
+
+float sw_final_score(float score, int length, float length_penalty)
+{
+    return score / powf((float)length, length_penalty);
+}
+
+void sw_hyps_finish(sw_hyps *hs, float length_penalty, int num_hypotheses,
+                    sw_whisper_generation *out)
+{
+    for (int i = 0; i < hs->n; i++)
+        hs->h[i].score = sw_final_score(hs->h[i].score, hs->h[i].n_tokens, length_penalty);
+    /* insertion sort, best first: stable, like Python's sort and libstdc++'s
+     * for the few entries there are */
+    for (int i = 1; i < hs->n; i++) {
+        sw_whisper_hypothesis x = hs->h[i];
+        int j = i;
+        for (; j > 0 && hs->h[j - 1].score < x.score; j--)
+            hs->h[j] = hs->h[j - 1];
+        hs->h[j] = x;
+    }
+    int keep = hs->n < num_hypotheses ? hs->n : num_hypotheses;
+    for (int i = keep; i < hs->n; i++)
+        free(hs->h[i].tokens);
+    out->hyp = hs->h;
+    out->n_hyp = keep;
+    memset(hs, 0, sizeof *hs);
+}
+
+void sw_whisper_generation_free(sw_whisper_generation *out, int n_windows)
+{
+    if (!out)
+        return;
+    for (int w = 0; w < n_windows; w++) {
+        for (int i = 0; i < out[w].n_hyp; i++)
+            free(out[w].hyp[i].tokens);
+        free(out[w].hyp);
+        out[w].hyp = NULL;
+        out[w].n_hyp = 0;
+    }
+}
+
+/* ---- a window's memory ---- */
+
+sw_status sw_window_init(sw_window *w, const sw_search_cfg *c, int32_t start_id,
+                         const int32_t *prefix, uint64_t seed, sw_error *err)
+{
+    memset(w, 0, sizeof *w);
+    int rows = c->rows, n = c->n_vocab, ml = c->max_length, beam = c->p->beam_size > 1;
+    size_t seq = (size_t)rows * (size_t)ml;
+    int n_cand = 2 * rows > c->p->sampling_topk ? 2 * rows : c->p->sampling_topk;
+    w->prefix = prefix;
+    w->rules = c->rules;
+    /* timestamp rules unless the start token is <|notimestamps|> */
+    w->rules.timestamps = start_id != c->p->no_timestamps;
+    w->feed = malloc((size_t)rows * sizeof *w->feed);
+    w->reorder = malloc((size_t)rows * sizeof *w->reorder);
+    w->work = malloc((size_t)rows * (size_t)n * sizeof *w->work);
+    w->scaled = malloc((size_t)n * sizeof *w->scaled);
+    w->cand_id = malloc((size_t)n_cand * sizeof *w->cand_id);
+    int ok = w->feed && w->reorder && w->work && w->scaled && w->cand_id;
+    if (beam) {
+        w->seq = calloc(seq, sizeof *w->seq);
+        w->cand_seq = calloc(2 * seq, sizeof *w->cand_seq);
+        w->cum_store = malloc((size_t)rows * sizeof *w->cum_store);
+        w->cand_score = malloc(2 * (size_t)rows * sizeof *w->cand_score);
+        w->cand_origin = malloc(2 * (size_t)rows * sizeof *w->cand_origin);
+        w->cand_word = malloc(2 * (size_t)rows * sizeof *w->cand_word);
+        w->active = malloc((size_t)rows * sizeof *w->active);
+        ok = ok && w->seq && w->cand_seq && w->cum_store && w->cand_score && w->cand_origin &&
+             w->cand_word && w->active;
+    } else {
+        w->history = calloc(seq, sizeof *w->history);
+        w->hyp_tok = malloc(seq * sizeof *w->hyp_tok);
+        w->hyp_len = calloc((size_t)rows, sizeof *w->hyp_len);
+        w->score = calloc((size_t)rows, sizeof *w->score);
+        w->alive = malloc((size_t)rows * sizeof *w->alive);
+        w->cdf = malloc((size_t)n * sizeof *w->cdf);
+        ok = ok && w->history && w->hyp_tok && w->hyp_len && w->score && w->alive && w->cdf;
+    }
+    if (!ok) {
+        sw_window_free(w);
+        return sw_fail(err, SW_ERR_NOMEM, "whisper generate: out of host memory");
+    }
+    for (int r = 0; r < rows; r++) {
+        w->feed[r] = start_id;
+        if (w->alive)
+            w->alive[r] = 1;
+    }
+    if (beam) {
+        /* CT2 expands to the beams after the first step when the candidates
+         * fit in one row; otherwise every beam starts, all but the first with
+         * the lowest score */
+        w->expand_after_first_step = 2 * rows <= n;
+        if (!w->expand_after_first_step) {
+            for (int r = 0; r < rows; r++)
+                w->cum_store[r] = r == 0 ? 0.0f : SW_LOGIT_DISABLED;
+            w->cum = w->cum_store;
+        }
+    }
+    sw_rng_seed(&w->rng, seed);
+    return SW_OK;
+}
+
+void sw_window_free(sw_window *w)
+{
+    void *all[] = {w->feed,      w->reorder,  w->work,      w->scaled,     w->cand_id,
+                   w->seq,       w->cand_seq, w->cum_store, w->cand_score, w->cand_origin,
+                   w->cand_word, w->active,   w->history,   w->hyp_tok,    w->hyp_len,
+                   w->score,     w->alive,    w->cdf};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        free(all[i]);
+    sw_hyps_free(&w->hyps);
+    memset(w, 0, sizeof *w);
+}
+
+/* ---- the prompt ---- */
+
+/* sot's index and the prompt length (the index past the run of task ids
+ * sot .. no_timestamps that starts at sot); -1 without sot. */
+static int prompt_layout(const int32_t *prompt, int len, const sw_whisper_generate_params *p,
+                         int *sot_index)
+{
+    int i = 0;
+    while (i < len && prompt[i] != p->sot)
+        i++;
+    if (i == len)
+        return -1;
+    *sot_index = i;
+    while (i < len && prompt[i] >= p->sot && prompt[i] <= p->no_timestamps)
+        i++;
+    return i;
+}
+
+static sw_status check_params(const sw_whisper_generate_params *p, int n_vocab, sw_error *err)
+{
+    if (p->beam_size < 1 || !(p->patience > 0) || p->num_hypotheses < 1)
+        return sw_fail(err, SW_ERR_ARG,
+                       "whisper generate: beam_size, patience and num_hypotheses must be positive");
+    int max_cand = (int)floor((double)((float)p->beam_size * p->patience) + 0.5);
+    if (p->num_hypotheses > max_cand && !(p->beam_size == 1 && p->sampling_topk != 1))
+        return sw_fail(err, SW_ERR_ARG,
+                       "The number of hypotheses cannot be greater than beam_size * patience");
+    if (p->sampling_topk < 0 || p->sampling_topk > n_vocab)
+        return sw_fail(err, SW_ERR_ARG,
+                       "sampling_topk %d: it must be 0 (all) up to the vocabulary size %d",
+                       p->sampling_topk, n_vocab);
+    int ids[4] = {p->eot, p->sot, p->no_timestamps, p->no_speech};
+    for (int i = 0; i < 4; i++)
+        if (ids[i] < 0 || ids[i] >= n_vocab)
+            return sw_fail(err, SW_ERR_ARG, "whisper generate: special token %d is outside 0..%d",
+                           ids[i], n_vocab - 1);
+    if (p->no_timestamps + 1 >= n_vocab)
+        return sw_fail(err, SW_ERR_ARG, "whisper generate: no timestamp tokens in the vocabulary");
+    const int32_t *lists[3] = {p->suppress_tokens, p->suppress_ids, p->suppress_ids_begin};
+    int counts[3] = {p->n_suppress_tokens, p->n_suppress_ids, p->n_suppress_ids_begin};
+    for (int l = 0; l < 3; l++)
+        for (int i = 0; i < counts[l]; i++)
+            if (lists[l][i] >= n_vocab || (l > 0 && lists[l][i] < 0))
+                return sw_fail(err, SW_ERR_ARG,
+                               "whisper generate: suppressed token %d is outside the vocabulary",
+                               (int)lists[l][i]);
+    return SW_OK;
+}
+
+/* suppress_tokens with -1 expanded to the config's suppress_ids (other
+ * negatives ignored, as CT2 does). */
+static int32_t *resolve_suppress(const sw_whisper_generate_params *p, int *n_out)
+{
+    int n = 0;
+    int32_t *out =
+        malloc(((size_t)p->n_suppress_tokens * (size_t)(p->n_suppress_ids + 1) + 1) * sizeof *out);
+    if (!out)
+        return NULL;
+    for (int i = 0; i < p->n_suppress_tokens; i++) {
+        int32_t t = p->suppress_tokens[i];
+        if (t >= 0)
+            out[n++] = t;
+        else if (t == -1)
+            for (int j = 0; j < p->n_suppress_ids; j++)
+                out[n++] = p->suppress_ids[j];
+    }
+    *n_out = n;
+    return out;
+}
+
+/* ---- the step loop ---- */
+
+typedef struct gen_call {
+    const sw_whisper_decoder *dec;
+    const sw_whisper_generate_params *p;
+    int n_win, rows, len, vocab;
+    const int32_t *prompts;
+    void *state, *prompt_state;
+    int32_t *tokens;
+    int *index;
+    float *logits;
+    sw_window *win;
+} gen_call;
+
+/* Feeds prompt columns [from, to) of every window; the no-speech
+ * probability is read from the logits when `no_speech` is set. */
+static sw_status feed_prompt(gen_call *g, void *state, int rows_per_window, int from, int to,
+                             sw_whisper_generation *out, int no_speech, sw_error *err)
+{
+    int n_rows = g->n_win * rows_per_window, k = to - from;
+    for (int w = 0; w < g->n_win; w++)
+        for (int r = 0; r < rows_per_window; r++)
+            memcpy(g->tokens + ((size_t)w * rows_per_window + r) * k,
+                   g->prompts + (size_t)w * g->len + from, (size_t)k * sizeof *g->tokens);
+    if (g->dec->decode(g->dec->ctx, state, g->tokens, n_rows, k, g->logits, err))
+        return err->code;
+    if (no_speech)
+        for (int w = 0; w < g->n_win; w++)
+            out[w].no_speech_prob = sw_softmax_at(
+                g->logits + (size_t)w * rows_per_window * g->vocab, g->vocab, g->p->no_speech);
+    return SW_OK;
+}
+
+static sw_status run(gen_call *g, sw_search_cfg *c, int fed, int sot_index, int sot_is_start,
+                     uint64_t seed, sw_whisper_generation *out, sw_error *err)
+{
+    const sw_whisper_decoder *d = g->dec;
+    const sw_whisper_generate_params *p = g->p;
+    int n_rows = g->n_win * g->rows, beam = p->beam_size > 1;
+    if (d->state_new(d->ctx, n_rows, &g->state, err))
+        return err->code;
+    if (fed > 0) {
+        /* the prompt is the same on a window's rows: feed it once per window
+         * and copy it to the rows where states can be copied */
+        int once = g->rows > 1 && d->copy_other;
+        void *st = g->state;
+        int per = g->rows;
+        if (once) {
+            if (d->state_new(d->ctx, g->n_win, &g->prompt_state, err))
+                return err->code;
+            st = g->prompt_state;
+            per = 1;
+        }
+        if (p->return_no_speech_prob && !sot_is_start) {
+            if (feed_prompt(g, st, per, 0, sot_index + 1, out, 1, err))
+                return err->code;
+            if (fed > sot_index + 1 && feed_prompt(g, st, per, sot_index + 1, fed, out, 0, err))
+                return err->code;
+        } else if (feed_prompt(g, st, per, 0, fed, out, 0, err)) {
+            return err->code;
+        }
+        if (once) {
+            for (int i = 0; i < n_rows; i++)
+                g->index[i] = i / g->rows;
+            if (d->copy(d->ctx, g->state, g->prompt_state, g->index, n_rows, err))
+                return err->code;
+            d->state_free(d->ctx, g->prompt_state);
+            g->prompt_state = NULL;
+        }
+    }
+    for (int w = 0; w < g->n_win; w++) {
+        const int32_t *pr = g->prompts + (size_t)w * g->len;
+        /* every window draws from its own generator */
+        if (sw_window_init(&g->win[w], c, pr[fed], pr + fed + 1, seed + (uint64_t)w, err))
+            return err->code;
+    }
+
+    for (int step = 0; step < c->max_length; step++) {
+        int reorder = 0;
+        for (int w = 0; w < g->n_win; w++)
+            reorder |= g->win[w].has_reorder;
+        if (reorder) {
+            for (int w = 0; w < g->n_win; w++)
+                for (int r = 0; r < g->rows; r++)
+                    g->index[w * g->rows + r] =
+                        w * g->rows + (g->win[w].has_reorder ? g->win[w].reorder[r] : r);
+            if (d->copy(d->ctx, g->state, g->state, g->index, n_rows, err))
+                return err->code;
+            for (int w = 0; w < g->n_win; w++)
+                g->win[w].has_reorder = 0;
+        }
+        /* a finished window is fed its end token until the others finish */
+        for (int w = 0; w < g->n_win; w++)
+            for (int r = 0; r < g->rows; r++)
+                g->tokens[w * g->rows + r] = g->win[w].done ? p->eot : g->win[w].feed[r];
+        if (d->decode(d->ctx, g->state, g->tokens, n_rows, 1, g->logits, err))
+            return err->code;
+        int live = 0;
+        for (int w = 0; w < g->n_win; w++) {
+            sw_window *win = &g->win[w];
+            if (win->done)
+                continue;
+            const float *lg = g->logits + (size_t)w * g->rows * g->vocab;
+            if (step == 0 && p->return_no_speech_prob && sot_is_start)
+                out[w].no_speech_prob = sw_softmax_at(lg, g->vocab, p->no_speech);
+            if (beam)
+                sw_beam_step(win, c, step, lg);
+            else
+                sw_greedy_step(win, c, step, lg);
+            if (win->failed)
+                return sw_fail(err, SW_ERR_NOMEM, "whisper generate: out of host memory");
+            live += !win->done;
+        }
+        if (!live)
+            break;
+    }
+    for (int w = 0; w < g->n_win; w++) {
+        sw_window *win = &g->win[w];
+        if (!beam)
+            for (int r = 0; r < g->rows; r++)
+                if (sw_hyps_add(&win->hyps, win->hyp_tok + (size_t)r * c->max_length,
+                                win->hyp_len[r], win->score[r]) != 0)
+                    return sw_fail(err, SW_ERR_NOMEM, "whisper generate: out of host memory");
+        sw_hyps_finish(&win->hyps, p->length_penalty, p->num_hypotheses, &out[w]);
+        if (!p->return_scores)
+            for (int i = 0; i < out[w].n_hyp; i++)
+                out[w].hyp[i].score = 0.0f;
+    }
+    return SW_OK;
+}
+
+sw_status sw_whisper_generate_with(const sw_whisper_decoder *dec, const int32_t *prompts,
+                                   int n_windows, int prompt_len,
+                                   const sw_whisper_generate_params *p, sw_whisper_generation *out,
+                                   sw_error *err)
+{
+    if (!dec || !prompts || !p || !out || n_windows < 1 || prompt_len < 1)
+        return sw_fail(err, SW_ERR_ARG, "whisper generate: windows, prompts and params needed");
+    memset(out, 0, (size_t)n_windows * sizeof *out);
+    int vocab = dec->n_vocab;
+    if (check_params(p, vocab, err))
+        return err->code;
+    int sot_index = 0;
+    int plen = prompt_layout(prompts, prompt_len, p, &sot_index);
+    if (plen < 0)
+        return sw_fail(err, SW_ERR_ARG, "<|startoftranscript|> token was not found in the prompt");
+    for (int w = 1; w < n_windows; w++) {
+        int si = 0;
+        if (prompt_layout(prompts + (size_t)w * prompt_len, prompt_len, p, &si) != plen ||
+            si != sot_index)
+            return sw_fail(err, SW_ERR_ARG,
+                           "whisper generate: window %d's prompt has another layout than the "
+                           "first's (sot or task tokens elsewhere)",
+                           w);
+    }
+    for (int i = 0; i < n_windows * prompt_len; i++)
+        if (prompts[i] < 0 || prompts[i] >= vocab)
+            return sw_fail(err, SW_ERR_ARG, "whisper generate: prompt token %d is outside 0..%d",
+                           (int)prompts[i], vocab - 1);
+    int fed = plen == 1 ? 0 : plen - 1;
+    int total = p->max_length;
+    int max_length = total / 2 < total - fed ? total / 2 : total - fed;
+    if (max_length <= 0)
+        return sw_fail(err, SW_ERR_ARG,
+                       "The maximum decoding length must be > 0 (the prompt is too long)");
+    int beam = p->beam_size > 1;
+    int rows = beam ? p->beam_size : p->num_hypotheses;
+
+    sw_search_cfg c;
+    memset(&c, 0, sizeof c);
+    c.p = p;
+    c.n_vocab = vocab;
+    c.rows = rows;
+    c.max_length = max_length;
+    c.random = !beam && p->sampling_topk != 1 && p->sampling_temperature != 0.0f;
+    sw_logits_rules *r = &c.rules;
+    r->n_vocab = vocab;
+    r->repetition_penalty = p->repetition_penalty;
+    r->no_repeat_ngram_size = p->no_repeat_ngram_size;
+    int32_t *suppress = resolve_suppress(p, &r->n_suppress);
+    r->suppress = suppress;
+    if (p->suppress_blank) {
+        r->suppress_begin = p->suppress_ids_begin;
+        r->n_suppress_begin = p->n_suppress_ids_begin;
+    }
+    r->eot = p->eot;
+    r->no_timestamps = p->no_timestamps;
+    r->timestamp_begin = p->no_timestamps + 1;
+    r->timestamp_end = vocab - 1;
+    r->max_initial_timestamp = r->timestamp_begin + p->max_initial_timestamp_index;
+    r->sample_begin = prompt_len - fed - 1; /* the forced prefix after the start token */
+
+    int n_rows = n_windows * rows;
+    int widest = fed > 1 ? fed : 1;
+    gen_call g = {dec,  p,    n_windows, rows, prompt_len, vocab, prompts,
+                  NULL, NULL, NULL,      NULL, NULL,       NULL};
+    g.tokens = malloc((size_t)n_rows * (size_t)widest * sizeof *g.tokens);
+    g.index = malloc((size_t)n_rows * sizeof *g.index);
+    g.logits = malloc((size_t)n_rows * (size_t)vocab * sizeof *g.logits);
+    g.win = calloc((size_t)n_windows, sizeof *g.win);
+    if (!suppress || !g.tokens || !g.index || !g.logits || !g.win)
+        sw_fail(err, SW_ERR_NOMEM, "whisper generate: out of host memory");
+    else
+        run(&g, &c, fed, sot_index, sot_index == plen - 1, p->seed, out, err);
+    if (g.prompt_state)
+        dec->state_free(dec->ctx, g.prompt_state);
+    if (g.state)
+        dec->state_free(dec->ctx, g.state);
+    for (int w = 0; g.win && w < n_windows; w++)
+        sw_window_free(&g.win[w]);
+    free(g.win);
+    free(g.logits);
+    free(g.index);
+    free(g.tokens);
+    free(suppress);
+    if (err->code != SW_OK)
+        sw_whisper_generation_free(out, n_windows);
+    return err->code;
+}
+
+/* ---- over the C model ---- */
+
+typedef struct model_ctx {
+    sw_whisper *model;
+    const sw_whisper_audio *audio;
+} model_ctx;
+
+static sw_status model_state_new(void *ctx, int n_rows, void **state, sw_error *err)
+{
+    model_ctx *m = ctx;
+    return sw_whisper_state_new(m->model, m->audio, n_rows, (sw_whisper_state **)state, err);
+}
+
+static void model_state_free(void *ctx, void *state)
+{
+    (void)ctx;
+    sw_whisper_state_free(state);
+}
+
+static sw_status model_decode(void *ctx, void *state, const int32_t *tokens, int n_rows,
+                              int n_tokens, float *logits, sw_error *err)
+{
+    (void)ctx;
+    return sw_whisper_decode(state, tokens, n_rows, n_tokens, logits, err);
+}
+
+static sw_status model_copy(void *ctx, void *dst, void *src, const int *index, int n, sw_error *err)
+{
+    (void)ctx;
+    return sw_whisper_state_copy(dst, src, index, n, err);
+}
+
+sw_status sw_whisper_generate(sw_whisper *model, const sw_whisper_audio *audio,
+                              const int32_t *prompts, int n_windows, int prompt_len,
+                              const sw_whisper_generate_params *params, sw_whisper_generation *out,
+                              sw_error *err)
+{
+    if (!model || !audio)
+        return sw_fail(err, SW_ERR_ARG, "whisper generate: a model and its encoded audio needed");
+    if (sw_whisper_audio_batch(audio) != n_windows)
+        return sw_fail(err, SW_ERR_ARG,
+                       "whisper generate: %d prompts for an encoding of %d windows", n_windows,
+                       sw_whisper_audio_batch(audio));
+    model_ctx ctx = {model, audio};
+    sw_whisper_decoder dec = {&ctx,
+                              sw_whisper_get_dims(model)->n_vocab,
+                              model_state_new,
+                              model_state_free,
+                              model_decode,
+                              model_copy,
+                              1};
+    return sw_whisper_generate_with(&dec, prompts, n_windows, prompt_len, params, out, err);
+}
