@@ -233,7 +233,7 @@ static PyObject *py_whisper_generate(PyObject *self, PyObject *args, PyObject *k
         a.p.suppress_ids_begin = PyArray_DATA(a.lists[2]);
         a.p.n_suppress_ids_begin = (int)PyArray_DIM(a.lists[2], 0);
     }
-    a.out = PyMem_Calloc((size_t)a.n_windows, sizeof *a.out);
+    a.out = swpy_calloc((size_t)a.n_windows, sizeof *a.out);
     if (!a.out) {
         PyErr_NoMemory();
         goto done;
