@@ -140,10 +140,11 @@ def run(name: str, diarizer: Diarizer, audio: np.ndarray) -> tuple[float, object
     t0 = time.perf_counter()
     result = diarizer(audio)
     seconds = time.perf_counter() - t0
-    stages = result.performance["seconds"]
+    stages = result.performance["stages"]
     print(
         f"{name:<28} {len(audio) / 16000 / seconds:6.1f}x realtime  {seconds:6.2f} s  "
-        f"segmentation {stages['segmentation']:.2f} s, embeddings {stages['embeddings']:.2f} s, "
+        f"segmentation {stages['segmentation']['seconds']:.2f} s, "
+        f"embeddings {stages['embeddings']['seconds']:.2f} s, "
         f"{len(result.speakers)} speakers"
     )
     return seconds, result

@@ -190,7 +190,7 @@ def test_pipeline_diarize_returns_its_memory(two_speakers):
         assert p.memory().allocated > 0
     assert p.memory().allocated == 0 and p.memory().reserved == 0
     assert diarization_error_rate(reference, result.turns, collar=0.25).der <= 0.10
-    assert result.performance["peak_pool_bytes"] > 0
+    assert result.performance["peak_allocated_bytes"] > 0
 
 
 def test_bad_options_are_option_errors(diarizer):

@@ -194,3 +194,19 @@ def test_fbank_rejects_short_and_bad_options(jfk):
         saywho.fbank(jfk, num_mel_bins=0)
     with pytest.raises(saywho.OptionError):
         saywho.fbank(jfk, high_freq=9000.0)
+
+
+def test_feature_threads_change_nothing_but_the_pool(jfk):
+    """Pipeline(threads=) reaches the features: any thread count gives the same
+    frames (each frame is computed by one thread), and a bad one is an OptionError."""
+    long = np.tile(jfk, 2)  # past the 10 s below which no pool is made
+    one = _core.log_mel_spectrogram(long, threads=1)
+    for threads in (0, 2, 3):
+        assert np.array_equal(_core.log_mel_spectrogram(long, threads=threads), one)
+    assert np.array_equal(_core.fbank(long, threads=2), _core.fbank(long, threads=1))
+    assert np.array_equal(
+        _core.mel_power_spectrogram(long, threads=2), _core.mel_power_spectrogram(long, threads=1)
+    )
+    for call in (_core.log_mel_spectrogram, _core.fbank, _core.mel_power_spectrogram):
+        with pytest.raises(saywho.OptionError, match="threads"):
+            call(long, threads=-1)

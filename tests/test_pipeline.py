@@ -99,10 +99,31 @@ def test_cuda_without_a_gpu_raises_device_error(cuda_reason):
     assert isinstance(info.value, RuntimeError)
 
 
-@pytest.mark.parametrize("device", ["tpu", "cuda:x", "", 3])
+@pytest.mark.parametrize(
+    "device",
+    ["tpu", "cuda:x", "", 3, "gpu", "cuda:1024", "cuda:9999", "cuda: 1", "cuda:+1", "cuda:"],
+)
 def test_bad_device_is_an_option_error(device):
     with pytest.raises(saywho.OptionError):
         saywho.Pipeline(device=device)
+
+
+@pytest.mark.parametrize(
+    "device, parsed",
+    [
+        ("auto", ("auto", 0)),
+        ("cpu", ("cpu", 0)),
+        ("cuda", ("cuda", 0)),
+        ("cuda:0", ("cuda", 0)),
+        ("cuda:1023", ("cuda", 1023)),
+        ("cuda-emulated", ("cuda-emulated", 0)),
+    ],
+)
+def test_the_core_reads_the_device_string_for_python_too(device, parsed):
+    # one parser: what Python accepts is what the core opens, and the reverse
+    assert _core.parse_device(device) == parsed
+    with pytest.raises(saywho.OptionError, match="cuda:N"):
+        _core.Runtime(device="gpu")
 
 
 @pytest.mark.parametrize("threads", [-1, 1.5, 5000])

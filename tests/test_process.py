@@ -79,6 +79,43 @@ def test_performance_and_progress_cover_every_stage(conversation):
         assert 0 <= done <= total
 
 
+PERFORMANCE_KEYS = {
+    "audio_seconds",
+    "total_seconds",
+    "x_realtime",
+    "stages",
+    "peak_allocated_bytes",
+    "peak_rss_bytes",
+}
+
+
+def test_one_shape_of_performance_for_every_call(conversation, pipeline):
+    """transcribe, diarize and process report in saywho.performance's shape;
+    process lists the other two calls' stages as its stages' parts."""
+    result, _ = conversation
+    perf = result.performance
+    assert set(perf) == PERFORMANCE_KEYS
+    diarization = perf["stages"]["diarization"]
+    assert set(diarization["stages"]) == {
+        "decode",
+        "segmentation",
+        "embeddings",
+        "clustering",
+        "reconstruction",
+    }
+    parts = sum(p["seconds"] for p in diarization["stages"].values())
+    assert 0 < parts <= diarization["seconds"] + 1e-3
+    assert set(perf["stages"]["transcription"]["stages"]) == {"decode", "transcription"}
+    jfk = shared_file("jfk.wav")
+    _, info = pipeline.transcribe(jfk, beam_size=1)
+    turns = pipeline.diarize(jfk)
+    for report in (info.performance, turns.performance):
+        assert set(report) == PERFORMANCE_KEYS
+        assert report["audio_seconds"] == pytest.approx(11.0, abs=0.01)
+        assert report["stages"]["decode"]["seconds"] > 0
+        assert report["peak_allocated_bytes"] > 0
+
+
 def test_one_stage_only(pipeline):
     jfk = shared_file("jfk.wav")
     words_only = pipeline.process(jfk, diarize=False, beam_size=1)

@@ -68,33 +68,41 @@ static sw_cuda_open_fn load_cuda_library(const char *path, sw_error *err)
     return fn;
 }
 
-static sw_status parse_device(const char *spec, int *want_cuda, int *auto_mode, int *index,
-                              sw_error *err)
+sw_status sw_device_parse(const char *spec, sw_device_request *kind, int *index, sw_error *err)
 {
-    *want_cuda = 0;
-    *auto_mode = 0;
+    *kind = SW_REQUEST_AUTO;
     *index = 0;
-    if (!spec || strcmp(spec, "auto") == 0) {
-        *auto_mode = 1;
+    if (!spec || strcmp(spec, "auto") == 0)
+        return SW_OK;
+    if (strcmp(spec, "cpu") == 0) {
+        *kind = SW_REQUEST_CPU;
         return SW_OK;
     }
-    if (strcmp(spec, "cpu") == 0)
+    if (strcmp(spec, "cuda") == 0) {
+        *kind = SW_REQUEST_CUDA;
         return SW_OK;
-    if (strcmp(spec, "cuda") == 0 || strcmp(spec, "gpu") == 0) {
-        *want_cuda = 1;
+    }
+    if (strcmp(spec, "cuda-emulated") == 0) {
+        *kind = SW_REQUEST_CUDA_EMULATED;
         return SW_OK;
     }
     if (strncmp(spec, "cuda:", 5) == 0) {
-        char *end = NULL;
-        long i = strtol(spec + 5, &end, 10);
-        if (end && *end == '\0' && end != spec + 5 && i >= 0 && i < 1024) {
-            *want_cuda = 1;
-            *index = (int)i;
-            return SW_OK;
+        /* digits only: strtol alone would take "cuda: 1" and "cuda:+1" */
+        const char *digits = spec + 5;
+        size_t n = strspn(digits, "0123456789");
+        if (n > 0 && n <= 4 && digits[n] == '\0') {
+            int i = atoi(digits);
+            if (i <= SW_DEVICE_MAX_INDEX) {
+                *kind = SW_REQUEST_CUDA;
+                *index = i;
+                return SW_OK;
+            }
         }
     }
     return sw_fail(err, SW_ERR_ARG,
-                   "device must be \"auto\", \"cpu\", \"cuda\" or \"cuda:N\", not \"%s\"", spec);
+                   "device must be \"auto\", \"cpu\", \"cuda\", \"cuda:N\" (N from 0 to %d) or "
+                   "\"cuda-emulated\", not \"%s\"",
+                   SW_DEVICE_MAX_INDEX, spec ? spec : "(null)");
 }
 
 /* The self-check's verdict per library and GPU index, once per process: a
@@ -170,10 +178,13 @@ sw_status sw_device_open(const sw_device_options *opt, sw_backend **out, char *f
     *out = NULL;
     if (fallback_reason && reason_len)
         fallback_reason[0] = '\0';
-    int want_cuda, auto_mode, index;
-    if (parse_device(opt->device, &want_cuda, &auto_mode, &index, err) != SW_OK)
+    sw_device_request kind;
+    int index;
+    if (sw_device_parse(opt->device, &kind, &index, err) != SW_OK)
         return err->code;
-    if (want_cuda || auto_mode) {
+    /* "cuda-emulated" is the CUDA backend too: cuda_library names the emulator's build */
+    int want_cuda = kind == SW_REQUEST_CUDA || kind == SW_REQUEST_CUDA_EMULATED;
+    if (want_cuda || kind == SW_REQUEST_AUTO) {
         sw_error cuda_err = {SW_OK, ""};
         if (open_cuda(opt, index, out, &cuda_err) == SW_OK)
             return SW_OK;

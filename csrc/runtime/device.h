@@ -6,8 +6,23 @@
 
 #include "backend.h"
 
+/* The one place a device string is read (Python asks it too, through
+ * _core.parse_device): "auto", "cpu", "cuda", "cuda:N" with N in
+ * [0, SW_DEVICE_MAX_INDEX], or "cuda-emulated" (the CUDA backend's kernels
+ * built for the CPU, docs/cuda_emulator.md). Anything else is SW_ERR_ARG. */
+typedef enum sw_device_request {
+    SW_REQUEST_AUTO,
+    SW_REQUEST_CPU,
+    SW_REQUEST_CUDA,
+    SW_REQUEST_CUDA_EMULATED,
+} sw_device_request;
+
+#define SW_DEVICE_MAX_INDEX 1023
+
+sw_status sw_device_parse(const char *spec, sw_device_request *kind, int *index, sw_error *err);
+
 typedef struct sw_device_options {
-    const char *device;       /* "cpu", "cuda", "cuda:N", "auto" (NULL = "auto") */
+    const char *device;       /* as sw_device_parse reads it (NULL = "auto") */
     const char *cuda_library; /* path of libsaywho_cuda.so; NULL = the loader's search */
     int cpu_threads;          /* <= 0: one per available CPU */
 } sw_device_options;

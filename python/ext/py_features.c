@@ -7,21 +7,31 @@
 #include "fbank.h"
 #include "mel.h"
 
-/* Long inputs get a worker pool for the call; it is made and joined inside
- * the call, so no thread outlives it (a later fork() stays safe). */
-static sw_threadpool *pool_for(size_t n_samples)
+/* Long inputs get a worker pool of `threads` (0: one per CPU; the Pipeline
+ * passes its own threads=) for the call; it is made and joined inside the
+ * call, so no thread outlives it (a later fork() stays safe). */
+static sw_threadpool *pool_for(size_t n_samples, int threads)
 {
-    return n_samples >= 16000 * 10 ? sw_threadpool_create(0) : NULL;
+    return n_samples >= 16000 * 10 && threads != 1 ? sw_threadpool_create(threads) : NULL;
+}
+
+static int check_threads(int threads)
+{
+    if (threads >= 0)
+        return 0;
+    PyErr_Format(SwOptionError, "threads must be >= 0 (0: one per CPU), got %d", threads);
+    return -1;
 }
 
 static PyObject *py_log_mel(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"samples", "n_mels", "padding", NULL};
+    static char *kwlist[] = {"samples", "n_mels", "padding", "threads", NULL};
     PyObject *obj;
-    int n_mels = 80;
+    int n_mels = 80, threads = 0;
     Py_ssize_t padding = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|in:log_mel_spectrogram", kwlist, &obj,
-                                     &n_mels, &padding))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|ini:log_mel_spectrogram", kwlist, &obj,
+                                     &n_mels, &padding, &threads) ||
+        check_threads(threads) != 0)
         return NULL;
     if (padding < 0)
         return PyErr_Format(SwOptionError, "padding must be >= 0, got %zd", padding);
@@ -34,7 +44,7 @@ static PyObject *py_log_mel(PyObject *self, PyObject *args, PyObject *kwargs)
     const float *x = PyArray_DATA(arr);
     size_t n = (size_t)PyArray_DIM(arr, 0);
     Py_BEGIN_ALLOW_THREADS
-    sw_threadpool *tp = pool_for(n + (size_t)padding);
+    sw_threadpool *tp = pool_for(n + (size_t)padding, threads);
     sw_log_mel(x, n, (size_t)padding, n_mels, tp, &out, &frames, &err);
     sw_threadpool_destroy(tp);
     Py_END_ALLOW_THREADS
@@ -47,11 +57,12 @@ static PyObject *py_log_mel(PyObject *self, PyObject *args, PyObject *kwargs)
 
 static PyObject *py_mel_power(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"samples", "n_mels", NULL};
+    static char *kwlist[] = {"samples", "n_mels", "threads", NULL};
     PyObject *obj;
-    int n_mels = 40;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|i:mel_power_spectrogram", kwlist, &obj,
-                                     &n_mels))
+    int n_mels = 40, threads = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|ii:mel_power_spectrogram", kwlist, &obj,
+                                     &n_mels, &threads) ||
+        check_threads(threads) != 0)
         return NULL;
     PyArrayObject *arr = swpy_float32_array(obj, "samples", 1, 1);
     if (!arr)
@@ -62,7 +73,7 @@ static PyObject *py_mel_power(PyObject *self, PyObject *args, PyObject *kwargs)
     const float *x = PyArray_DATA(arr);
     size_t n = (size_t)PyArray_DIM(arr, 0);
     Py_BEGIN_ALLOW_THREADS
-    sw_threadpool *tp = pool_for(n);
+    sw_threadpool *tp = pool_for(n, threads);
     sw_mel_power(x, n, n_mels, tp, &out, &frames, &err);
     sw_threadpool_destroy(tp);
     Py_END_ALLOW_THREADS
@@ -88,23 +99,30 @@ static PyObject *py_mel_filters(PyObject *self, PyObject *args, PyObject *kwargs
     return swpy_array_from_malloc(out, 2, dims);
 }
 
-static int parse_fbank_options(PyObject *kwargs, sw_fbank_options *o)
+/* The fbank's options, and the threads of the call (NULL where the caller
+ * makes no pool). */
+static int parse_fbank_options(PyObject *kwargs, sw_fbank_options *o, int *threads)
 {
     *o = sw_fbank_default_options();
+    int unused = 0;
+    if (!threads)
+        threads = &unused;
+    *threads = 0;
     if (!kwargs)
         return 0;
     static char *kwlist[] = {"sample_rate", "num_mel_bins",  "frame_length_ms", "frame_shift_ms",
                              "low_freq",    "high_freq",     "preemphasis",     "remove_dc_offset",
-                             "input_scale", "subtract_mean", "povey_window",    NULL};
+                             "input_scale", "subtract_mean", "povey_window",    "threads",
+                             NULL};
     PyObject *empty = PyTuple_New(0);
     if (!empty)
         return -1;
     int ok = PyArg_ParseTupleAndKeywords(
-        empty, kwargs, "|iifffffpfpp:fbank", kwlist, &o->sample_rate, &o->num_mel_bins,
+        empty, kwargs, "|iifffffpfppi:fbank", kwlist, &o->sample_rate, &o->num_mel_bins,
         &o->frame_length_ms, &o->frame_shift_ms, &o->low_freq, &o->high_freq, &o->preemphasis,
-        &o->remove_dc_offset, &o->input_scale, &o->subtract_mean, &o->povey_window);
+        &o->remove_dc_offset, &o->input_scale, &o->subtract_mean, &o->povey_window, threads);
     Py_DECREF(empty);
-    return ok ? 0 : -1;
+    return ok ? check_threads(*threads) : -1;
 }
 
 static PyObject *py_fbank(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -113,7 +131,8 @@ static PyObject *py_fbank(PyObject *self, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTuple(args, "O:fbank", &obj))
         return NULL;
     sw_fbank_options o;
-    if (parse_fbank_options(kwargs, &o) != 0)
+    int threads;
+    if (parse_fbank_options(kwargs, &o, &threads) != 0)
         return NULL;
     PyArrayObject *arr = swpy_float32_array(obj, "samples", 1, 1);
     if (!arr)
@@ -124,7 +143,7 @@ static PyObject *py_fbank(PyObject *self, PyObject *args, PyObject *kwargs)
     const float *x = PyArray_DATA(arr);
     size_t n = (size_t)PyArray_DIM(arr, 0);
     Py_BEGIN_ALLOW_THREADS
-    sw_threadpool *tp = pool_for(n);
+    sw_threadpool *tp = pool_for(n, threads);
     sw_fbank(x, n, &o, tp, &out, &frames, &err);
     sw_threadpool_destroy(tp);
     Py_END_ALLOW_THREADS
@@ -140,7 +159,7 @@ static PyObject *py_kaldi_mel_banks(PyObject *self, PyObject *args, PyObject *kw
     if (PyTuple_Size(args) != 0)
         return PyErr_Format(PyExc_TypeError, "kaldi_mel_banks takes keyword arguments only");
     sw_fbank_options o;
-    if (parse_fbank_options(kwargs, &o) != 0)
+    if (parse_fbank_options(kwargs, &o, NULL) != 0)
         return NULL;
     float *out = NULL;
     int bins = 0;
@@ -153,14 +172,14 @@ static PyObject *py_kaldi_mel_banks(PyObject *self, PyObject *args, PyObject *kw
 
 static PyMethodDef feature_methods[] = {
     {"log_mel_spectrogram", (PyCFunction)(void (*)(void))py_log_mel, METH_VARARGS | METH_KEYWORDS,
-     "log_mel_spectrogram(samples, n_mels=80, padding=0) -> float32 [n_mels, frames]"},
+     "log_mel_spectrogram(samples, n_mels=80, padding=0, threads=0) -> float32 [n_mels, frames]"},
     {"mel_power_spectrogram", (PyCFunction)(void (*)(void))py_mel_power,
      METH_VARARGS | METH_KEYWORDS,
-     "mel_power_spectrogram(samples, n_mels=40) -> float32 [frames, n_mels], no log"},
+     "mel_power_spectrogram(samples, n_mels=40, threads=0) -> float32 [frames, n_mels], no log"},
     {"mel_filters", (PyCFunction)(void (*)(void))py_mel_filters, METH_VARARGS | METH_KEYWORDS,
      "mel_filters(n_mels=80, n_fft=400, sample_rate=16000) -> Slaney mel filterbank"},
     {"fbank", (PyCFunction)(void (*)(void))py_fbank, METH_VARARGS | METH_KEYWORDS,
-     "fbank(samples, **options) -> float32 [frames, num_mel_bins] (Kaldi style)"},
+     "fbank(samples, threads=0, **options) -> float32 [frames, num_mel_bins] (Kaldi style)"},
     {"kaldi_mel_banks", (PyCFunction)(void (*)(void))py_kaldi_mel_banks,
      METH_VARARGS | METH_KEYWORDS, "kaldi_mel_banks(**options) -> the fbank's filters"},
     {NULL, NULL, 0, NULL},

@@ -39,6 +39,7 @@ static int runtime_init(RuntimeObject *self, PyObject *args, PyObject *kwargs)
         return -1;
     }
     self->backend = b;
+    self->threads = threads;
     return 0;
 }
 
@@ -444,12 +445,19 @@ static PyMethodDef runtime_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *runtime_get_threads(RuntimeObject *self, void *closure)
+{
+    return PyLong_FromLong(self->threads);
+}
+
 static PyGetSetDef runtime_getset[] = {
     {"device", (getter)runtime_get_device, NULL, "\"cpu\" or \"cuda\"; None once closed", NULL},
     {"device_name", (getter)runtime_get_device_name, NULL, "what the device calls itself", NULL},
     {"fallback_reason", (getter)runtime_get_fallback, NULL,
      "why device=\"auto\" runs on the CPU, or None", NULL},
     {"closed", (getter)runtime_get_closed, NULL, "whether close() ran", NULL},
+    {"threads", (getter)runtime_get_threads, NULL,
+     "the CPU threads asked for (0: one per CPU), for the stages that run on the CPU", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -481,7 +489,29 @@ static PyObject *py_cuda_probe(PyObject *self, PyObject *args)
     return Py_BuildValue("(Os)", Py_False, err.msg);
 }
 
+/* The device string as the core reads it: Python checks it here, so "cpu",
+ * "cuda:N" and the rest mean one thing on both sides of the edge. */
+static PyObject *py_parse_device(PyObject *self, PyObject *arg)
+{
+    static const char *const kinds[] = {"auto", "cpu", "cuda", "cuda-emulated"};
+    if (!PyUnicode_Check(arg))
+        return PyErr_Format(SwOptionError,
+                            "device must be a string such as \"auto\" or \"cuda:0\", not %R", arg);
+    const char *spec; /* PyUnicode_AsUTF8AndSize is not in 3.9's limited API */
+    if (!PyArg_Parse(arg, "s", &spec))
+        return NULL;
+    sw_device_request kind;
+    int index;
+    sw_error err = {SW_OK, ""};
+    if (sw_device_parse(spec, &kind, &index, &err) != SW_OK)
+        return swpy_raise(&err, NULL);
+    return Py_BuildValue("(si)", kinds[kind], index);
+}
+
 static PyMethodDef runtime_functions[] = {
+    {"parse_device", py_parse_device, METH_O,
+     "parse_device(spec) -> (kind, index): kind is \"auto\", \"cpu\", \"cuda\" or "
+     "\"cuda-emulated\"; OptionError for anything else"},
     {"cuda_probe", py_cuda_probe, METH_VARARGS,
      "cuda_probe(library=None) -> (usable, reason): can the CUDA backend open?"},
     {NULL, NULL, 0, NULL},

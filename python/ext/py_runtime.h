@@ -13,6 +13,7 @@ typedef struct {
     PyObject_HEAD sw_backend *backend; /* NULL once closed */
     PyThread_type_lock lock;           /* ops run without the GIL; close() waits for them */
     char fallback[512];
+    int threads; /* as asked (0: one per CPU); the CPU-side stages (features) use it too */
 } RuntimeObject;
 
 #endif

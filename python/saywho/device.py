@@ -5,7 +5,6 @@ from __future__ import annotations
 import glob
 import logging
 import os
-import re
 import sys
 from pathlib import Path
 
@@ -58,12 +57,9 @@ def cublas_search_path() -> str:
 
 
 def validate_device(device: str) -> str:
-    if not isinstance(device, str):
-        raise _core.OptionError(f"device must be a string such as 'auto', not {device!r}")
-    if not re.fullmatch(r"auto|cpu|cuda(:[0-9]{1,4})?|cuda-emulated", device):
-        raise _core.OptionError(
-            f"device must be one of 'auto', 'cpu', 'cuda', 'cuda:N', 'cuda-emulated', not {device!r}"
-        )
+    """``device`` as the core reads it (its one parser): an OptionError says what
+    is accepted ("auto", "cpu", "cuda", "cuda:N", "cuda-emulated")."""
+    _core.parse_device(device)
     return device
 
 

@@ -13,10 +13,11 @@ import time
 import numpy as np
 
 from . import _core
-from .audio import load_audio
+from .audio import SAMPLE_RATE, load_audio
 from .device import open_runtime
 from .diarization.diarize import Diarization, Diarizer
 from .memory import MemoryReport, log_checkpoint
+from .performance import Performance
 from .result import Result
 from .whisper.transcribe import Segment, TranscriptionInfo, WhisperModel
 
@@ -161,21 +162,17 @@ class Pipeline:
         self._open_runtime()
         if self._whisper is None:
             raise _core.OptionError("this Pipeline has no model: Pipeline(model=...) loads one")
-        t0 = time.perf_counter()
+        start = time.perf_counter()
         samples = audio if isinstance(audio, np.ndarray) else load_audio(audio)
-        t1 = time.perf_counter()
+        decoded = time.perf_counter()
+        perf = Performance(samples.size / SAMPLE_RATE, start)
+        perf.add("decode", decoded - start)
         segments, info = self._whisper.transcribe(samples, **options)
         segments = list(segments)
-        t2 = time.perf_counter()
+        seconds = time.perf_counter() - decoded
         report = self.checkpoint("After Transcription")
-        duration = samples.size / 16000
-        info.performance = {
-            "audio_seconds": duration,
-            "decode_audio_seconds": t1 - t0,
-            "transcribe_seconds": t2 - t1,
-            "x_realtime": duration / (t2 - t0) if t2 > t0 else float("inf"),
-            "peak_allocated_bytes": report.peak_allocated,
-        }
+        perf.add("transcription", seconds, report.peak_allocated)
+        info.performance = perf.report(report.peak_allocated)
         return segments, info
 
     def diarize(
@@ -202,11 +199,15 @@ class Pipeline:
             else:
                 self._diarizer = Diarizer(*self.diarization_models(), runtime)
             self.checkpoint("After Diarization Load")
-        samples = audio if isinstance(audio, np.ndarray) else load_audio(audio)
-        result = self._diarizer(samples, num_speakers, min_speakers, max_speakers, progress)
+        result = self._diarizer(audio, num_speakers, min_speakers, max_speakers, progress)
         report = self.checkpoint("After Diarization")
-        result.performance["peak_pool_bytes"] = report.peak_allocated
+        result.performance["peak_allocated_bytes"] = report.peak_allocated
         return result
+
+    @property
+    def model_path(self) -> str | None:
+        """The Whisper model's folder, or None when the Pipeline has no model."""
+        return None if self._whisper is None else str(self._whisper.path)
 
     def diarization_models(self) -> tuple[str | os.PathLike, str | os.PathLike]:
         """(segmentation, embedding) paths: the named pipeline's, the ones given

@@ -30,6 +30,7 @@ import numpy as np
 
 from saywho import _core
 from saywho.audio import load_audio
+from saywho.performance import Performance
 from saywho.rttm import Turn
 
 from . import reconstruct
@@ -262,14 +263,17 @@ class Diarizer:
         if self.runtime is None:
             raise _core.ModelError("this Diarizer is closed")
         num, lo, hi = _check_counts(num_speakers, min_speakers, max_speakers)
+        t_start = time.perf_counter()
         x = load_audio(audio) if isinstance(audio, (str, os.PathLike)) else audio
         x = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
         duration = len(x) / SAMPLE_RATE
-        t_start = time.perf_counter()
+        perf = Performance(duration, t_start)
+        perf.add("decode", time.perf_counter() - t_start)
         empty = Diarization(
             [], [], [], np.zeros((0, self.embedding.dimension), np.float32), duration
         )
         if len(x) == 0:
+            empty.performance = perf.report(0)
             return empty
         starts = self._chunk_starts(len(x))
         active, embeddings, trainable, seconds = self._segment_and_embed(x, starts, progress)
@@ -279,7 +283,7 @@ class Diarizer:
         total = int(offsets[-1]) + active.shape[1]
         count = reconstruct.speaker_count(active, offsets, total)
         if count.max() == 0:
-            empty.performance = self._performance(duration, t_start, seconds)
+            empty.performance = self._performance(perf, seconds)
             return empty
         is_active = active.any(axis=1)  # [C, 3]
         train = is_active & trainable
@@ -329,16 +333,15 @@ class Diarizer:
             [labels[c] for c in used],
             np.asarray(centroids, np.float32)[used],
             duration,
-            self._performance(duration, t_start, seconds),
+            self._performance(perf, seconds),
         )
 
-    def _performance(self, duration: float, t_start: float, seconds: dict) -> dict:
-        total = time.perf_counter() - t_start
-        return {
-            "seconds": {**{k: round(v, 4) for k, v in seconds.items()}, "total": round(total, 4)},
-            "audio_seconds": round(duration, 3),
-            "x_realtime": round(duration / total, 2) if total > 0 else None,
-        }
+    def _performance(self, perf: Performance, seconds: dict) -> dict:
+        """saywho.performance's shape; the pool's peak so far where the
+        runtime counts it (Pipeline.diarize replaces it with its checkpoint's)."""
+        for name, spent in seconds.items():
+            perf.add(name, spent)
+        return perf.report(self.runtime.memory()["peak_allocated"])
 
 
 def diarize(

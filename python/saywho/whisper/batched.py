@@ -73,7 +73,12 @@ def pack_chunks(regions: Sequence[tuple[int, int]], max_seconds: float = CHUNK_S
 def chunk_features(model, audio: np.ndarray, chunk: Chunk) -> np.ndarray:
     """The chunk's log-mel as faster-whisper makes it: one hop of zeros after
     the audio, the last frame dropped, zeros to 30 s."""
-    mel = _core.log_mel_spectrogram(chunk.samples(audio), n_mels=model.dims["n_mels"], padding=160)
+    mel = _core.log_mel_spectrogram(
+        chunk.samples(audio),
+        n_mels=model.dims["n_mels"],
+        padding=160,
+        threads=model.runtime.threads,
+    )
     return pad_window(mel[:, :-1])
 
 
@@ -232,7 +237,10 @@ def _detection_features(model, samples, chunks, segments: int) -> np.ndarray:
         if frames >= segments * N_FRAMES:
             break
         mel = _core.log_mel_spectrogram(
-            chunk.samples(samples), n_mels=model.dims["n_mels"], padding=160
+            chunk.samples(samples),
+            n_mels=model.dims["n_mels"],
+            padding=160,
+            threads=model.runtime.threads,
         )[:, :-1]
         parts.append(mel)
         frames += mel.shape[1]

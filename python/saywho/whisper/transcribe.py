@@ -231,7 +231,9 @@ class WhisperModel:
                 samples = np.zeros(SAMPLE_RATE // 10, dtype=np.float32)
         # faster-whisper computes the log-mel over the audio plus one hop of
         # zeros, then pads each window with zeros in the log-mel domain.
-        features = _core.log_mel_spectrogram(samples, n_mels=self.dims["n_mels"], padding=160)
+        features = _core.log_mel_spectrogram(
+            samples, n_mels=self.dims["n_mels"], padding=160, threads=self.runtime.threads
+        )
 
         language, language_probability, all_language_probs = self._language(
             language, lambda: features, language_detection_segments, language_detection_threshold
