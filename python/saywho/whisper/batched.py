@@ -29,6 +29,7 @@ from .segments import (
     N_FRAMES,
     Segment,
     TranscriptionInfo,
+    audio_samples,
     pad_window,
     split_by_timestamps,
     temperature_list,
@@ -256,22 +257,19 @@ def transcribe_batched(
     language_detection_threshold, language_detection_segments, progress, repetition_guard=None,
 ):  # fmt: skip
     """WhisperModel.transcribe(batch_size=...): see the module's docstring."""
-    from ..audio import load_audio
     from .generate import WindowOptions
 
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise _core.OptionError(f"batch_size must be an int >= 1, not {batch_size!r}")
     name = "audio" if isinstance(audio, np.ndarray) else str(audio)
-    samples = audio if isinstance(audio, np.ndarray) else load_audio(audio)
-    samples = np.ascontiguousarray(samples, dtype=np.float32)
-    duration = samples.size / SAMPLE_RATE
+    samples, duration = audio_samples(audio)
     chunks, speech, speech_seconds = _speech_chunks(
         model, samples, vad_filter, vad_parameters, clip_timestamps, name
     )
     multilingual = multilingual and model.is_multilingual
 
     t = model.tokenizer
-    language, language_probability, all_language_probs = model._language(
+    language, language_probability, all_language_probs = model.resolve_language(
         language,
         lambda: _detection_features(model, samples, chunks, language_detection_segments),
         language_detection_segments,
@@ -282,14 +280,14 @@ def transcribe_batched(
         previous = t.encode(initial_prompt)
     else:
         previous = [int(x) for x in initial_prompt or ()]
-    prompt = model._prompt(previous, language, task, without_timestamps, None)
+    prompt = model.prompt_tokens(previous, language, task, without_timestamps, None)
     max_length = MAX_LENGTH if max_new_tokens is None else len(prompt) + max_new_tokens
     if max_length > MAX_LENGTH:
         raise _core.OptionError(
             f"the prompt ({len(prompt)} tokens) and max_new_tokens exceed {MAX_LENGTH} tokens"
         )
     temperatures = temperature_list(temperature)
-    resolved = model._suppressed(suppress_tokens)
+    resolved = model.suppressed_tokens(suppress_tokens)
     options = GenerateOptions(
         beam_size=beam_size,
         patience=patience,

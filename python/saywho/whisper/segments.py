@@ -59,6 +59,16 @@ class TranscriptionInfo:
     performance: dict | None = None
 
 
+def audio_samples(audio) -> tuple[np.ndarray, float]:
+    """A path's decoded samples or the array given, as contiguous float32
+    (what both modes transcribe), and their seconds."""
+    from ..audio import load_audio
+
+    samples = audio if isinstance(audio, np.ndarray) else load_audio(audio)
+    samples = np.ascontiguousarray(samples, dtype=np.float32)
+    return samples, samples.size / SAMPLE_RATE
+
+
 def temperature_list(temperature) -> tuple[float, ...]:
     """faster-whisper's temperature option (one value or several) as a tuple."""
     return tuple(temperature) if isinstance(temperature, (list, tuple)) else (temperature,)

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from .. import _core
-from ..audio import SAMPLE_RATE, load_audio
+from ..audio import SAMPLE_RATE
 from ..models.whisper_weights import load_whisper
 from ..tokenizer import Tokenizer
 from .alignment import align_words, merge_punctuations
@@ -26,8 +26,10 @@ from .generate import (
     WhisperSpecialTokens,
     WindowOptions,
     should_skip_window,
-    suppressed_tokens,
     transcribe_window,
+)
+from .generate import (
+    suppressed_tokens as suppress_list,
 )
 from .repetition import SegmentRepeats, check_guard, cut_repeats
 from .segments import (
@@ -37,6 +39,7 @@ from .segments import (
     Segment,
     TranscriptionInfo,
     Word,
+    audio_samples,
     pad_window,
     split_by_timestamps,
     temperature_list,
@@ -211,9 +214,7 @@ class WhisperModel:
             raise _core.OptionError(
                 "multilingual and clip_timestamps need batch_size (batched mode)"
             )
-        samples = audio if isinstance(audio, np.ndarray) else load_audio(audio)
-        samples = np.ascontiguousarray(samples, dtype=np.float32)
-        duration = samples.size / SAMPLE_RATE
+        samples, duration = audio_samples(audio)
         speech = None
         if vad_filter:
             # faster-whisper's vad_filter: Silero's speech regions, joined,
@@ -235,11 +236,11 @@ class WhisperModel:
             samples, n_mels=self.dims["n_mels"], padding=160, threads=self.runtime.threads
         )
 
-        language, language_probability, all_language_probs = self._language(
+        language, language_probability, all_language_probs = self.resolve_language(
             language, lambda: features, language_detection_segments, language_detection_threshold
         )
         temperatures = temperature_list(temperature)
-        resolved = self._suppressed(suppress_tokens)
+        resolved = self.suppressed_tokens(suppress_tokens)
         options = WindowOptions(
             beam_size=beam_size,
             best_of=best_of,
@@ -284,7 +285,7 @@ class WhisperModel:
             segments = iter(speech.restore(list(segments)) if speech.samples else [])
         return segments, info
 
-    def _language(self, language, detection_features, segments: int, threshold: float):
+    def resolve_language(self, language, detection_features, segments: int, threshold: float):
         """(language, probability, all probabilities or None): the one given,
         checked, or the one detected on ``detection_features()``."""
         if language is None:
@@ -297,10 +298,10 @@ class WhisperModel:
             raise _core.OptionError(f"unknown language {language!r}")
         return language, 1.0, None
 
-    def _suppressed(self, suppress_tokens) -> tuple[int, ...]:
+    def suppressed_tokens(self, suppress_tokens) -> tuple[int, ...]:
         """faster-whisper's suppress list for this model's tokenizer."""
         t = self.tokenizer
-        return suppressed_tokens(
+        return suppress_list(
             suppress_tokens,
             t.non_speech_tokens,
             [t.transcribe, t.translate, t.sot, t.sot_prev, t.sot_lm, t.no_speech],
@@ -320,7 +321,9 @@ class WhisperModel:
         language = max(votes, key=lambda k: len(votes[k]))
         return language, max(votes[language]), probs
 
-    def _prompt(self, previous, language, task, without_timestamps, prefix) -> list[int]:
+    def prompt_tokens(self, previous, language, task, without_timestamps, prefix) -> list[int]:
+        """A window's prompt: the previous text (up to half the context), the
+        start-of-transcript sequence, and the prefix, as faster-whisper builds it."""
         t = self.tokenizer
         prompt: list[int] = []
         if previous:
@@ -381,7 +384,7 @@ class WhisperModel:
             segment_size = min(N_FRAMES, content_frames - seek)
             segment_duration = segment_size * TIME_PER_FRAME
             window = pad_window(features[:, seek : seek + segment_size])
-            prompt = self._prompt(
+            prompt = self.prompt_tokens(
                 all_tokens[prompt_reset_since:],
                 language,
                 task,
