@@ -46,8 +46,19 @@ typedef struct sw_whisper_state sw_whisper_state;
 
 /* How the linear layers compute: float32 weights, or int8 weights quantized
  * per output row at load time (CTranslate2's "int8": activations are
- * quantized per row on each product, everything else stays float32). */
-typedef enum sw_whisper_compute { SW_WHISPER_FLOAT32 = 0, SW_WHISPER_INT8 = 1 } sw_whisper_compute;
+ * quantized per row on each product, everything else stays float32).
+ * The half types are the CUDA backend's (docs/half_precision.md): the weight
+ * matrices (linear, convolution, token embedding) are float16 or bfloat16 on
+ * the device and the products run on tensor cores with float32 sums; with
+ * INT8_FLOAT16 the linear layers are int8 as in INT8 and the other matrices
+ * float16. Biases, norms and activations stay float32. */
+typedef enum sw_whisper_compute {
+    SW_WHISPER_FLOAT32 = 0,
+    SW_WHISPER_INT8 = 1,
+    SW_WHISPER_FLOAT16 = 2,
+    SW_WHISPER_BFLOAT16 = 3,
+    SW_WHISPER_INT8_FLOAT16 = 4
+} sw_whisper_compute;
 
 /* Checks dims, finds every tensor the network needs among `tensors` (others
  * are ignored) and uploads them. A missing or mis-shaped tensor is
