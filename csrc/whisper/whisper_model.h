@@ -3,7 +3,8 @@
  * The model is built from named host arrays with OpenAI's state-dict names
  * (encoder.conv1.weight, decoder.blocks.0.cross_attn.key.weight, ...); the
  * readers that turn a checkpoint into those names live in Python. Weights are
- * copied to the backend as float32 (float16 and bfloat16 are converted there).
+ * copied to the backend as the compute type wants them (float32, int8 or
+ * half; float16 and bfloat16 sources are converted there).
  *
  * Life cycle: a model outlives the audio it encodes, and an audio outlives the
  * decoder states that read it. One thread at a time per backend. */

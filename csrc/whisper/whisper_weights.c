@@ -37,12 +37,12 @@ static sw_status upload_as(loader *ld, const sw_named_tensor *src, sw_tensor *ds
         return ld->err->code;
     if (src->dtype == dtype)
         return be->upload(be, dst->data, src->data, sw_tensor_nbytes(dst), ld->err);
-    sw_tensor stored;
-    if (sw_tensor_new(be, src->dtype, src->ndim, src->shape, &stored, ld->err) != SW_OK)
+    sw_tensor narrow;
+    if (sw_tensor_new(be, src->dtype, src->ndim, src->shape, &narrow, ld->err) != SW_OK)
         return ld->err->code;
-    if (be->upload(be, stored.data, src->data, sw_tensor_nbytes(&stored), ld->err) == SW_OK)
-        sw_convert(&stored, dst, ld->err);
-    sw_tensor_free(&stored);
+    if (be->upload(be, narrow.data, src->data, sw_tensor_nbytes(&narrow), ld->err) == SW_OK)
+        sw_convert(&narrow, dst, ld->err);
+    sw_tensor_free(&narrow);
     return ld->err->code;
 }
 
