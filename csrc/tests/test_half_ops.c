@@ -143,7 +143,7 @@ static void conv_case(sw_backend *gpu, sw_backend *cpu, sw_dtype dtype, int stri
     int64_t bsz = 2, t = 37, ci = 20, co = 24, kw = 3, t_out = (t + 2 - kw) / stride + 1;
     int64_t sx[3] = {bsz, t, ci}, sw[3] = {co, ci, kw}, so[3] = {bsz, t_out, co};
     float *x = random_values(bsz * t * ci, 2.0f), *w = random_values(co * ci * kw, 0.3f);
-    float *bias = random_values(co, 1.0f);
+    float *bias = random_values(co, 1.0f), *junk = random_values(bsz * t_out * co, 1.0f);
     float *xr = malloc(sizeof(float) * (size_t)(bsz * t * ci)),
           *wr = malloc(sizeof(float) * (size_t)(co * ci * kw));
     for (int64_t i = 0; i < bsz * t * ci; i++)
@@ -151,9 +151,9 @@ static void conv_case(sw_backend *gpu, sw_backend *cpu, sw_dtype dtype, int stri
     for (int64_t i = 0; i < co * ci * kw; i++)
         wr[i] = round_to(dtype, w[i]);
     sw_tensor gx = filled(gpu, SW_F32, 3, sx, x), gw = filled(gpu, dtype, 3, sw, w);
-    sw_tensor gbias = filled(gpu, SW_F32, 1, &co, bias), go = filled(gpu, SW_F32, 3, so, x);
+    sw_tensor gbias = filled(gpu, SW_F32, 1, &co, bias), go = filled(gpu, SW_F32, 3, so, junk);
     sw_tensor rx = filled(cpu, SW_F32, 3, sx, xr), rw = filled(cpu, SW_F32, 3, sw, wr);
-    sw_tensor rbias = filled(cpu, SW_F32, 1, &co, bias), ro = filled(cpu, SW_F32, 3, so, x);
+    sw_tensor rbias = filled(cpu, SW_F32, 1, &co, bias), ro = filled(cpu, SW_F32, 3, so, junk);
     CHECK(sw_conv1d(&gx, &gw, &gbias, stride, 1, &go, &err) == SW_OK);
     CHECK(gpu->synchronize(gpu, &err) == SW_OK);
     CHECK(sw_conv1d(&rx, &rw, &rbias, stride, 1, &ro, &err) == SW_OK);
@@ -172,6 +172,7 @@ static void conv_case(sw_backend *gpu, sw_backend *cpu, sw_dtype dtype, int stri
     free(x);
     free(w);
     free(bias);
+    free(junk);
     free(xr);
     free(wr);
 }
