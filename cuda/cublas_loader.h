@@ -21,6 +21,7 @@ enum {
     SW_CUBLAS_OP_T = 1,
     SW_CUDA_R_32F = 0,
     SW_CUDA_R_16F = 2,
+    SW_CUDA_R_16BF = 14,
     SW_CUBLAS_COMPUTE_32F = 68,
     SW_CUBLAS_GEMM_DEFAULT = -1
 };
@@ -32,7 +33,7 @@ typedef struct sw_cublas_api {
     int (*sgemm)(sw_cublas_handle handle, int transa, int transb, int m, int n, int k,
                  const float *alpha, const float *a, int lda, const float *b, int ldb,
                  const float *beta, float *c, int ldc);
-    /* For the f16 path to come; loaded now so a missing symbol fails early. */
+    /* compute_type float16 / bfloat16 (cuda/matmul_half.cu) */
     int (*gemm_ex)(sw_cublas_handle handle, int transa, int transb, int m, int n, int k,
                    const void *alpha, const void *a, int atype, int lda, const void *b, int btype,
                    int ldb, const void *beta, void *c, int ctype, int ldc, int compute_type,

@@ -93,6 +93,15 @@ sw_status sw_cuda_layernorm(sw_backend *be, const sw_tensor *a, const sw_tensor 
 sw_status sw_cuda_matmul(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *c,
                          int trans_b, float alpha, float beta, sw_error *err);
 
+/* Half precision (matmul_half.cu): b float16 or bfloat16, c float32. */
+int sw_cuda_is_half(sw_dtype d);
+sw_status sw_cuda_matmul_half(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *c,
+                              int trans_b, float alpha, float beta, int64_t m, int64_t n, int64_t k,
+                              sw_error *err);
+/* out[i] = a[i] rounded to `to` (SW_F16 or SW_BF16) as the hardware rounds. */
+sw_status sw_cuda_narrow(sw_backend *be, const float *a, sw_dtype to, void *out, int64_t n,
+                         sw_error *err);
+
 sw_status sw_cuda_transpose(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
 sw_status sw_cuda_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
                          const sw_tensor *bias, int stride, int pad, sw_tensor *out, sw_error *err);

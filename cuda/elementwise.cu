@@ -2,6 +2,7 @@
  * CPU backend, so the CPU tests check what the GPU computes. */
 #include "cuda_internal.h"
 #include "elementwise_math.h"
+#include "half_convert.h"
 
 enum { OP_ADD, OP_MUL };
 
@@ -190,15 +191,36 @@ __global__ void transpose_f32(const float *a, float *out, int64_t rows, int64_t 
     }
 }
 
-/* out[i, :] = table[ids[i], :], zeros for an id out of range. */
-__global__ void gather_rows_f32(const float *table, int64_t table_rows, const int32_t *ids,
-                                float *out, int64_t len, int64_t n)
+/* out[i, :] = table[ids[i], :], zeros for an id out of range; a half table
+ * (compute float16/bfloat16's token embedding) is widened on the way. */
+template <typename T>
+static __device__ __forceinline__ void gather_rows(const T *table, int64_t table_rows,
+                                                   const int32_t *ids, float *out, int64_t len,
+                                                   int64_t n)
 {
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += stride) {
         int32_t id = ids[o / len];
-        out[o] = id >= 0 && id < table_rows ? table[(int64_t)id * len + o % len] : 0.0f;
+        out[o] = id >= 0 && id < table_rows ? sw_load(table + (int64_t)id * len + o % len) : 0.0f;
     }
+}
+
+__global__ void gather_rows_f32(const float *table, int64_t table_rows, const int32_t *ids,
+                                float *out, int64_t len, int64_t n)
+{
+    gather_rows(table, table_rows, ids, out, len, n);
+}
+
+__global__ void gather_rows_f16(const __half *table, int64_t table_rows, const int32_t *ids,
+                                float *out, int64_t len, int64_t n)
+{
+    gather_rows(table, table_rows, ids, out, len, n);
+}
+
+__global__ void gather_rows_bf16(const __nv_bfloat16 *table, int64_t table_rows, const int32_t *ids,
+                                 float *out, int64_t len, int64_t n)
+{
+    gather_rows(table, table_rows, ids, out, len, n);
 }
 
 __global__ void scatter_rows_f32(const float *src, const int32_t *ids, float *dst, int64_t dst_rows,
@@ -231,11 +253,13 @@ sw_status sw_cuda_transpose(sw_backend *be, const sw_tensor *a, sw_tensor *out, 
 }
 
 static sw_status rows_check(const sw_tensor *rows, const sw_tensor *ids, const sw_tensor *other,
-                            const char *name, sw_error *err)
+                            int half_rows, const char *name, sw_error *err)
 {
     int64_t len = sw_cuda_last_dim(rows);
-    if (rows->dtype != SW_F32 || other->dtype != SW_F32 || ids->dtype != SW_I32)
-        return sw_fail(err, SW_ERR_ARG, "cuda %s: f32 rows and int32 ids", name);
+    int rows_ok = rows->dtype == SW_F32 || (half_rows && sw_cuda_is_half(rows->dtype));
+    if (!rows_ok || other->dtype != SW_F32 || ids->dtype != SW_I32)
+        return sw_fail(err, SW_ERR_ARG, "cuda %s: f32 rows (gather: or f16/bf16) and int32 ids",
+                       name);
     if (len <= 0 || sw_cuda_last_dim(other) != len ||
         sw_cuda_numel(other) != sw_cuda_numel(ids) * len)
         return sw_fail(err, SW_ERR_ARG, "cuda %s: one row per id", name);
@@ -246,7 +270,7 @@ sw_status sw_cuda_gather_rows(sw_backend *be, const sw_tensor *table, const sw_t
                               sw_tensor *out, sw_error *err)
 {
     sw_cuda *c = sw_cuda_of(be);
-    if (rows_check(table, ids, out, "gather_rows", err) != SW_OK)
+    if (rows_check(table, ids, out, 1, "gather_rows", err) != SW_OK)
         return err->code;
     int64_t len = sw_cuda_last_dim(table), n = sw_cuda_numel(out);
     if (n == 0)
@@ -254,9 +278,17 @@ sw_status sw_cuda_gather_rows(sw_backend *be, const sw_tensor *table, const sw_t
     sw_status st = sw_cuda_enter(c, err);
     if (st != SW_OK)
         return st;
-    SW_LAUNCH(gather_rows_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
-    ((const float *)table->data, sw_cuda_numel(table) / len, (const int32_t *)ids->data,
-     (float *)out->data, len, n);
+    unsigned grid = sw_cuda_grid(c, n, SW_CUDA_THREADS);
+    int64_t rows = sw_cuda_numel(table) / len;
+    const int32_t *id = (const int32_t *)ids->data;
+    if (table->dtype == SW_F16)
+        SW_LAUNCH(gather_rows_f16, grid, SW_CUDA_THREADS, 0, c->stream)
+    ((const __half *)table->data, rows, id, (float *)out->data, len, n);
+    else if (table->dtype == SW_BF16) SW_LAUNCH(gather_rows_bf16, grid, SW_CUDA_THREADS, 0,
+                                                c->stream)((const __nv_bfloat16 *)table->data, rows,
+                                                           id, (float *)out->data, len, n);
+    else SW_LAUNCH(gather_rows_f32, grid, SW_CUDA_THREADS, 0,
+                   c->stream)((const float *)table->data, rows, id, (float *)out->data, len, n);
     return sw_cuda_check_launch(c, err, "gather_rows");
 }
 
@@ -264,7 +296,7 @@ sw_status sw_cuda_scatter_rows(sw_backend *be, const sw_tensor *src, const sw_te
                                sw_tensor *dst, sw_error *err)
 {
     sw_cuda *c = sw_cuda_of(be);
-    if (rows_check(dst, ids, src, "scatter_rows", err) != SW_OK)
+    if (rows_check(dst, ids, src, 0, "scatter_rows", err) != SW_OK)
         return err->code;
     int64_t len = sw_cuda_last_dim(dst), n = sw_cuda_numel(src);
     if (n == 0)

@@ -5,13 +5,16 @@
 #include <limits.h>
 
 #include "cuda_internal.h"
+#include "half_convert.h"
 
 sw_status sw_cuda_matmul(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *c,
                          int trans_b, float alpha, float beta, sw_error *err)
 {
     sw_cuda *cu = sw_cuda_of(be);
-    if (a->dtype != SW_F32 || b->dtype != SW_F32 || c->dtype != SW_F32)
-        return sw_fail(err, SW_ERR_ARG, "cuda matmul: f32 operands only");
+    int half = sw_cuda_is_half(b->dtype);
+    if ((!half && (a->dtype != SW_F32 || b->dtype != SW_F32)) || c->dtype != SW_F32)
+        return sw_fail(err, SW_ERR_ARG,
+                       "cuda matmul: f32 operands, or b f16/bf16 with a f32 or b's type; c f32");
     /* Leading dimensions of a and c fold into m, so [batch, t, k] works too. */
     int64_t n = sw_cuda_last_dim(c);
     int64_t m = n > 0 ? sw_cuda_numel(c) / n : 0;
@@ -35,6 +38,9 @@ sw_status sw_cuda_matmul(sw_backend *be, const sw_tensor *a, const sw_tensor *b,
         return e == cudaSuccess ? SW_OK : sw_cuda_fail(err, e, "clearing on the GPU");
     }
 
+    if (half)
+        return sw_cuda_matmul_half(be, a, b, c, trans_b, alpha, beta, m, n, k, err);
+
     /* Column-major view: c^T is n x m (ld n), a^T is k x m (ld k). b [k,n]
      * reads as b^T, n x k (ld n), already what we need; b [n,k] reads as
      * k x n (ld k) and needs OP_T to become n x k. */
@@ -51,17 +57,52 @@ sw_status sw_cuda_matmul(sw_backend *be, const sw_tensor *a, const sw_tensor *b,
 
 /* ---- conv1d: im2col into a pool block, then one sgemm per batch item ---- */
 
-/* cols[t, ci * k + kk] = x[t * stride + kk - pad, ci], zero outside the input. */
-__global__ void im2col_f32(const float *x, float *cols, int64_t t_in, int64_t c_in, int64_t k,
-                           int stride, int pad, int64_t n)
+/* cols[t, ci * k + kk] = x[t * stride + kk - pad, ci], zero outside the input;
+ * cols in the weight's type, so a half weight meets half columns in GemmEx. */
+template <typename T>
+static __device__ __forceinline__ void im2col(const float *x, T *cols, int64_t t_in, int64_t c_in,
+                                              int64_t k, int stride, int pad, int64_t n)
 {
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += step) {
         int64_t width = c_in * k;
         int64_t t = o / width, ci = (o % width) / k, kk = o % k;
         int64_t ti = t * stride + kk - pad;
-        cols[o] = ti >= 0 && ti < t_in ? x[ti * c_in + ci] : 0.0f;
+        sw_store(ti >= 0 && ti < t_in ? x[ti * c_in + ci] : 0.0f, cols + o);
     }
+}
+
+__global__ void im2col_f32(const float *x, float *cols, int64_t t_in, int64_t c_in, int64_t k,
+                           int stride, int pad, int64_t n)
+{
+    im2col(x, cols, t_in, c_in, k, stride, pad, n);
+}
+
+__global__ void im2col_f16(const float *x, __half *cols, int64_t t_in, int64_t c_in, int64_t k,
+                           int stride, int pad, int64_t n)
+{
+    im2col(x, cols, t_in, c_in, k, stride, pad, n);
+}
+
+__global__ void im2col_bf16(const float *x, __nv_bfloat16 *cols, int64_t t_in, int64_t c_in,
+                            int64_t k, int stride, int pad, int64_t n)
+{
+    im2col(x, cols, t_in, c_in, k, stride, pad, n);
+}
+
+static sw_status launch_im2col(sw_cuda *cu, const float *x, sw_dtype dtype, void *cols,
+                               int64_t t_in, int64_t c_in, int64_t k, int stride, int pad,
+                               int64_t n, sw_error *err)
+{
+    unsigned grid = sw_cuda_grid(cu, n, SW_CUDA_THREADS);
+    if (dtype == SW_F16)
+        SW_LAUNCH(im2col_f16, grid, SW_CUDA_THREADS, 0, cu->stream)
+    (x, (__half *)cols, t_in, c_in, k, stride, pad, n);
+    else if (dtype == SW_BF16) SW_LAUNCH(im2col_bf16, grid, SW_CUDA_THREADS, 0, cu->stream)(
+        x, (__nv_bfloat16 *)cols, t_in, c_in, k, stride, pad, n);
+    else SW_LAUNCH(im2col_f32, grid, SW_CUDA_THREADS, 0, cu->stream)(x, (float *)cols, t_in, c_in,
+                                                                     k, stride, pad, n);
+    return sw_cuda_check_launch(cu, err, "im2col");
 }
 
 /* out[t, :] = bias, so the sgemm can accumulate onto it (beta = 1). */
@@ -77,8 +118,10 @@ sw_status sw_cuda_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
 {
     sw_cuda *cu = sw_cuda_of(be);
     if (x->ndim != 3 || w->ndim != 3 || out->ndim != 3 || x->dtype != SW_F32 ||
-        w->dtype != SW_F32 || out->dtype != SW_F32 || (bias && bias->dtype != SW_F32))
-        return sw_fail(err, SW_ERR_ARG, "cuda conv1d: f32 x [B,T,C], w [O,C,K], out [B,T,O]");
+        (w->dtype != SW_F32 && !sw_cuda_is_half(w->dtype)) || out->dtype != SW_F32 ||
+        (bias && bias->dtype != SW_F32))
+        return sw_fail(err, SW_ERR_ARG,
+                       "cuda conv1d: f32 x [B,T,C], w [O,C,K] (f32, f16 or bf16), out [B,T,O]");
     int64_t b = x->shape[0], t_in = x->shape[1], c_in = x->shape[2];
     int64_t c_out = w->shape[0], k = w->shape[2], t_out = out->shape[1];
     int64_t width = c_in * k, n = t_out * width;
@@ -87,10 +130,11 @@ sw_status sw_cuda_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
     sw_status st = sw_cuda_enter(cu, err);
     if (st != SW_OK)
         return st;
-    float *cols = (float *)be->alloc(be, (size_t)n * sizeof(float), err);
+    void *cols = be->alloc(be, (size_t)n * (w->dtype == SW_F32 ? 4 : 2), err);
     if (!cols)
         return err->code;
     sw_tensor tc = *x, tw = *w, to = *out;
+    tc.dtype = w->dtype;
     tc.ndim = 2;
     tc.shape[0] = t_out;
     tc.shape[1] = width;
@@ -102,9 +146,8 @@ sw_status sw_cuda_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
     to.shape[0] = t_out;
     to.shape[1] = c_out;
     for (int64_t i = 0; i < b && st == SW_OK; i++) {
-        SW_LAUNCH(im2col_f32, sw_cuda_grid(cu, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, cu->stream)
-        ((const float *)x->data + i * t_in * c_in, cols, t_in, c_in, k, stride, pad, n);
-        st = sw_cuda_check_launch(cu, err, "im2col");
+        st = launch_im2col(cu, (const float *)x->data + i * t_in * c_in, w->dtype, cols, t_in, c_in,
+                           k, stride, pad, n, err);
         to.data = (float *)out->data + i * t_out * c_out;
         if (st == SW_OK && bias) {
             int64_t m = t_out * c_out;

@@ -57,7 +57,7 @@ python3 -m pytest -q -p no:cacheprovider tests/test_backend_ops.py -k "$select"
 echo "== 3. model goldens on $device"
 if [[ $mode == gpu ]]; then
   python3 -m pytest -q -p no:cacheprovider tests/test_transcribe.py tests/test_word_timestamps.py \
-    tests/test_vad.py tests/test_diarization.py -k "$select"
+    tests/test_vad.py tests/test_diarization.py tests/test_half_precision.py -k "$select"
 else
   echo "(the emulated goldens run in pytest: -k cuda-emulated; here the VAD ones only)"
   python3 -m pytest -q -p no:cacheprovider tests/test_vad.py -k "$select and timestamps and options0"

@@ -78,7 +78,7 @@ def test_compute_type_names_are_faster_whispers(compute_type, resolved):
     assert resolve_compute_type(compute_type) == resolved
 
 
-@pytest.mark.parametrize("compute_type", ["float16", "int8_float16", "int4", ""])
+@pytest.mark.parametrize("compute_type", ["int8_bfloat16", "int16", "int4", ""])
 def test_compute_types_not_built_are_option_errors(compute_type):
     runtime = _core.Runtime(device="cpu")
     with pytest.raises(saywho.OptionError, match="compute_type"):

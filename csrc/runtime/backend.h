@@ -61,6 +61,8 @@ struct sw_backend {
      * so a backend only sees valid, f32 (or as documented) operands. */
 
     /* c[m,n] = alpha * a[m,k] @ op(b) + beta * c; op(b) = b[k,n] or b[n,k]^T.
+     * On the CUDA backend b may be f16 or bf16 (a f32 or b's type, c f32:
+     * compute_type float16/bfloat16), as may conv1d's w and gather_rows' table.
      * Uploads and downloads complete before they return; ops are ordered on
      * one stream, so a freed block may be reused at once. One thread at a
      * time per backend (the Python Runtime holds a lock around each call). */

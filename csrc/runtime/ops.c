@@ -28,6 +28,21 @@ static sw_status need_f32(const char *op, const sw_tensor *t, sw_error *err)
     return SW_OK;
 }
 
+/* float16 / bfloat16 weights (compute_type "float16", "bfloat16") are the
+ * CUDA backend's: its products run them on tensor cores. The CPU backend
+ * computes float32 and int8 only. */
+static sw_status need_f32_or_gpu_half(const char *op, const sw_tensor *t, sw_error *err)
+{
+    if (t->dtype != SW_F16 && t->dtype != SW_BF16)
+        return need_f32(op, t, err);
+    if (t->backend && t->backend->kind == SW_DEVICE_CUDA)
+        return SW_OK;
+    return sw_fail(err, SW_ERR_ARG,
+                   "%s: %s operands need the CUDA backend (the %s backend computes float32 and "
+                   "int8)",
+                   op, sw_dtype_name(t->dtype), t->backend ? t->backend->name : "borrowed");
+}
+
 static sw_status unary_check(const char *op, const sw_tensor *a, const sw_tensor *out,
                              sw_error *err)
 {
@@ -43,7 +58,9 @@ sw_status sw_matmul(const sw_tensor *a, const sw_tensor *b, sw_tensor *c, int tr
 {
     if (same_backend("matmul", a, b, err) || same_backend("matmul", a, c, err))
         return err->code;
-    if (need_f32("matmul", a, err) || need_f32("matmul", b, err) || need_f32("matmul", c, err))
+    if (need_f32_or_gpu_half("matmul", b, err) || need_f32("matmul", c, err))
+        return err->code;
+    if (a->dtype != b->dtype && need_f32("matmul", a, err))
         return err->code;
     if (a->ndim != 2 || b->ndim != 2 || c->ndim != 2)
         return sw_fail(err, SW_ERR_ARG, "matmul: operands must be matrices");
@@ -188,7 +205,8 @@ sw_status sw_conv1d(const sw_tensor *x, const sw_tensor *w, const sw_tensor *bia
                     int pad, sw_tensor *out, sw_error *err)
 {
     if (same_backend("conv1d", x, w, err) || same_backend("conv1d", x, out, err) ||
-        need_f32("conv1d", x, err) || need_f32("conv1d", w, err) || need_f32("conv1d", out, err))
+        need_f32("conv1d", x, err) || need_f32_or_gpu_half("conv1d", w, err) ||
+        need_f32("conv1d", out, err))
         return err->code;
     if (bias && (same_backend("conv1d", x, bias, err) || need_f32("conv1d", bias, err)))
         return err->code;
@@ -229,8 +247,9 @@ static sw_status ids_check(const char *op, const sw_tensor *ids, const sw_tensor
 sw_status sw_gather_rows(const sw_tensor *table, const sw_tensor *ids, sw_tensor *out,
                          sw_error *err)
 {
-    if (same_backend("gather_rows", table, out, err) || need_f32("gather_rows", table, err) ||
-        need_f32("gather_rows", out, err) || ids_check("gather_rows", ids, table, err))
+    if (same_backend("gather_rows", table, out, err) ||
+        need_f32_or_gpu_half("gather_rows", table, err) || need_f32("gather_rows", out, err) ||
+        ids_check("gather_rows", ids, table, err))
         return err->code;
     if (sw_row_len(out) != sw_row_len(table) || sw_rows(out) != sw_tensor_numel(ids))
         return sw_fail(err, SW_ERR_ARG,

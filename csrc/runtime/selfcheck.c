@@ -6,10 +6,11 @@
 #include <string.h>
 
 #include "backend_cpu.h"
+#include "elementwise_math.h"
 #include "ops.h"
 #include "q8_gemm.h"
 
-#define MAX_TENSORS 48
+#define MAX_TENSORS 80
 
 /* Each tensor exists twice, the same bytes on the CPU and on the device. */
 typedef struct check {
@@ -198,6 +199,78 @@ static sw_status call_matmul_q8(check *c, int side, int a, int w, int ws, int ws
     return sw_matmul_q8(T(a), T(w), T(ws), T(wsum), T(out), 1.0f, c->err);
 }
 
+/* compute_type float16 / bfloat16 (CUDA only: the CPU has no half products).
+ * The CPU computes in float32 on values the half type holds exactly (a, x,
+ * the table rounded in place); the device gets the weight as `dt` and rounds
+ * the activation itself, exactly, so the results differ only in sum order. */
+static void round_in_place(check *c, int i, sw_dtype dt)
+{
+    float *f = CPU(i)->data;
+    for (int64_t k = 0; k < sw_tensor_numel(CPU(i)); k++)
+        f[k] = dt == SW_F16 ? sw_f16_to_f32(sw_f32_to_f16(f[k]))
+                            : sw_bf16_to_f32(sw_f32_to_bf16(f[k]));
+}
+
+/* A float32 pair of values `dt` holds, and beside it (returned) a `dt` pair
+ * with the same values; the float32 one is at the returned index - 1. */
+static int half_pair(check *c, sw_dtype dt, int ndim, int64_t d0, int64_t d1, int64_t d2)
+{
+    int64_t shape[3] = {d0, d1, d2};
+    int f = pair_f32(c, ndim, d0, d1, d2);
+    int h = f < 0 ? -1 : pair(c, dt, ndim, shape, NULL);
+    if (h < 0)
+        return -1;
+    round_in_place(c, f, dt);
+    if (c->dev->upload(c->dev, DEV(f)->data, CPU(f)->data, sw_tensor_nbytes(CPU(f)), c->err) ||
+        sw_convert(DEV(f), DEV(h), c->err))
+        return -1;
+    return h;
+}
+
+static sw_status half_checks(check *c, sw_dtype dt, float tol)
+{
+    const char *name = dt == SW_F16 ? "float16" : "bfloat16";
+    char op[48];
+    int a = pair_f32(c, 2, 5, 8, 0), w = half_pair(c, dt, 2, 6, 8, 0),
+        out = pair_f32(c, 2, 5, 6, 0);
+    if (out < 0)
+        return c->err->code;
+    round_in_place(c, a, dt);
+    if (c->dev->upload(c->dev, DEV(a)->data, CPU(a)->data, sw_tensor_nbytes(CPU(a)), c->err))
+        return c->err->code;
+    snprintf(op, sizeof op, "%s matmul", name);
+    if (ran(c, op, sw_matmul(CPU(a), CPU(w - 1), CPU(out), 1, 0.5f, 0.0f, c->err),
+            sw_matmul(DEV(a), DEV(w), DEV(out), 1, 0.5f, 0.0f, c->err)) ||
+        compare(c, op, out, tol))
+        return c->err->code;
+
+    int x = pair_f32(c, 3, 2, 9, 3), cw = half_pair(c, dt, 3, 4, 3, 3);
+    int cb = pair_f32(c, 1, 4, 0, 0), co = pair_f32(c, 3, 2, 5, 4);
+    if (co < 0)
+        return c->err->code;
+    round_in_place(c, x, dt);
+    if (c->dev->upload(c->dev, DEV(x)->data, CPU(x)->data, sw_tensor_nbytes(CPU(x)), c->err))
+        return c->err->code;
+    snprintf(op, sizeof op, "%s conv1d", name);
+    if (ran(c, op, sw_conv1d(CPU(x), CPU(cw - 1), CPU(cb), 2, 1, CPU(co), c->err),
+            sw_conv1d(DEV(x), DEV(cw), DEV(cb), 2, 1, DEV(co), c->err)) ||
+        compare(c, op, co, tol))
+        return c->err->code;
+
+    int32_t id_data[3] = {4, 0, 9};
+    int64_t n_ids = 3;
+    int table = half_pair(c, dt, 2, 5, 4, 0), ids = pair(c, SW_I32, 1, &n_ids, id_data);
+    int rows = pair_f32(c, 2, 3, 4, 0);
+    if (rows < 0)
+        return c->err->code;
+    snprintf(op, sizeof op, "%s gather_rows", name);
+    if (ran(c, op, sw_gather_rows(CPU(table - 1), CPU(ids), CPU(rows), c->err),
+            sw_gather_rows(DEV(table), DEV(ids), DEV(rows), c->err)) ||
+        compare(c, op, rows, 0.0f))
+        return c->err->code;
+    return SW_OK;
+}
+
 static sw_status run_all(check *c)
 {
     /* Tolerances: sums run in another order on the GPU (cuBLAS, block
@@ -294,6 +367,10 @@ static sw_status run_all(check *c)
     if (qo < 0)
         return c->err->code;
     CHECK_OP(matmul_q8, qo, 1e-5f, qa, qw, qs, qsum, qo);
+
+    if (c->dev->kind == SW_DEVICE_CUDA &&
+        (half_checks(c, SW_F16, tol) != SW_OK || half_checks(c, SW_BF16, tol) != SW_OK))
+        return c->err->code;
     return SW_OK;
 }
 

@@ -31,6 +31,13 @@ static const struct {
     {"lstm_recurrence_f32", "lstm"},
     {"quantize_rows_q8", "matmul_q8"},
     {"gemm_q8", "matmul_q8"},
+    {"gemm_ex", "float16 matmul"},
+    {"f32_to_f16", "float16 matmul"},
+    {"f32_to_bf16", "bfloat16 matmul"},
+    {"im2col_f16", "float16 conv1d"},
+    {"im2col_bf16", "bfloat16 conv1d"},
+    {"gather_rows_f16", "float16 gather_rows"},
+    {"gather_rows_bf16", "bfloat16 gather_rows"},
 };
 
 int main(void)

@@ -198,7 +198,7 @@ static sw_status run_decoder(sw_whisper_state *st, const decode_ids *ids, int n_
     sw_tensor hl = sw_wh_view2(h, n_seq, d), ql = sw_wh_view2(q, n_seq, d);
     int64_t l_shape[2] = {n_seq, dm->n_vocab};
     sw_tensor *logits = sw_wh_new(s, SW_F32, 2, l_shape, err);
-    sw_wh_weight out = m->compute == SW_WHISPER_INT8 ? m->tok_out : (sw_wh_weight){.w = m->tok_emb};
+    sw_wh_weight out = sw_wh_compute_q8(m->compute) ? m->tok_out : (sw_wh_weight){.w = m->tok_emb};
     if (!logits || sw_gather_rows(x, last, &hl, err) ||
         sw_layernorm(&hl, &m->dec_ln_w, &m->dec_ln_b, 1e-5f, &ql, err) ||
         sw_wh_linear(&ql, &out, NULL, logits, 0, err) ||

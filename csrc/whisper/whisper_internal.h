@@ -56,6 +56,12 @@ struct sw_whisper_state {
     sw_tensor *cross_probs; /* per decoder layer, kept by the last decode when capturing */
 };
 
+/* Whether the linear layers are int8 (INT8, INT8_FLOAT16). */
+static inline int sw_wh_compute_q8(sw_whisper_compute c)
+{
+    return c == SW_WHISPER_INT8 || c == SW_WHISPER_INT8_FLOAT16;
+}
+
 /* Frees a tensor of the model unless its backend is gone. */
 void sw_wh_free(const sw_whisper *m, sw_tensor *t);
 

@@ -3,7 +3,8 @@
  * The model is built from named host arrays with OpenAI's state-dict names
  * (encoder.conv1.weight, decoder.blocks.0.cross_attn.key.weight, ...); the
  * readers that turn a checkpoint into those names live in Python. Weights are
- * copied to the backend as float32 (float16 and bfloat16 are converted there).
+ * copied to the backend as the compute type wants them (float32, int8 or
+ * half; float16 and bfloat16 sources are converted there).
  *
  * Life cycle: a model outlives the audio it encodes, and an audio outlives the
  * decoder states that read it. One thread at a time per backend. */
@@ -46,8 +47,19 @@ typedef struct sw_whisper_state sw_whisper_state;
 
 /* How the linear layers compute: float32 weights, or int8 weights quantized
  * per output row at load time (CTranslate2's "int8": activations are
- * quantized per row on each product, everything else stays float32). */
-typedef enum sw_whisper_compute { SW_WHISPER_FLOAT32 = 0, SW_WHISPER_INT8 = 1 } sw_whisper_compute;
+ * quantized per row on each product, everything else stays float32).
+ * The half types are the CUDA backend's (docs/half_precision.md): the weight
+ * matrices (linear, convolution, token embedding) are float16 or bfloat16 on
+ * the device and the products run on tensor cores with float32 sums; with
+ * INT8_FLOAT16 the linear layers are int8 as in INT8 and the other matrices
+ * float16. Biases, norms and activations stay float32. */
+typedef enum sw_whisper_compute {
+    SW_WHISPER_FLOAT32 = 0,
+    SW_WHISPER_INT8 = 1,
+    SW_WHISPER_FLOAT16 = 2,
+    SW_WHISPER_BFLOAT16 = 3,
+    SW_WHISPER_INT8_FLOAT16 = 4
+} sw_whisper_compute;
 
 /* Checks dims, finds every tensor the network needs among `tensors` (others
  * are ignored) and uploads them. A missing or mis-shaped tensor is

@@ -15,6 +15,7 @@ typedef struct loader {
     const sw_named_tensor *tensors;
     int n;
     sw_whisper_compute compute;
+    sw_dtype matrix; /* the weight matrices' type on the device (not int8 ones) */
     sw_error *err;
 } loader;
 
@@ -28,12 +29,13 @@ static void shape_text(char *buf, size_t size, int ndim, const int64_t *shape)
         snprintf(buf + used, size - used, "]");
 }
 
-static sw_status upload(loader *ld, const sw_named_tensor *src, sw_tensor *dst)
+/* Copies src to the backend as `dtype`, converting there (once, at load). */
+static sw_status upload_as(loader *ld, const sw_named_tensor *src, sw_tensor *dst, sw_dtype dtype)
 {
     sw_backend *be = ld->be;
-    if (sw_tensor_new(be, SW_F32, src->ndim, src->shape, dst, ld->err) != SW_OK)
+    if (sw_tensor_new(be, dtype, src->ndim, src->shape, dst, ld->err) != SW_OK)
         return ld->err->code;
-    if (src->dtype == SW_F32)
+    if (src->dtype == dtype)
         return be->upload(be, dst->data, src->data, sw_tensor_nbytes(dst), ld->err);
     sw_tensor narrow;
     if (sw_tensor_new(be, src->dtype, src->ndim, src->shape, &narrow, ld->err) != SW_OK)
@@ -89,11 +91,25 @@ static const sw_named_tensor *find(loader *ld, int ndim, int64_t d0, int64_t d1,
     return src;
 }
 
+static sw_status upload(loader *ld, const sw_named_tensor *src, sw_tensor *dst)
+{
+    return upload_as(ld, src, dst, SW_F32);
+}
+
 static sw_status load(loader *ld, sw_tensor *dst, int ndim, int64_t d0, int64_t d1, int64_t d2,
                       const char *fmt, int layer)
 {
     const sw_named_tensor *src = find(ld, ndim, d0, d1, d2, fmt, layer);
     return src ? upload(ld, src, dst) : ld->err->code;
+}
+
+/* A weight matrix that is not int8 (convolutions, token embedding): in the
+ * compute type's matrix dtype. */
+static sw_status load_matrix(loader *ld, sw_tensor *dst, int ndim, int64_t d0, int64_t d1,
+                             int64_t d2, const char *fmt)
+{
+    const sw_named_tensor *src = find(ld, ndim, d0, d1, d2, fmt, 0);
+    return src ? upload_as(ld, src, dst, ld->matrix) : ld->err->code;
 }
 
 static float host_value(const sw_named_tensor *t, size_t i)
@@ -149,7 +165,8 @@ static sw_status load_linear(loader *ld, sw_wh_weight *dst, int64_t rows, int64_
     const sw_named_tensor *src = find(ld, 2, rows, cols, 0, fmt, layer);
     if (!src)
         return ld->err->code;
-    return ld->compute == SW_WHISPER_INT8 ? upload_q8(ld, src, dst) : upload(ld, src, &dst->w);
+    return sw_wh_compute_q8(ld->compute) ? upload_q8(ld, src, dst)
+                                         : upload_as(ld, src, &dst->w, ld->matrix);
 }
 
 static void load_attn(loader *ld, sw_wh_attn *a, const char *prefix, int layer, int64_t d,
@@ -285,10 +302,21 @@ sw_status sw_whisper_create(sw_backend *be, const sw_whisper_dims *dims,
     *out = NULL;
     if (!be || !dims || (!tensors && n_tensors > 0) || n_tensors < 0)
         return sw_fail(err, SW_ERR_ARG, "sw_whisper_create: backend, dims and tensors needed");
-    if (compute != SW_WHISPER_FLOAT32 && compute != SW_WHISPER_INT8)
+    if (compute < SW_WHISPER_FLOAT32 || compute > SW_WHISPER_INT8_FLOAT16)
         return sw_fail(err, SW_ERR_ARG, "sw_whisper_create: unknown compute type %d", (int)compute);
-    if (compute == SW_WHISPER_INT8 && !be->matmul_q8)
+    if (sw_wh_compute_q8(compute) && !be->matmul_q8)
         return sw_fail(err, SW_ERR_ARG, "compute type int8: the %s backend has no int8 products",
+                       be->name);
+    sw_dtype matrix = compute == SW_WHISPER_FLOAT16 || compute == SW_WHISPER_INT8_FLOAT16 ? SW_F16
+                      : compute == SW_WHISPER_BFLOAT16                                    ? SW_BF16
+                                                                                          : SW_F32;
+    if (matrix != SW_F32 && be->kind != SW_DEVICE_CUDA)
+        return sw_fail(err, SW_ERR_ARG,
+                       "compute_type %s needs a GPU (the CUDA backend): the %s backend computes "
+                       "float32 and int8; use compute_type 'float32' or 'int8', or device 'cuda'",
+                       compute == SW_WHISPER_BFLOAT16  ? "'bfloat16'"
+                       : compute == SW_WHISPER_FLOAT16 ? "'float16'"
+                                                       : "'int8_float16'",
                        be->name);
     if (check_dims(dims, err) != SW_OK)
         return err->code;
@@ -308,12 +336,12 @@ sw_status sw_whisper_create(sw_backend *be, const sw_whisper_dims *dims,
     m->be = be;
     m->dims = *dims;
     m->compute = compute;
-    loader ld = {be, tensors, n_tensors, compute, err};
+    loader ld = {be, tensors, n_tensors, compute, matrix, err};
     const sw_whisper_dims *d = dims;
     int64_t da = d->n_audio_state, dt = d->n_text_state;
-    load(&ld, &m->conv1_w, 3, da, d->n_mels, 3, "encoder.conv1.weight", 0);
+    load_matrix(&ld, &m->conv1_w, 3, da, d->n_mels, 3, "encoder.conv1.weight");
     load(&ld, &m->conv1_b, 1, da, 0, 0, "encoder.conv1.bias", 0);
-    load(&ld, &m->conv2_w, 3, da, da, 3, "encoder.conv2.weight", 0);
+    load_matrix(&ld, &m->conv2_w, 3, da, da, 3, "encoder.conv2.weight");
     load(&ld, &m->conv2_b, 1, da, 0, 0, "encoder.conv2.bias", 0);
     load(&ld, &m->enc_pos, 2, d->n_audio_ctx, da, 0, "encoder.positional_embedding", 0);
     for (int i = 0; i < d->n_audio_layer; i++)
@@ -323,8 +351,8 @@ sw_status sw_whisper_create(sw_backend *be, const sw_whisper_dims *dims,
     /* int8: the lookups keep float rows (CTranslate2 leaves embeddings
      * unquantized; dequantized rows moved its outputs further from ours), the
      * output layer gets an int8 copy */
-    load(&ld, &m->tok_emb, 2, d->n_vocab, dt, 0, "decoder.token_embedding.weight", 0);
-    if (compute == SW_WHISPER_INT8)
+    load_matrix(&ld, &m->tok_emb, 2, d->n_vocab, dt, 0, "decoder.token_embedding.weight");
+    if (sw_wh_compute_q8(compute))
         load_linear(&ld, &m->tok_out, d->n_vocab, dt, "decoder.token_embedding.weight", 0);
     load(&ld, &m->dec_pos, 2, d->n_text_ctx, dt, 0, "decoder.positional_embedding", 0);
     for (int i = 0; i < d->n_text_layer; i++)

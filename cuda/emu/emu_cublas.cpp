@@ -20,7 +20,15 @@ namespace
 {
 
 enum { NOT_INITIALIZED = 1, ALLOC_FAILED = 3, INVALID_VALUE = 7, NOT_SUPPORTED = 15 };
-enum { R_32F = 0, R_16F = 2, R_16BF = 14, COMPUTE_32F = 68, COMPUTE_32F_FAST_16F = 74 };
+enum {
+    R_32F = 0,
+    R_16F = 2,
+    R_16BF = 14,
+    COMPUTE_32F = 68,
+    COMPUTE_32F_FAST_16F = 74,
+    COMPUTE_32F_FAST_16BF = 75,
+    COMPUTE_32F_FAST_TF32 = 77
+};
 
 const int kMagic = 0xb1a5;
 
@@ -118,17 +126,26 @@ int gemm_ex(sw_cublas_handle h, int ta, int tb, int m, int n, int k, const void 
             const void *a, int atype, int lda, const void *b, int btype, int ldb, const void *beta,
             void *c, int ctype, int ldc, int compute, int algo)
 {
-    (void)algo;
     int st = check_gemm(h, ta, tb, m, n, k, lda, ldb, ldc);
     if (st)
         return st;
+    /* cublasGemmEx's table for the float computes: COMPUTE_32F takes A = B of
+     * 32F (C 32F), 16F or 16BF (C that type or 32F); the FAST_* computes take
+     * 32F only (they narrow inside). The int8 rows are not served here (the
+     * backend's int8 products are its own kernel). */
     int types_ok = (atype == R_32F || atype == R_16F || atype == R_16BF) && btype == atype &&
                    (ctype == R_32F || ctype == atype);
-    if (!types_ok || (compute != COMPUTE_32F && compute != COMPUTE_32F_FAST_16F))
+    int fast = compute == COMPUTE_32F_FAST_16F || compute == COMPUTE_32F_FAST_16BF ||
+               compute == COMPUTE_32F_FAST_TF32;
+    if (!types_ok || !(compute == COMPUTE_32F || (fast && atype == R_32F && ctype == R_32F)))
         return NOT_SUPPORTED;
+    /* algo: CUBLAS_GEMM_DEFAULT (-1) .. ALGO23 (23), or the tensor-op ones
+     * (99 .. 115), deprecated but accepted */
+    if (algo < -1 || (algo > 23 && algo < 99) || algo > 115)
+        return INVALID_VALUE;
     if (!alpha || !beta)
         return INVALID_VALUE;
-    if (m == 0 || n == 0)
+    if (m == 0 || n == 0 || sw_emu_broken("gemm_ex"))
         return 0;
     int ar = ta == SW_CUBLAS_OP_N ? m : k, ac = ta == SW_CUBLAS_OP_N ? k : m;
     int br = tb == SW_CUBLAS_OP_N ? k : n, bc = tb == SW_CUBLAS_OP_N ? n : k;

@@ -122,9 +122,26 @@ cudaError_t cudaFree(void *ptr)
     return cudaSuccess;
 }
 
+/* SAYWHO_CUDA_EMU_COPY_LOG=file: each copy between host and device appends
+ * "H2D <bytes>" or "D2H <bytes>" to the file as it happens, so a test can
+ * mark its stages in the same file and count what each moved
+ * (tests/test_device_copies.py). Read at every copy: a test turns it on
+ * after the library is loaded. */
+static void log_copy(size_t bytes, cudaMemcpyKind kind)
+{
+    if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToHost)
+        return;
+    const char *path = getenv("SAYWHO_CUDA_EMU_COPY_LOG");
+    FILE *f = path && *path ? fopen(path, "a") : NULL;
+    if (!f)
+        return;
+    fprintf(f, "%s %zu\n", kind == cudaMemcpyHostToDevice ? "H2D" : "D2H", bytes);
+    fclose(f);
+}
+
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
 {
-    (void)kind;
+    log_copy(bytes, kind);
     if (bytes)
         memmove(dst, src, bytes);
     return cudaSuccess;

@@ -295,13 +295,15 @@ static int model_init(WhisperModelObject *self, PyObject *args, PyObject *kwargs
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|s:WhisperModel", kwlist, &runtime, &dims,
                                      &tensors, &compute_type))
         return -1;
-    sw_whisper_compute compute;
-    if (strcmp(compute_type, "float32") == 0)
-        compute = SW_WHISPER_FLOAT32;
-    else if (strcmp(compute_type, "int8") == 0)
-        compute = SW_WHISPER_INT8;
-    else {
-        PyErr_Format(SwOptionError, "compute_type must be 'float32' or 'int8', not '%s'",
+    static const char *const names[] = {"float32", "int8", "float16", "bfloat16", "int8_float16"};
+    int compute = -1; /* sw_whisper_compute's values are the names' places */
+    for (int i = 0; i < (int)(sizeof names / sizeof names[0]) && compute < 0; i++)
+        if (strcmp(compute_type, names[i]) == 0)
+            compute = i;
+    if (compute < 0) {
+        PyErr_Format(SwOptionError,
+                     "compute_type must be 'float32', 'int8', 'float16', 'bfloat16' or "
+                     "'int8_float16', not '%s'",
                      compute_type);
         return -1;
     }
@@ -335,7 +337,8 @@ static int model_init(WhisperModelObject *self, PyObject *args, PyObject *kwargs
     if (!rt->backend)
         sw_fail(&err, SW_ERR_DEVICE, "the Runtime was closed");
     else
-        sw_whisper_create(rt->backend, &d, h.t, (int)h.n, compute, &model, &err);
+        sw_whisper_create(rt->backend, &d, h.t, (int)h.n, (sw_whisper_compute)compute, &model,
+                          &err);
     PyThread_release_lock(rt->lock);
     Py_END_ALLOW_THREADS
     held_free(&h);

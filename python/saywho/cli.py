@@ -22,7 +22,16 @@ from .progress import ProgressBar
 from .sample import sample_path
 from .writers import FORMATS
 
-COMPUTE_TYPES = ("default", "auto", "float32", "int8", "int8_float32")
+COMPUTE_TYPES = (
+    "default",
+    "auto",
+    "float32",
+    "int8",
+    "int8_float32",
+    "float16",
+    "bfloat16",
+    "int8_float16",
+)
 
 
 def default_model() -> str | None:

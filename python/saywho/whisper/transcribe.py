@@ -84,6 +84,7 @@ class WhisperModel:
 
     def _load(self, path, runtime) -> None:
         self.core = None
+        check_compute_type_on(self.compute_type, runtime)
         weights = load_whisper(path)
         self.path = os.fspath(path)
         self.dims = dict(weights.dims if isinstance(weights.dims, dict) else vars(weights.dims))
@@ -619,23 +620,38 @@ def _skip_hallucination(
     return None
 
 
-COMPUTE_TYPES = ("default", "auto", "float32", "int8", "int8_float32")
-_NOT_BUILT = ("float16", "bfloat16", "int8_float16", "int8_bfloat16", "int16")
+COMPUTE_TYPES = (
+    "default",
+    "auto",
+    "float32",
+    "int8",
+    "int8_float32",
+    "float16",
+    "bfloat16",
+    "int8_float16",
+)
+# the half-precision computes run on the CUDA backend only (docs/half_precision.md)
+GPU_COMPUTE_TYPES = ("float16", "bfloat16", "int8_float16")
+_NOT_BUILT = ("int8_bfloat16", "int16")
 
 
 def resolve_compute_type(compute_type: str) -> str:
     """faster-whisper's compute_type names, mapped to what the core computes.
 
     "default" keeps float32 (the readers widen float16 checkpoints, as
-    CTranslate2 does on a CPU); "auto" picks the fastest, int8; "int8" and
-    "int8_float32" quantize the linear layers' weights per row. Half-precision
-    compute is not built: asking for it is an OptionError, not a silent
-    float32.
+    CTranslate2 does on a CPU); "auto" picks the fastest on a CPU, int8;
+    "int8" and "int8_float32" quantize the linear layers' weights per row.
+    "float16", "bfloat16" and "int8_float16" are the GPU's: weight matrices in
+    half precision, products on tensor cores with float32 sums (see
+    check_compute_type_on for the device check). Names not built are an
+    OptionError, not a silent float32.
     """
     if compute_type in ("default", "float32"):
         return "float32"
     if compute_type in ("auto", "int8", "int8_float32"):
         return "int8"
+    if compute_type in GPU_COMPUTE_TYPES:
+        return compute_type
     if compute_type in _NOT_BUILT:
         raise _core.OptionError(
             f"compute_type {compute_type!r} is not built in saywho yet; "
@@ -644,6 +660,18 @@ def resolve_compute_type(compute_type: str) -> str:
     raise _core.OptionError(
         f"unknown compute_type {compute_type!r}; expected one of {', '.join(COMPUTE_TYPES)}"
     )
+
+
+def check_compute_type_on(compute_type: str, runtime) -> None:
+    """Half precision is the CUDA backend's: on the CPU it is an OptionError
+    (CTranslate2's CPU build refuses float16 compute too), never a silent
+    float32."""
+    if compute_type in GPU_COMPUTE_TYPES and runtime.device != "cuda":
+        raise _core.OptionError(
+            f"compute_type {compute_type!r} needs a GPU: the {runtime.device} backend computes "
+            "float32 and int8; use compute_type='float32' or 'int8' (or 'default', 'auto'), "
+            "or device='cuda'"
+        )
 
 
 def _check_options(task, beam_size, best_of, patience, detection_segments) -> None:
