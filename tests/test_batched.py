@@ -75,6 +75,34 @@ def test_a_window_decodes_the_same_alone_or_in_a_batch(whisper_models, recording
         assert alone.avg_logprob == pytest.approx(batched.avg_logprob, abs=1e-5)
 
 
+def test_word_alignment_reads_a_window_of_the_batchs_encoding(whisper_models, recordings):
+    """The batched mode's word timestamps read window i of the batch's encoder
+    output in place (a view in the core, no copy, no second encoding): the
+    cross-attention equals that of the window encoded alone, to the float32
+    rounding of the encoder's products (see the test above)."""
+    model = whisper_models["tiny.en"]
+    mel = _core.log_mel_spectrogram(recordings["jfk"], padding=160)[:, :-1]
+    jfk = np.pad(mel, [(0, 0), (0, 3000 - mel.shape[1])])
+    other = np.full_like(jfk, -1.5)  # a silent window beside it
+    segments, _ = model.transcribe(recordings["jfk"], beam_size=1, without_timestamps=True)
+    text = [t for s in segments for t in s.tokens if t < model.tokenizer.eot]
+    start = model.tokenizer.sot_sequence(None, "transcribe")
+    heads = np.asarray(model.alignment_heads, dtype=np.intc).reshape(-1, 2)
+    special = dict(eot=model.special.eot, no_timestamps=model.special.no_timestamps)
+    alone = _core.whisper_align(model.core, model.encode(jfk), start, text, heads, **special)
+    batch = model.encode(np.stack([other, jfk, other]))
+    for item, want in ((1, alone), (0, None)):
+        got = _core.whisper_align(model.core, batch, start, text, heads, item=item, **special)
+        if want is not None:
+            np.testing.assert_allclose(got[0], want[0], atol=1e-4)
+            np.testing.assert_allclose(got[1], want[1], atol=1e-4)
+        else:  # the silent window attends elsewhere: the view is not always item 1
+            assert np.abs(got[0] - alone[0]).max() > 1e-2
+    for bad in (-1, 3):
+        with pytest.raises(saywho.OptionError, match="item"):
+            _core.whisper_align(model.core, batch, start, text, heads, item=bad, **special)
+
+
 def test_chunks_pack_speech_up_to_30_seconds_in_order():
     sr = 16000
     regions = [(0, 10 * sr), (12 * sr, 25 * sr), (30 * sr, 40 * sr), (41 * sr, 80 * sr)]

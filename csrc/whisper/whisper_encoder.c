@@ -127,6 +127,50 @@ int sw_whisper_audio_batch(const sw_whisper_audio *au)
     return au->batch;
 }
 
+/* Item i of a [batch, ...] tensor as [1, ...]: same backend (the ops check
+ * it), never freed (the audio it belongs to is marked borrowed). */
+static sw_tensor item_view(const sw_tensor *t, int batch, int i)
+{
+    sw_tensor v = *t;
+    size_t bytes = sw_tensor_nbytes(t) / (size_t)batch;
+    v.data = (char *)t->data + (size_t)i * bytes;
+    v.shape[0] = 1;
+    return v;
+}
+
+sw_status sw_whisper_audio_item(const sw_whisper_audio *au, int item, sw_whisper_audio **out,
+                                sw_error *err)
+{
+    *out = NULL;
+    if (!au || item < 0 || item >= au->batch)
+        return sw_fail(err, SW_ERR_ARG, "whisper audio: item %d of a batch of %d", item,
+                       au ? au->batch : 0);
+    int layers = au->model->dims.n_text_layer;
+    sw_whisper_audio *v = calloc(1, sizeof *v);
+    if (v) {
+        v->cross_k = calloc((size_t)layers, sizeof *v->cross_k);
+        v->cross_v = calloc((size_t)layers, sizeof *v->cross_v);
+    }
+    if (!v || !v->cross_k || !v->cross_v) {
+        if (v) {
+            free(v->cross_k);
+            free(v->cross_v);
+        }
+        free(v);
+        return sw_fail(err, SW_ERR_NOMEM, "whisper audio: out of host memory");
+    }
+    v->model = au->model;
+    v->batch = 1;
+    v->borrowed = 1;
+    v->features = item_view(&au->features, au->batch, item);
+    for (int i = 0; i < layers; i++) {
+        v->cross_k[i] = item_view(&au->cross_k[i], au->batch, item);
+        v->cross_v[i] = item_view(&au->cross_v[i], au->batch, item);
+    }
+    *out = v;
+    return SW_OK;
+}
+
 const sw_tensor *sw_whisper_audio_features(const sw_whisper_audio *au)
 {
     return &au->features;
@@ -137,11 +181,12 @@ void sw_whisper_audio_free(sw_whisper_audio *au)
     if (!au)
         return;
     const sw_whisper *m = au->model;
-    sw_wh_free(m, &au->features);
-    for (int i = 0; i < m->dims.n_text_layer; i++) {
+    for (int i = 0; i < m->dims.n_text_layer && !au->borrowed; i++) {
         sw_wh_free(m, &au->cross_k[i]);
         sw_wh_free(m, &au->cross_v[i]);
     }
+    if (!au->borrowed)
+        sw_wh_free(m, &au->features);
     free(au->cross_k);
     free(au->cross_v);
     free(au);

@@ -44,6 +44,7 @@ struct sw_whisper_audio {
     int batch;
     sw_tensor features;           /* [batch, n_audio_ctx, n_audio_state] */
     sw_tensor *cross_k, *cross_v; /* per decoder layer, [batch, n_audio_ctx, n_text_state] */
+    int borrowed; /* an item's view (sw_whisper_audio_item): its tensors are not its own */
 };
 
 struct sw_whisper_state {

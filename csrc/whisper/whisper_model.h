@@ -86,6 +86,14 @@ sw_status sw_whisper_encode(sw_whisper *model, const float *mel, int batch, sw_w
 
 int sw_whisper_audio_batch(const sw_whisper_audio *audio);
 
+/* Item `item` of a batch's encoder output as a batch of one that borrows its
+ * memory (no copy, on any backend): the batched mode's word timestamps read
+ * each window from the batch's own encoding, as faster-whisper does, instead
+ * of encoding it again. Valid while `audio` lives; sw_whisper_audio_free
+ * frees the view alone. */
+sw_status sw_whisper_audio_item(const sw_whisper_audio *audio, int item, sw_whisper_audio **out,
+                                sw_error *err);
+
 /* The encoder output [batch, n_audio_ctx, n_audio_state] on the backend. */
 const sw_tensor *sw_whisper_audio_features(const sw_whisper_audio *audio);
 

@@ -273,28 +273,36 @@ done:
 
 typedef struct align_args {
     PyArrayObject *start, *text, *heads;
-    int eot, no_timestamps;
+    int eot, no_timestamps, item;
     float *attention, *probs;
 } align_args;
 
 static void do_align(sw_whisper *model, const sw_whisper_audio *audio, void *ctx, sw_error *err)
 {
     align_args *a = ctx;
+    sw_whisper_audio *one = NULL; /* the item's view when audio is a batch */
+    if (sw_whisper_audio_batch(audio) > 1 || a->item != 0) {
+        if (sw_whisper_audio_item(audio, a->item, &one, err) != SW_OK)
+            return;
+        audio = one;
+    }
     sw_whisper_align(model, audio, PyArray_DATA(a->start), (int)PyArray_DIM(a->start, 0),
                      PyArray_DATA(a->text), (int)PyArray_DIM(a->text, 0), a->eot, a->no_timestamps,
                      PyArray_DATA(a->heads), (int)PyArray_DIM(a->heads, 0), a->attention, a->probs,
                      err);
+    sw_whisper_audio_free(one);
 }
 
 static PyObject *py_whisper_align(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"model", "encoder_output", "start", "text", "heads",
-                             "eot",   "no_timestamps",  NULL};
+                             "eot",   "no_timestamps",  "item",  NULL};
     PyObject *model, *enc, *start_obj, *text_obj, *heads_obj;
     align_args a;
     memset(&a, 0, sizeof a);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOO|$ii:whisper_align", kwlist, &model, &enc,
-                                     &start_obj, &text_obj, &heads_obj, &a.eot, &a.no_timestamps))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOO|$iii:whisper_align", kwlist, &model, &enc,
+                                     &start_obj, &text_obj, &heads_obj, &a.eot, &a.no_timestamps,
+                                     &a.item))
         return NULL;
     PyObject *attention = NULL, *probs = NULL, *result = NULL;
     int flags = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST;
@@ -346,7 +354,8 @@ static PyMethodDef generate_functions[] = {
      "whisper_align(model, encoder_output, start, text, heads [(layer, head)], *, eot, "
      "no_timestamps) -> (attention float32 [heads, positions, n_audio_ctx], text_probs "
      "float32 [len(text)]): the decoder over start + <|notimestamps|> + text + eot of one "
-     "window, as word timestamps read it"},
+     "window (item=i: window i of a batch's encoder output, no copy), as word timestamps read "
+     "it"},
     {"whisper_generate", (PyCFunction)(void (*)(void))py_whisper_generate,
      METH_VARARGS | METH_KEYWORDS,
      "whisper_generate(model, encoder_output, prompts [n, length], *, eot, sot, no_timestamps, "

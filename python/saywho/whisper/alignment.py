@@ -35,7 +35,7 @@ class WordTiming:
     probability: float
 
 
-def _attention_and_probs(model, encoder_output, start_sequence, text_tokens, heads):
+def _attention_and_probs(model, encoder_output, start_sequence, text_tokens, heads, item=0):
     """Cross-attention rows of ``heads`` for every input position, and the
     probability of each text token under a softmax over text tokens; one
     call to the core (csrc/whisper/whisper_align.c)."""
@@ -48,6 +48,7 @@ def _attention_and_probs(model, encoder_output, start_sequence, text_tokens, hea
         np.asarray(heads, dtype=np.intc).reshape(-1, 2),
         eot=special.eot,
         no_timestamps=special.no_timestamps,
+        item=item,
     )
 
 
@@ -79,13 +80,15 @@ def align_words(
     text_tokens: list[int],
     num_frames: int,
     language: str,
+    item: int = 0,
 ) -> list[WordTiming]:
-    """Word timings of ``text_tokens`` in one window (times from its start)."""
+    """Word timings of ``text_tokens`` in one window (times from its start):
+    window ``item`` of ``encoder_output`` (a batch's, in the batched mode)."""
     if not text_tokens:
         return []
     heads = [tuple(h) for h in model.alignment_heads]
     attention, token_probs = _attention_and_probs(
-        model, encoder_output, start_sequence, text_tokens, heads
+        model, encoder_output, start_sequence, text_tokens, heads, item
     )
     frames = num_frames // 2
     words, word_tokens = model.tokenizer.split_to_word_tokens(

@@ -146,8 +146,8 @@ def batched_segments(
         if progress is not None:
             progress("transcribe", done, total)
         features = np.stack([chunk_features(model, audio, c) for c in batch])
-        results, _ = decode_batch(model, features, prompt, options, multilingual)
-        for chunk, mel, result in zip(batch, features, results):
+        results, encoded = decode_batch(model, features, prompt, options, multilingual)
+        for item, (chunk, result) in enumerate(zip(batch, results)):
             tokens = list(result.sequences_ids[0])
             # faster-whisper: CT2's length-normalised score back to a sum, over
             # the tokens plus the end token
@@ -161,11 +161,11 @@ def batched_segments(
                 for piece in pieces:
                     piece["tokens"] = cut_repeats(piece["tokens"], repetition_guard)
             if words is not None:
-                # the alignment reads one window's encoding: encode it alone
-                encoded = model.encode(mel)
-                last_speech = model._add_words(
+                # the alignment reads the window from the batch's encoding
+                # (a view, no copy), as faster-whisper's batched pipeline does
+                last_speech = model.add_words(
                     pieces, encoded, size, int(chunk.offset * 100), last_speech, language,
-                    task, words,
+                    task, words, item,
                 )  # fmt: skip
             for piece in pieces:
                 text = t.decode(piece["tokens"])

@@ -340,11 +340,13 @@ class WhisperModel:
             prompt.extend(prefix_tokens)
         return prompt
 
-    def _add_words(
-        self, pieces, encoder_output, num_frames, seek, last_speech, language, task, punct
+    def add_words(
+        self, pieces, encoder_output, num_frames, seek, last_speech, language, task, punct, item=0
     ):
+        """Word timings for one window's pieces (window ``item`` of a batch's
+        encoder output); returns the last speech time, as faster-whisper does."""
         return _add_words_to_pieces(
-            self, pieces, encoder_output, num_frames, seek, last_speech, language, task, punct
+            self, pieces, encoder_output, num_frames, seek, last_speech, language, task, punct, item
         )
 
     def _segments(
@@ -416,7 +418,7 @@ class WhisperModel:
                 for piece in pieces:
                     piece["tokens"] = cut_repeats(piece["tokens"], repetition_guard)
             if words is not None:
-                self._add_words(
+                self.add_words(
                     pieces,
                     encoder_output,
                     segment_size,
@@ -485,13 +487,16 @@ def _add_words_to_pieces(
     language,
     task,
     punctuation,
+    item=0,
 ):
     """faster-whisper's add_word_timestamps for one window's pieces."""
     tokenizer = model.tokenizer
     per_piece = [[tok for tok in p["tokens"] if tok < tokenizer.eot] for p in pieces]
     text_tokens = [tok for toks in per_piece for tok in toks]
     start_sequence = tokenizer.sot_sequence(language if model.is_multilingual else None, task)
-    timings = align_words(model, encoder_output, start_sequence, text_tokens, num_frames, language)
+    timings = align_words(
+        model, encoder_output, start_sequence, text_tokens, num_frames, language, item
+    )
     durations = np.array([w.end - w.start for w in timings])
     durations = durations[durations.nonzero()]
     median = min(0.7, float(np.median(durations))) if len(durations) else 0.0
