@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "backend.h"
-#include "whisper_model.h" /* sw_named_tensor */
+#include "named_tensors.h"
 
 #ifdef __cplusplus
 extern "C" {

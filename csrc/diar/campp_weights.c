@@ -1,6 +1,5 @@
-/* Building CAM++ from named host arrays: each tensor is looked up by name,
- * its shape checked against the architecture, and copied to the backend as
- * float32. The mask's last layer is widened here (see campp.c), and the
+/* Building CAM++ from named host arrays through the shared loader
+ * (named_tensors.h). The mask's last layer is widened here (see campp.c), and the
  * final linear layer stays on the host, where the pooled statistics are. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,56 +10,28 @@
 const int campp_block_layers[CAMPP_BLOCKS] = {12, 24, 16};
 const int campp_block_dilation[CAMPP_BLOCKS] = {1, 2, 2};
 
-typedef struct loader {
-    sw_backend *be;
-    const sw_named_tensor *tensors;
-    int n;
-    sw_error *err;
-} loader;
+typedef sw_weight_source loader;
 
-/* The float32 tensor `name` of shape [d0] or [d0, d1] (d1 = 0), or NULL with
- * the error set. */
-static const sw_named_tensor *find(loader *ld, const char *name, int64_t d0, int64_t d1)
+static sw_shape shape_of(int64_t d0, int64_t d1)
 {
-    if (ld->err->code != SW_OK)
-        return NULL;
-    int ndim = d1 ? 2 : 1;
-    const sw_named_tensor *src = NULL;
-    for (int i = 0; i < ld->n && !src; i++)
-        if (ld->tensors[i].name && strcmp(ld->tensors[i].name, name) == 0)
-            src = &ld->tensors[i];
-    if (!src) {
-        sw_fail(ld->err, SW_ERR_MODEL, "CAM++ weights: missing tensor '%s'", name);
-        return NULL;
-    }
-    if (src->ndim != ndim || src->shape[0] != d0 || (ndim == 2 && src->shape[1] != d1)) {
-        sw_fail(ld->err, SW_ERR_MODEL,
-                "CAM++ weights: tensor '%s' has %d dims [%lld, %lld], expected [%lld, %lld]", name,
-                src->ndim, (long long)src->shape[0], (long long)(src->ndim > 1 ? src->shape[1] : 0),
-                (long long)d0, (long long)d1);
-        return NULL;
-    }
-    if (src->dtype != SW_F32 || !src->data) {
-        sw_fail(ld->err, SW_ERR_MODEL, "CAM++ weights: tensor '%s' must be float32 with data",
-                name);
-        return NULL;
-    }
-    return src;
+    return d1 ? sw_shape2(d0, d1) : sw_shape1(d0);
+}
+
+/* The float32 host data of `name`, shape [d0] or [d0, d1] (d1 = 0). */
+static const float *find(loader *ld, const char *name, int64_t d0, int64_t d1)
+{
+    return sw_weights_host_f32(ld, name, shape_of(d0, d1));
 }
 
 static void upload_host(loader *ld, const float *data, int ndim, int64_t d0, int64_t d1,
                         sw_tensor *dst)
 {
-    int64_t shape[2] = {d0, d1};
-    if (sw_tensor_new(ld->be, SW_F32, ndim, shape, dst, ld->err) == SW_OK)
-        ld->be->upload(ld->be, dst->data, data, sw_tensor_nbytes(dst), ld->err);
+    sw_weights_upload(ld, data, ndim == 2 ? sw_shape2(d0, d1) : sw_shape1(d0), dst);
 }
 
 static void load(loader *ld, sw_tensor *dst, const char *name, int64_t d0, int64_t d1)
 {
-    const sw_named_tensor *src = find(ld, name, d0, d1);
-    if (src)
-        upload_host(ld, src->data, d1 ? 2 : 1, d0, d1, dst);
+    sw_weights_load(ld, dst, name, shape_of(d0, d1));
 }
 
 /* prefix.weight [out, in] and, when `bias`, prefix.bias [out] */
@@ -93,10 +64,10 @@ static void load_mask_logits(loader *ld, campp_linear *l, const char *prefix)
 {
     char name[128];
     snprintf(name, sizeof name, "%s.weight", prefix);
-    const sw_named_tensor *w = find(ld, name, CAMPP_GROWTH, CAMPP_CTX_CHANNELS);
+    const float *ws = find(ld, name, CAMPP_GROWTH, CAMPP_CTX_CHANNELS);
     snprintf(name, sizeof name, "%s.bias", prefix);
-    const sw_named_tensor *b = find(ld, name, CAMPP_GROWTH, 0);
-    if (!w || !b)
+    const float *bs = find(ld, name, CAMPP_GROWTH, 0);
+    if (!ws || !bs)
         return;
     float *wide = calloc((size_t)2 * CAMPP_GROWTH * (CAMPP_CTX_CHANNELS + 1), sizeof *wide);
     if (!wide) {
@@ -104,7 +75,6 @@ static void load_mask_logits(loader *ld, campp_linear *l, const char *prefix)
         return;
     }
     float *wide_b = wide + 2 * CAMPP_GROWTH * CAMPP_CTX_CHANNELS;
-    const float *ws = w->data, *bs = b->data;
     for (int j = 0; j < CAMPP_GROWTH; j++) {
         memcpy(wide + (size_t)2 * j * CAMPP_CTX_CHANNELS, ws + (size_t)j * CAMPP_CTX_CHANNELS,
                CAMPP_CTX_CHANNELS * sizeof *wide);
@@ -117,10 +87,7 @@ static void load_mask_logits(loader *ld, campp_linear *l, const char *prefix)
 
 static void free_tensor(const sw_campp *m, sw_tensor *t)
 {
-    if (m->backend_lost)
-        memset(t, 0, sizeof *t); /* the pool that owned it is gone */
-    else
-        sw_tensor_free(t);
+    sw_weight_free(t, m->backend_lost);
 }
 
 static void free_linear(const sw_campp *m, campp_linear *l)
@@ -227,8 +194,8 @@ static void load_blocks(loader *ld, sw_campp *m)
 
 static void load_dense(loader *ld, sw_campp *m)
 {
-    const sw_named_tensor *w = find(ld, "dense.weight", SW_CAMPP_EMBED_DIM, 2 * CAMPP_OUT_CHANNELS);
-    const sw_named_tensor *b = find(ld, "dense.bias", SW_CAMPP_EMBED_DIM, 0);
+    const float *w = find(ld, "dense.weight", SW_CAMPP_EMBED_DIM, 2 * CAMPP_OUT_CHANNELS);
+    const float *b = find(ld, "dense.bias", SW_CAMPP_EMBED_DIM, 0);
     if (!w || !b)
         return;
     size_t nw = (size_t)SW_CAMPP_EMBED_DIM * 2 * CAMPP_OUT_CHANNELS;
@@ -238,8 +205,8 @@ static void load_dense(loader *ld, sw_campp *m)
         return;
     }
     m->dense_b = m->dense_w + nw;
-    memcpy(m->dense_w, w->data, nw * sizeof *m->dense_w);
-    memcpy(m->dense_b, b->data, SW_CAMPP_EMBED_DIM * sizeof *m->dense_b);
+    memcpy(m->dense_w, w, nw * sizeof *m->dense_w);
+    memcpy(m->dense_b, b, SW_CAMPP_EMBED_DIM * sizeof *m->dense_b);
 }
 
 sw_status sw_campp_create(sw_backend *be, const sw_named_tensor *tensors, int n_tensors,
@@ -252,7 +219,7 @@ sw_status sw_campp_create(sw_backend *be, const sw_named_tensor *tensors, int n_
     if (!m)
         return sw_fail(err, SW_ERR_NOMEM, "CAM++: out of host memory");
     m->be = be;
-    loader ld = {be, tensors, n_tensors, err};
+    loader ld = sw_weight_source_make(be, tensors, n_tensors, "CAM++ weights", err);
     load_head(&ld, m);
     load_blocks(&ld, m);
     load_dense(&ld, m);

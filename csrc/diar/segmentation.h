@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "backend.h"
-#include "whisper_model.h" /* sw_named_tensor, shared by every model's loader */
+#include "named_tensors.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,87 +1,22 @@
-/* Building the segmentation model from named host arrays: each tensor is
- * looked up by name, its shape checked against the architecture, and copied
- * to the backend as float32. */
+/* Building the segmentation model from named host arrays (the shared loader,
+ * named_tensors.h, checks and uploads each one). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "segmentation_internal.h"
 
-typedef struct loader {
-    sw_backend *be;
-    const sw_named_tensor *tensors;
-    int n;
-    sw_error *err;
-} loader;
-
-static void shape_text(char *buf, size_t size, int ndim, const int64_t *shape)
-{
-    size_t used = (size_t)snprintf(buf, size, "[");
-    for (int i = 0; i < ndim && used < size; i++)
-        used +=
-            (size_t)snprintf(buf + used, size - used, "%s%lld", i ? ", " : "", (long long)shape[i]);
-    if (used < size)
-        snprintf(buf + used, size - used, "]");
-}
-
-static sw_status upload(loader *ld, const sw_named_tensor *src, sw_tensor *dst)
-{
-    sw_backend *be = ld->be;
-    if (sw_tensor_new(be, SW_F32, src->ndim, src->shape, dst, ld->err) != SW_OK)
-        return ld->err->code;
-    if (src->dtype == SW_F32)
-        return be->upload(be, dst->data, src->data, sw_tensor_nbytes(dst), ld->err);
-    sw_tensor narrow;
-    if (sw_tensor_new(be, src->dtype, src->ndim, src->shape, &narrow, ld->err) != SW_OK)
-        return ld->err->code;
-    if (be->upload(be, narrow.data, src->data, sw_tensor_nbytes(&narrow), ld->err) == SW_OK)
-        sw_convert(&narrow, dst, ld->err);
-    sw_tensor_free(&narrow);
-    return ld->err->code;
-}
-
-/* Finds `name` and uploads it; ndim and d0..d2 give the shape expected. */
-static sw_status load(loader *ld, sw_tensor *dst, const char *name, int ndim, int64_t d0,
+/* Finds `name` (shape given by ndim and d0..d2) and uploads it. */
+static sw_status load(sw_weight_source *ws, sw_tensor *dst, const char *name, int ndim, int64_t d0,
                       int64_t d1, int64_t d2)
 {
-    if (ld->err->code != SW_OK)
-        return ld->err->code;
-    int64_t want[3] = {d0, d1, d2};
-    char want_text[64], got_text[64];
-    shape_text(want_text, sizeof want_text, ndim, want);
-    const sw_named_tensor *src = NULL;
-    for (int i = 0; i < ld->n && !src; i++)
-        if (ld->tensors[i].name && strcmp(ld->tensors[i].name, name) == 0)
-            src = &ld->tensors[i];
-    if (!src)
-        return sw_fail(ld->err, SW_ERR_MODEL,
-                       "segmentation weights: missing tensor '%s' of shape %s", name, want_text);
-    int same = src->ndim == ndim;
-    for (int i = 0; same && i < ndim; i++)
-        same = src->shape[i] == want[i];
-    if (!same) {
-        shape_text(got_text, sizeof got_text, src->ndim, src->shape);
-        return sw_fail(ld->err, SW_ERR_MODEL,
-                       "segmentation weights: tensor '%s' has shape %s, expected %s", name,
-                       got_text, want_text);
-    }
-    if (src->dtype != SW_F32 && src->dtype != SW_F16 && src->dtype != SW_BF16)
-        return sw_fail(ld->err, SW_ERR_MODEL,
-                       "segmentation weights: tensor '%s' is %s; float32, float16 or bfloat16 "
-                       "expected",
-                       name, sw_dtype_name(src->dtype));
-    if (!src->data)
-        return sw_fail(ld->err, SW_ERR_MODEL, "segmentation weights: tensor '%s' has no data",
-                       name);
-    return upload(ld, src, dst);
+    sw_shape want = {ndim, {d0, d1, d2, 0}};
+    return sw_weights_load(ws, dst, name, want);
 }
 
 static void free_tensor(const sw_segmentation *m, sw_tensor *t)
 {
-    if (m->backend_lost)
-        memset(t, 0, sizeof *t); /* the pool that owned it is gone */
-    else
-        sw_tensor_free(t);
+    sw_weight_free(t, m->backend_lost);
 }
 
 void sw_segmentation_destroy(sw_segmentation *m)
@@ -130,7 +65,8 @@ sw_status sw_segmentation_create(sw_backend *be, const sw_named_tensor *tensors,
     if (!m)
         return sw_fail(err, SW_ERR_NOMEM, "segmentation: out of host memory");
     m->be = be;
-    loader ld = {be, tensors, n_tensors, err};
+    sw_weight_source ld =
+        sw_weight_source_make(be, tensors, n_tensors, "segmentation weights", err);
     const int64_t h = SEG_LSTM_HIDDEN, ch = SEG_CONV_CHANNELS;
     load(&ld, &m->wav_norm_w, "sincnet.wav_norm1d.weight", 1, 1, 0, 0);
     load(&ld, &m->wav_norm_b, "sincnet.wav_norm1d.bias", 1, 1, 0, 0);

@@ -5,10 +5,7 @@
 
 void sw_wh_free(const sw_whisper *m, sw_tensor *t)
 {
-    if (m->backend_lost)
-        memset(t, 0, sizeof *t);
-    else
-        sw_tensor_free(t);
+    sw_weight_free(t, m->backend_lost);
 }
 
 sw_tensor sw_wh_view2(const sw_tensor *t, int64_t d0, int64_t d1)

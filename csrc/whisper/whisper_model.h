@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "named_tensors.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,15 +32,6 @@ typedef struct sw_whisper_dims {
     int n_text_head;
     int n_text_layer;
 } sw_whisper_dims;
-
-/* A host array that someone else owns, with its state-dict name. */
-typedef struct sw_named_tensor {
-    const char *name;
-    sw_dtype dtype; /* SW_F32, SW_F16 or SW_BF16 */
-    int ndim;
-    int64_t shape[SW_MAX_DIMS];
-    const void *data; /* C-contiguous */
-} sw_named_tensor;
 
 typedef struct sw_whisper sw_whisper;
 typedef struct sw_whisper_audio sw_whisper_audio;

@@ -1,7 +1,7 @@
-/* Building the model from named host arrays: every tensor is looked up by its
- * state-dict name, its shape checked against the dims, and copied to the
- * backend as float32; with compute int8 the linear layers' weights are
- * quantized per row on the host first and go up as int8. */
+/* Building the model from named host arrays through the shared loader
+ * (named_tensors.h): every tensor is looked up by its state-dict name, its
+ * shape checked against the dims, and copied to the backend as float32; with compute int8 the
+ * linear layers' weights are quantized per row on the host first and go up as int8. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,96 +11,39 @@
 #include "whisper_internal.h"
 
 typedef struct loader {
-    sw_backend *be;
-    const sw_named_tensor *tensors;
-    int n;
+    sw_weight_source src;
     sw_whisper_compute compute;
     sw_dtype matrix; /* the weight matrices' type on the device (not int8 ones) */
     sw_error *err;
 } loader;
 
-static void shape_text(char *buf, size_t size, int ndim, const int64_t *shape)
-{
-    size_t used = (size_t)snprintf(buf, size, "[");
-    for (int i = 0; i < ndim && used < size; i++)
-        used +=
-            (size_t)snprintf(buf + used, size - used, "%s%lld", i ? ", " : "", (long long)shape[i]);
-    if (used < size)
-        snprintf(buf + used, size - used, "]");
-}
-
 /* Copies src to the backend as `dtype`, converting there (once, at load). */
 static sw_status upload_as(loader *ld, const sw_named_tensor *src, sw_tensor *dst, sw_dtype dtype)
 {
-    sw_backend *be = ld->be;
-    if (sw_tensor_new(be, dtype, src->ndim, src->shape, dst, ld->err) != SW_OK)
-        return ld->err->code;
-    if (src->dtype == dtype)
-        return be->upload(be, dst->data, src->data, sw_tensor_nbytes(dst), ld->err);
-    sw_tensor narrow;
-    if (sw_tensor_new(be, src->dtype, src->ndim, src->shape, &narrow, ld->err) != SW_OK)
-        return ld->err->code;
-    if (be->upload(be, narrow.data, src->data, sw_tensor_nbytes(&narrow), ld->err) == SW_OK)
-        sw_convert(&narrow, dst, ld->err);
-    sw_tensor_free(&narrow);
-    return ld->err->code;
+    return sw_weights_upload_named(&ld->src, src, dst, dtype);
 }
 
-/* Finds `name` (printf-style, with one layer index) and checks it has the
- * shape given by ndim and d0..d2; NULL (and ld->err set) otherwise. */
+/* Finds `name` (printf-style, with one layer index) of shape ndim, d0..d2;
+ * NULL (and ld->err set) otherwise. */
 static const sw_named_tensor *find(loader *ld, int ndim, int64_t d0, int64_t d1, int64_t d2,
                                    const char *fmt, int layer)
 {
-    if (ld->err->code != SW_OK)
-        return NULL;
     char name[160];
     /* names without a layer index simply ignore the extra argument */
     // cppcheck-suppress wrongPrintfScanfArgNum
     snprintf(name, sizeof name, fmt, layer);
-    int64_t want[3] = {d0, d1, d2};
-    char want_text[64], got_text[64];
-    shape_text(want_text, sizeof want_text, ndim, want);
-    const sw_named_tensor *src = NULL;
-    for (int i = 0; i < ld->n && !src; i++)
-        if (ld->tensors[i].name && strcmp(ld->tensors[i].name, name) == 0)
-            src = &ld->tensors[i];
-    if (!src) {
-        sw_fail(ld->err, SW_ERR_MODEL, "whisper weights: missing tensor '%s' of shape %s", name,
-                want_text);
-        return NULL;
-    }
-    int same = src->ndim == ndim;
-    for (int i = 0; same && i < ndim; i++)
-        same = src->shape[i] == want[i];
-    if (!same) {
-        shape_text(got_text, sizeof got_text, src->ndim, src->shape);
-        sw_fail(ld->err, SW_ERR_MODEL, "whisper weights: tensor '%s' has shape %s, expected %s",
-                name, got_text, want_text);
-        return NULL;
-    }
-    if (src->dtype != SW_F32 && src->dtype != SW_F16 && src->dtype != SW_BF16) {
-        sw_fail(ld->err, SW_ERR_MODEL,
-                "whisper weights: tensor '%s' is %s; float32, float16 or bfloat16 expected", name,
-                sw_dtype_name(src->dtype));
-        return NULL;
-    }
-    if (!src->data) {
-        sw_fail(ld->err, SW_ERR_MODEL, "whisper weights: tensor '%s' has no data", name);
-        return NULL;
-    }
-    return src;
-}
-
-static sw_status upload(loader *ld, const sw_named_tensor *src, sw_tensor *dst)
-{
-    return upload_as(ld, src, dst, SW_F32);
+    sw_shape want = {ndim, {d0, d1, d2, 0}};
+    return sw_weights_find(&ld->src, name, want);
 }
 
 static sw_status load(loader *ld, sw_tensor *dst, int ndim, int64_t d0, int64_t d1, int64_t d2,
                       const char *fmt, int layer)
 {
-    const sw_named_tensor *src = find(ld, ndim, d0, d1, d2, fmt, layer);
-    return src ? upload(ld, src, dst) : ld->err->code;
+    char name[160];
+    // cppcheck-suppress wrongPrintfScanfArgNum
+    snprintf(name, sizeof name, fmt, layer);
+    sw_shape want = {ndim, {d0, d1, d2, 0}};
+    return sw_weights_load(&ld->src, dst, name, want);
 }
 
 /* A weight matrix that is not int8 (convolutions, token embedding): in the
@@ -125,7 +68,7 @@ static float host_value(const sw_named_tensor *t, size_t i)
  * time so the host holds a single float32 row, never a float32 copy. */
 static sw_status upload_q8(loader *ld, const sw_named_tensor *src, sw_wh_weight *dst)
 {
-    sw_backend *be = ld->be;
+    sw_backend *be = ld->src.be;
     int64_t rows = src->shape[0], cols = src->shape[1];
     int8_t *q = malloc((size_t)(rows * cols));
     float *scale = malloc((size_t)rows * sizeof *scale), *row = malloc((size_t)cols * sizeof *row);
@@ -336,7 +279,8 @@ sw_status sw_whisper_create(sw_backend *be, const sw_whisper_dims *dims,
     m->be = be;
     m->dims = *dims;
     m->compute = compute;
-    loader ld = {be, tensors, n_tensors, compute, matrix, err};
+    loader ld = {sw_weight_source_make(be, tensors, n_tensors, "whisper weights", err), compute,
+                 matrix, err};
     const sw_whisper_dims *d = dims;
     int64_t da = d->n_audio_state, dt = d->n_text_state;
     load_matrix(&ld, &m->conv1_w, 3, da, d->n_mels, 3, "encoder.conv1.weight");

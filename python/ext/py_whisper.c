@@ -11,6 +11,7 @@
 
 #include <string.h>
 
+#include "py_tensors.h"
 #include "py_whisper.h"
 #include "whisper_model.h"
 
@@ -217,76 +218,6 @@ static int parse_dims(PyObject *dims, sw_whisper_dims *out)
     return 0;
 }
 
-/* The arrays and names of `tensors`, kept alive while the C core reads them. */
-typedef struct held_tensors {
-    sw_named_tensor *t;
-    PyObject **refs; /* 2 per tensor: UTF-8 name and array */
-    Py_ssize_t n;
-} held_tensors;
-
-static void held_free(held_tensors *h)
-{
-    for (Py_ssize_t i = 0; i < 2 * h->n; i++)
-        Py_XDECREF(h->refs[i]);
-    PyMem_Free(h->refs);
-    PyMem_Free(h->t);
-}
-
-static int hold_tensors(PyObject *tensors, held_tensors *h)
-{
-    memset(h, 0, sizeof *h);
-    if (!PyDict_Check(tensors)) {
-        PyErr_SetString(SwModelError, "tensors must be a dict of name -> array");
-        return -1;
-    }
-    Py_ssize_t count = PyDict_Size(tensors);
-    h->t = swpy_calloc((size_t)count + 1, sizeof *h->t);
-    h->refs = swpy_calloc(2 * (size_t)count + 1, sizeof *h->refs);
-    if (!h->t || !h->refs) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    Py_ssize_t pos = 0;
-    PyObject *key, *value;
-    while (PyDict_Next(tensors, &pos, &key, &value) && h->n < count) {
-        /* the UTF-8 bytes hold the name's storage (PyUnicode_AsUTF8 is not
-         * in Python 3.9's limited API) */
-        PyObject *utf8 = PyUnicode_Check(key) ? PyUnicode_AsUTF8String(key) : NULL;
-        const char *name = utf8 ? PyBytes_AsString(utf8) : NULL;
-        if (!name) {
-            Py_XDECREF(utf8);
-            if (!PyErr_Occurred())
-                PyErr_SetString(SwModelError, "tensor names must be str");
-            return -1;
-        }
-        int type = NPY_FLOAT32;
-        if (PyArray_Check(value) && PyArray_TYPE((PyArrayObject *)value) == NPY_FLOAT16)
-            type = NPY_FLOAT16;
-        PyArrayObject *arr = (PyArrayObject *)PyArray_FROMANY(
-            value, type, 0, 0, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST);
-        if (!arr) {
-            PyErr_Clear();
-            PyErr_Format(SwModelError, "tensor '%s' is not a float array", name);
-            Py_DECREF(utf8);
-            return -1;
-        }
-        h->refs[2 * h->n] = utf8;
-        h->refs[2 * h->n + 1] = (PyObject *)arr;
-        sw_named_tensor *t = &h->t[h->n++];
-        if (PyArray_NDIM(arr) > SW_MAX_DIMS) {
-            PyErr_Format(SwModelError, "tensor '%s' has %d dimensions", name, PyArray_NDIM(arr));
-            return -1;
-        }
-        t->name = name;
-        t->dtype = type == NPY_FLOAT16 ? SW_F16 : SW_F32;
-        t->ndim = PyArray_NDIM(arr);
-        for (int i = 0; i < t->ndim; i++)
-            t->shape[i] = PyArray_DIM(arr, i);
-        t->data = PyArray_DATA(arr);
-    }
-    return 0;
-}
-
 static int model_init(WhisperModelObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"runtime", "dims", "tensors", "compute_type", NULL};
@@ -325,9 +256,9 @@ static int model_init(WhisperModelObject *self, PyObject *args, PyObject *kwargs
     sw_whisper_dims d;
     if (parse_dims(dims, &d) != 0)
         return -1;
-    held_tensors h;
-    if (hold_tensors(tensors, &h) != 0) {
-        held_free(&h);
+    swpy_tensors h;
+    if (swpy_tensors_hold(tensors, &h) != 0) {
+        swpy_tensors_free(&h);
         return -1;
     }
     sw_error err = {SW_OK, ""};
@@ -341,7 +272,7 @@ static int model_init(WhisperModelObject *self, PyObject *args, PyObject *kwargs
                           &err);
     PyThread_release_lock(rt->lock);
     Py_END_ALLOW_THREADS
-    held_free(&h);
+    swpy_tensors_free(&h);
     if (err.code != SW_OK) {
         swpy_raise(&err, NULL);
         return -1;
