@@ -235,3 +235,84 @@ def test_the_diarizer_takes_a_resnet_checkpoint(weights, tmp_path, fake_torch): 
         result = d(audio, num_speakers=2)
     assert result.turns and result.embeddings.shape[1] == EMBED_DIM
     assert all(0.0 <= t.start < t.end <= 14.0 for t in result.turns)
+
+
+def test_close_returns_every_byte(weights, speech):
+    """The core model holds every weight once; close() and `with` give it all back."""
+    from saywho import _core
+
+    runtime = _core.Runtime(device="cpu", threads=2)
+    try:
+        before = runtime.memory()["allocated"]
+        model = ResNetEmbedding(fold_state_dict(weights), runtime)
+        held = runtime.memory()["allocated"]
+        assert held - before >= 4 * 6_000_000  # ~6.6 M parameters, float32, on the backend
+        model(speech[:, :16000])
+        assert runtime.memory()["allocated"] == held  # a run leaves nothing behind
+        model.close()
+        model.close()  # idempotent
+        assert runtime.memory()["allocated"] == before
+        with pytest.raises(saywho.ModelError, match="closed"):
+            model.embed_features(np.zeros((1, 50, 80), np.float32))
+        with ResNetEmbedding(fold_state_dict(weights), runtime) as again:
+            again(speech[:, :16000])
+        assert runtime.memory()["allocated"] == before
+    finally:
+        runtime.close()
+
+
+def test_core_model_names_missing_and_misshaped_tensors(weights):
+    from saywho import _core
+
+    runtime = _core.Runtime(device="cpu", threads=2)
+    try:
+        bad = fold_state_dict(weights)
+        bad["layer3.4.conv2"] = bad["layer3.4.conv2"][:, :64]
+        with pytest.raises(
+            saywho.ModelError,
+            match=r"'layer3\.4\.conv2' has shape \[128, 64, 3, 3\], expected \[128, 128, 3, 3\]",
+        ):
+            _core.ResNet34Model(runtime, bad)
+        bad = fold_state_dict(weights)
+        del bad["layer4.0.shortcut.b"]
+        with pytest.raises(saywho.ModelError, match=r"missing tensor 'layer4\.0\.shortcut\.b'"):
+            _core.ResNet34Model(runtime, bad)
+        assert runtime.memory()["allocated"] == 0  # nothing left behind by the failures
+        with _core.ResNet34Model(runtime, fold_state_dict(weights)) as model:
+            for shape in ((1, 50, 40), (0, 50, 80), (1, 0, 80)):
+                with pytest.raises(saywho.OptionError):
+                    model.run(np.zeros(shape, np.float32))
+            with pytest.raises(saywho.OptionError, match="masks"):
+                model.run(np.zeros((2, 50, 80), np.float32), np.ones((1, 2, 50), np.float32))
+    finally:
+        runtime.close()
+
+
+def test_speaker_masks_pool_one_forward(weights, speech):
+    """embed_speakers runs the network once per chunk and pools per mask: the
+    same as one call per (chunk, mask) with that mask alone."""
+    rng = np.random.default_rng(2)
+    masks = (rng.uniform(size=(2, 3, 147)) > 0.5).astype(np.float32)
+    masks[1, 2] = 0
+    short = speech[:, :24000]
+    with ResNetEmbedding(fold_state_dict(weights), batch_size=2) as model:
+        together = model.embed_speakers(short, masks)
+        features = np.stack([saywho.fbank(x) for x in short])
+        for j in range(3):
+            alone = model.embed_features(features, masks[:, j])
+            np.testing.assert_allclose(together[:, j], alone, rtol=1e-5, atol=1e-4)
+    assert np.isnan(together[1, 2]).all() and not np.isnan(together[:, :2]).any()
+
+
+def test_cuda_backend_on_the_emulator_matches_the_cpu(weights, speech, runtimes):
+    """The same forward through the CUDA backend's kernels (on the CPU
+    emulator, as CI runs them; on a GPU where one answers)."""
+    features = np.stack([saywho.fbank(x[:8000]) for x in speech])  # short: the emulator is slow
+    mask = np.ones((2, 1, 40), np.float32)
+    mask[0, 0, 20:] = 0
+    out = {}
+    for device in ("cpu", "cuda-emulated"):
+        with ResNetEmbedding(fold_state_dict(weights), runtimes[device]) as model:
+            out[device] = model._run(features, mask)
+    scale = np.abs(out["cpu"]).max()
+    assert np.abs(out["cpu"] - out["cuda-emulated"]).max() <= 1e-4 * scale

@@ -3,6 +3,7 @@
 #include "py_model.h"
 
 #include "campp.h"
+#include "resnet34.h"
 #include "segmentation.h"
 
 static sw_status seg_create(sw_backend *be, const sw_named_tensor *t, int n, void **out,
@@ -220,6 +221,133 @@ static PyType_Spec campp_spec = {
     campp_slots,
 };
 
+/* Defines the model kind of a core model type `prefix` (sw_<prefix>_*). */
+#define SWPY_KIND(prefix, type_name)                                                               \
+    static sw_status prefix##_create_any(sw_backend *be, const sw_named_tensor *t, int n,          \
+                                         void **out, sw_error *err)                                \
+    {                                                                                              \
+        return sw_##prefix##_create(be, t, n, (sw_##prefix **)out, err);                           \
+    }                                                                                              \
+    static void prefix##_destroy_any(void *m)                                                      \
+    {                                                                                              \
+        sw_##prefix##_destroy(m);                                                                  \
+    }                                                                                              \
+    static void prefix##_lost_any(void *m)                                                         \
+    {                                                                                              \
+        sw_##prefix##_backend_lost(m);                                                             \
+    }                                                                                              \
+    static sw_backend *prefix##_backend_any(const void *m)                                         \
+    {                                                                                              \
+        return sw_##prefix##_backend(m);                                                           \
+    }                                                                                              \
+    static const swpy_model_kind prefix##_kind = {type_name, prefix##_create_any,                  \
+                                                  prefix##_destroy_any, prefix##_lost_any,         \
+                                                  prefix##_backend_any};                           \
+    static int prefix##_init(ModelObject *self, PyObject *args, PyObject *kwargs)                  \
+    {                                                                                              \
+        return swpy_model_init(self, args, kwargs, &prefix##_kind);                                \
+    }
+
+/* saywho._core.ResNet34Model: WeSpeaker's ResNet34. */
+SWPY_KIND(resnet34, "ResNet34Model")
+
+static PyObject *resnet34_run(ModelObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"features", "masks", NULL};
+    PyObject *features_obj, *masks_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:run", kwlist, &features_obj, &masks_obj))
+        return NULL;
+    if (!swpy_model_open(self))
+        return NULL;
+    PyArrayObject *feat = swpy_float32_array(features_obj, "features", 3, 3);
+    if (!feat)
+        return NULL;
+    PyArrayObject *masks = NULL;
+    if (masks_obj != Py_None && !(masks = swpy_float32_array(masks_obj, "masks", 3, 3))) {
+        Py_DECREF(feat);
+        return NULL;
+    }
+    npy_intp batch = PyArray_DIM(feat, 0), frames = PyArray_DIM(feat, 1);
+    npy_intp n_masks = masks ? PyArray_DIM(masks, 1) : 1,
+             mask_frames = masks ? PyArray_DIM(masks, 2) : 0;
+    PyObject *out = NULL;
+    if (batch < 1 || batch > 65536 || frames < 1 || PyArray_DIM(feat, 2) != SW_RESNET34_FEAT_DIM)
+        PyErr_Format(SwOptionError,
+                     "features must be [batch, frames, %d] with at least one item and frame; got "
+                     "%lld x %lld x %lld",
+                     SW_RESNET34_FEAT_DIM, (long long)batch, (long long)frames,
+                     (long long)PyArray_DIM(feat, 2));
+    else if (masks &&
+             (PyArray_DIM(masks, 0) != batch || n_masks < 1 || n_masks > 4096 || mask_frames < 1))
+        PyErr_Format(SwOptionError,
+                     "masks must be [batch, speakers, frames] with batch %lld; got %lld x %lld x "
+                     "%lld",
+                     (long long)batch, (long long)PyArray_DIM(masks, 0), (long long)n_masks,
+                     (long long)mask_frames);
+    else {
+        /* without masks: [batch, 256] */
+        npy_intp dims[3] = {batch, n_masks, SW_RESNET34_EMBED_DIM};
+        if (!masks)
+            dims[1] = SW_RESNET34_EMBED_DIM;
+        out = PyArray_SimpleNew(masks ? 3 : 2, dims, NPY_FLOAT32);
+    }
+    if (out) {
+        sw_error err = {SW_OK, ""};
+        const float *src = PyArray_DATA(feat);
+        const float *m = masks ? PyArray_DATA(masks) : NULL;
+        float *dst = PyArray_DATA((PyArrayObject *)out);
+        Py_BEGIN_ALLOW_THREADS
+        sw_resnet34 *model = swpy_model_lock(self, &err);
+        if (model)
+            sw_resnet34_run(model, src, (int)batch, frames, m, (int)n_masks, mask_frames, dst,
+                            &err);
+        swpy_model_unlock(self);
+        Py_END_ALLOW_THREADS
+        if (err.code != SW_OK) {
+            Py_CLEAR(out);
+            swpy_raise(&err, NULL);
+        }
+    }
+    Py_DECREF(feat);
+    Py_XDECREF(masks);
+    return out;
+}
+
+static PyMethodDef resnet34_methods[] = {
+    {"run", CF(resnet34_run), METH_VARARGS | METH_KEYWORDS,
+     "run(features float32 [batch, frames, 80], masks float32 [batch, speakers, frames] or None) "
+     "-> embeddings float32 [batch, speakers, 256] ([batch, 256] without masks); the pooling "
+     "weighs the last stage's frames by each mask, resampled; NaN where a mask keeps nothing"},
+    SWPY_MODEL_METHODS,
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef model_getset[] = {
+    SWPY_MODEL_GETSET,
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot resnet34_slots[] = {
+    {Py_tp_doc, "ResNet34Model(runtime, tensors: dict[str, ndarray])\n\n"
+                "WeSpeaker's ResNet34 on the runtime's device; tensors as "
+                "saywho.diarization.embedding_resnet.fold_state_dict makes them."},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_init, resnet34_init},
+    {Py_tp_dealloc, swpy_model_dealloc},
+    {Py_tp_traverse, swpy_model_traverse},
+    {Py_tp_methods, resnet34_methods},
+    {Py_tp_getset, model_getset},
+    {0, NULL},
+};
+
+static PyType_Spec resnet34_spec = {
+    "saywho._core.ResNet34Model",
+    sizeof(ModelObject),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    resnet34_slots,
+};
+
 static PyMethodDef diar_functions[] = {
     {"segmentation_frames", segmentation_frames, METH_O,
      "segmentation_frames(samples) -> output frames of the segmentation network (0 if too few)"},
@@ -231,7 +359,8 @@ int swpy_init_diar(PyObject *m)
     if (PyModule_AddFunctions(m, diar_functions) != 0)
         return -1;
     if (swpy_model_add_type(m, "SegmentationModel", &seg_spec) != 0 ||
-        swpy_model_add_type(m, "CamppModel", &campp_spec) != 0)
+        swpy_model_add_type(m, "CamppModel", &campp_spec) != 0 ||
+        swpy_model_add_type(m, "ResNet34Model", &resnet34_spec) != 0)
         return -1;
     return 0;
 }

@@ -9,10 +9,10 @@ channel and frequency row, 2 x 256 x 10 values) and one linear layer to 256.
 pyannote weighs the pooling by the speaker's mask, resampled to the last
 stage's frames; the variance is the weighted, unbiased one.
 
-Every convolution runs on the Runtime's backend: a 3 x 3 convolution over
-(frequency, time) is a 1-D convolution over time whose input channels are the
-three neighbouring frequency rows (gathered here), and a 1 x 1 one is a
-matrix product. BatchNorm is folded into the convolutions at load time.
+The network is the core's ResNet34 model (csrc/diar/resnet34.c): created
+once from the folded arrays, its weights uploaded once, one call per batch of
+chunks from fbank to embeddings, the masked pooling included. BatchNorm is
+folded into the convolutions here, at load time.
 
 No PyPI package carries this network's trained weights; saywho's tests run it
 on random weights against onnxruntime (tests/test_resnet_embedding.py), and
@@ -31,7 +31,7 @@ from saywho.models.torch_checkpoint import load_checkpoint, state_dict
 from saywho.runtime_user import RuntimeUser
 
 from .clustering import DEFAULT_THRESHOLD
-from .embedding_ge2e import resample_mask, waveform_batch
+from .embedding_ge2e import waveform_batch
 
 BLOCKS = (3, 4, 6, 3)
 CHANNELS = (32, 64, 128, 256)
@@ -114,7 +114,8 @@ def load_resnet(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
 def weighted_stats(x: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
     """[B, F, T, C] -> [B, 2 * C * F]: per (channel, row) mean and standard
     deviation over time (weighted, unbiased), channel-major like WeSpeaker's
-    flatten of [C, F]."""
+    flatten of [C, F]. The definition the core's pooling follows (the tests
+    hold it to this)."""
     b, f, t, c = x.shape
     w = np.ones((b, t), np.float64) if weights is None else weights.astype(np.float64)
     v1 = w.sum(axis=1)  # [B]
@@ -143,73 +144,41 @@ class ResNetEmbedding(RuntimeUser):
     ) -> None:
         if batch_size < 1:
             raise _core.OptionError("batch_size must be at least 1")
-        self.w = source if isinstance(source, dict) else load_resnet(source)
+        tensors = source if isinstance(source, dict) else load_resnet(source)
         self._use_runtime(runtime)
+        self._model = _core.ResNet34Model(self.runtime, tensors)
         self.batch_size = batch_size
 
-    # -- layers on [B, F, T, C] ---------------------------------------------------
-    def _conv3(self, x: np.ndarray, name: str, stride: int) -> np.ndarray:
-        b, f, t, c = x.shape
-        fo = (f - 1) // stride + 1
-        padded = np.pad(x, ((0, 0), (1, 1), (0, 0), (0, 0)))
-        rows = [padded[:, df : df + stride * (fo - 1) + 1 : stride] for df in range(3)]
-        stacked = np.concatenate(rows, axis=3).reshape(b * fo, t, 3 * c)
-        w = self.w[name]  # [C_out, C_in, 3 (freq), 3 (time)] -> channels (freq, C_in)
-        w1d = np.ascontiguousarray(w.transpose(0, 2, 1, 3).reshape(w.shape[0], 3 * c, 3))
-        y = self.runtime.conv1d(stacked, w1d, self.w[name + ".b"], stride=stride, pad=1)
-        return y.reshape(b, fo, y.shape[1], y.shape[2])
+    def close(self) -> None:
+        model, self._model = getattr(self, "_model", None), None
+        if model is not None:
+            model.close()
+        super().close()
 
-    def _conv1(self, x: np.ndarray, name: str, stride: int) -> np.ndarray:
-        x = np.ascontiguousarray(x[:, ::stride, ::stride])
-        b, f, t, c = x.shape
-        w = self.w[name].reshape(self.w[name].shape[0], c)
-        y = self.runtime.matmul(x.reshape(-1, c), w, trans_b=True) + self.w[name + ".b"]
-        return y.reshape(b, f, t, -1)
-
-    def frames(self, features: np.ndarray) -> np.ndarray:
-        """fbank [B, T, 80] -> the last stage's activations [B, 10, T', 256]."""
-        if self.runtime is None:
+    def _run(self, features: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
+        if self._model is None:
             raise _core.ModelError("this ResNetEmbedding is closed")
-        x = np.ascontiguousarray(features, dtype=np.float32).transpose(0, 2, 1)[..., None]
-        x = np.maximum(self._conv3(x, "conv1", 1), 0.0)
-        for name, _, _, stride in _layer_names():
-            y = np.maximum(self._conv3(x, f"{name}.conv1", stride), 0.0)
-            y = self._conv3(y, f"{name}.conv2", 1)
-            shortcut = (
-                x
-                if f"{name}.shortcut" not in self.w
-                else self._conv1(x, f"{name}.shortcut", stride)
-            )
-            x = np.maximum(y + shortcut, 0.0)
-        return x
+        x = np.ascontiguousarray(features, dtype=np.float32)
+        m = None if masks is None else np.ascontiguousarray(masks, dtype=np.float32)
+        out = []
+        for i in range(0, len(x), self.batch_size):
+            rows = slice(i, i + self.batch_size)
+            out.append(self._model.run(x[rows], None if m is None else m[rows]))
+        return np.concatenate(out)
 
     def embed_features(self, features: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
-        out = np.empty((len(features), EMBED_DIM), dtype=np.float32)
-        for i in range(0, len(features), self.batch_size):
-            x = self.frames(features[i : i + self.batch_size])
-            w = None
-            if masks is not None:
-                w = np.stack([resample_mask(m, x.shape[2]) for m in masks[i : i + self.batch_size]])
-            stats = weighted_stats(x, w)
-            out[i : i + len(stats)] = stats @ self.w["seg_1.weight"].T + self.w["seg_1.bias"]
-        return out
+        """fbank [B, T, 80] and optional masks [B, frames] -> [B, 256]."""
+        if masks is None:
+            return self._run(features, None)
+        return self._run(features, np.asarray(masks, dtype=np.float32)[:, None, :])[:, 0]
 
     def embed_speakers(self, waveforms: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Chunks [B, samples] and their local speakers' masks [B, S, frames]
         -> [B, S, 256]: the network runs once per chunk, the pooling once per
         speaker (the mask only weighs the pooling). NaN where a mask is empty."""
-        out = np.full((len(waveforms), masks.shape[1], EMBED_DIM), np.nan, dtype=np.float32)
-        for i in range(0, len(waveforms), self.batch_size):
-            features = np.stack([fbank(w) for w in waveforms[i : i + self.batch_size]])
-            x = self.frames(features)
-            for b in range(len(x)):
-                for j in range(masks.shape[1]):
-                    m = np.asarray(masks[i + b, j], dtype=np.float32)
-                    if not (m > 0).any():
-                        continue
-                    stats = weighted_stats(x[b : b + 1], resample_mask(m, x.shape[2])[None])
-                    out[i + b, j] = stats[0] @ self.w["seg_1.weight"].T + self.w["seg_1.bias"]
-        return out
+        w = waveform_batch(waveforms)
+        features = np.stack([fbank(row) for row in w])
+        return self._run(features, np.asarray(masks, dtype=np.float32))
 
     def __call__(self, waveforms: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
         w = waveform_batch(waveforms)
