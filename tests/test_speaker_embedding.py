@@ -127,3 +127,56 @@ def test_wrong_checkpoint_is_a_model_error(tmp_path):
         load_ge2e(seg)
     with pytest.raises(saywho.OptionError):
         GE2EEncoder(load_ge2e(test_diarization_models()[1]), partial_step=0)
+
+
+def test_padded_rows_give_their_own_embedding(encoder, weights):
+    """Rows of different lengths share one core call: each ends at its length."""
+    audio = saywho.load_audio(shared_file("jfk.wav"))
+    mel, _ = encoder.features(audio)
+    batch = np.zeros((2, PARTIAL, 40), np.float32)
+    batch[0] = mel[100 : 100 + PARTIAL]
+    batch[1, :90] = mel[400:490]
+    ours = encoder.embed_partials(batch, np.array([PARTIAL, 90]))
+    np.testing.assert_allclose(ours[1], reference_embedding(weights, mel[400:490]), atol=2e-5)
+    np.testing.assert_allclose(ours[0], reference_embedding(weights, batch[0]), atol=2e-5)
+
+
+def test_close_returns_every_byte(weights):
+    runtime = _core.Runtime(device="cpu", threads=2)
+    try:
+        model = GE2EEncoder(weights, runtime)
+        held = runtime.memory()["allocated"]
+        assert held >= 4 * 1_400_000  # the LSTM and linear weights, once, on the backend
+        model(np.full((1, 16000), 0.01, np.float32))
+        assert runtime.memory()["allocated"] == held
+        model.close()
+        model.close()  # idempotent
+        assert runtime.memory()["allocated"] == 0
+        with pytest.raises(saywho.ModelError, match="closed"):
+            model.embed_partials(np.zeros((1, 10, 40), np.float32))
+        bad = dict(weights)
+        bad["lstm.weight_hh_l2"] = bad["lstm.weight_hh_l2"][:, :100]
+        with pytest.raises(
+            saywho.ModelError, match=r"'lstm\.weight_hh_l2' has shape \[1024, 100\], expected"
+        ):
+            _core.GE2EModel(runtime, bad)
+        assert runtime.memory()["allocated"] == 0
+        with _core.GE2EModel(runtime, weights) as core:
+            with pytest.raises(saywho.OptionError):
+                core.run(np.zeros((1, 10, 40), np.float32), np.array([11]))
+            with pytest.raises(saywho.OptionError):
+                core.run(np.zeros((1, 10, 80), np.float32))
+        assert runtime.memory()["allocated"] == 0
+    finally:
+        runtime.close()
+
+
+def test_cuda_backend_on_the_emulator_matches_the_cpu(weights, runtimes):
+    audio = saywho.load_audio(shared_file("jfk.wav"))
+    with GE2EEncoder(weights, runtimes["cpu"]) as cpu:
+        mel, _ = cpu.features(audio)
+        batch = np.stack([mel[100:140], mel[400:440]])
+        want = cpu.embed_partials(batch, np.array([40, 25]))
+    with GE2EEncoder(weights, runtimes["cuda-emulated"]) as emulated:
+        got = emulated.embed_partials(batch, np.array([40, 25]))
+    np.testing.assert_allclose(got, want, atol=1e-5)

@@ -3,6 +3,7 @@
 #include "py_model.h"
 
 #include "campp.h"
+#include "ge2e.h"
 #include "resnet34.h"
 #include "segmentation.h"
 
@@ -348,6 +349,95 @@ static PyType_Spec resnet34_spec = {
     resnet34_slots,
 };
 
+/* saywho._core.GE2EModel: the GE2E speaker encoder. */
+SWPY_KIND(ge2e, "GE2EModel")
+
+static PyObject *ge2e_run(ModelObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"mels", "lengths", NULL};
+    PyObject *mels_obj, *lengths_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:run", kwlist, &mels_obj, &lengths_obj))
+        return NULL;
+    if (!swpy_model_open(self))
+        return NULL;
+    PyArrayObject *mels = swpy_float32_array(mels_obj, "mels", 3, 3);
+    if (!mels)
+        return NULL;
+    PyArrayObject *lengths = NULL;
+    if (lengths_obj != Py_None) {
+        lengths = (PyArrayObject *)PyArray_FROMANY(lengths_obj, NPY_INT64, 1, 1,
+                                                   NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED |
+                                                       NPY_ARRAY_FORCECAST);
+        if (!lengths) {
+            Py_DECREF(mels);
+            return NULL;
+        }
+    }
+    npy_intp n = PyArray_DIM(mels, 0), frames = PyArray_DIM(mels, 1);
+    PyObject *out = NULL;
+    if (n < 1 || n > 1 << 20 || frames < 1 || PyArray_DIM(mels, 2) != SW_GE2E_MELS)
+        PyErr_Format(SwOptionError,
+                     "mels must be [n, frames, %d] with at least one item and frame; got %lld x "
+                     "%lld x %lld",
+                     SW_GE2E_MELS, (long long)n, (long long)frames,
+                     (long long)PyArray_DIM(mels, 2));
+    else if (lengths && PyArray_DIM(lengths, 0) != n)
+        PyErr_Format(SwOptionError, "lengths has %lld items, mels %lld",
+                     (long long)PyArray_DIM(lengths, 0), (long long)n);
+    else {
+        npy_intp dims[2] = {n, SW_GE2E_EMBED_DIM};
+        out = PyArray_SimpleNew(2, dims, NPY_FLOAT32);
+    }
+    if (out) {
+        sw_error err = {SW_OK, ""};
+        const float *src = PyArray_DATA(mels);
+        const int64_t *len = lengths ? PyArray_DATA(lengths) : NULL;
+        float *dst = PyArray_DATA((PyArrayObject *)out);
+        Py_BEGIN_ALLOW_THREADS
+        sw_ge2e *model = swpy_model_lock(self, &err);
+        if (model)
+            sw_ge2e_run(model, src, (int)n, frames, len, dst, &err);
+        swpy_model_unlock(self);
+        Py_END_ALLOW_THREADS
+        if (err.code != SW_OK) {
+            Py_CLEAR(out);
+            swpy_raise(&err, NULL);
+        }
+    }
+    Py_DECREF(mels);
+    Py_XDECREF(lengths);
+    return out;
+}
+
+static PyMethodDef ge2e_methods[] = {
+    {"run", CF(ge2e_run), METH_VARARGS | METH_KEYWORDS,
+     "run(mels float32 [n, frames, 40], lengths int64 [n] or None) -> unit embeddings float32 "
+     "[n, 256] (item i reads its first lengths[i] frames)"},
+    SWPY_MODEL_METHODS,
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot ge2e_slots[] = {
+    {Py_tp_doc, "GE2EModel(runtime, tensors: dict[str, ndarray])\n\n"
+                "The GE2E speaker encoder (resemblyzer's state-dict names) on the runtime's "
+                "device."},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_init, ge2e_init},
+    {Py_tp_dealloc, swpy_model_dealloc},
+    {Py_tp_traverse, swpy_model_traverse},
+    {Py_tp_methods, ge2e_methods},
+    {Py_tp_getset, model_getset},
+    {0, NULL},
+};
+
+static PyType_Spec ge2e_spec = {
+    "saywho._core.GE2EModel",
+    sizeof(ModelObject),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    ge2e_slots,
+};
+
 static PyMethodDef diar_functions[] = {
     {"segmentation_frames", segmentation_frames, METH_O,
      "segmentation_frames(samples) -> output frames of the segmentation network (0 if too few)"},
@@ -360,7 +450,8 @@ int swpy_init_diar(PyObject *m)
         return -1;
     if (swpy_model_add_type(m, "SegmentationModel", &seg_spec) != 0 ||
         swpy_model_add_type(m, "CamppModel", &campp_spec) != 0 ||
-        swpy_model_add_type(m, "ResNet34Model", &resnet34_spec) != 0)
+        swpy_model_add_type(m, "ResNet34Model", &resnet34_spec) != 0 ||
+        swpy_model_add_type(m, "GE2EModel", &ge2e_spec) != 0)
         return -1;
     return 0;
 }

@@ -8,8 +8,10 @@ partial utterances of 160 frames (1.6 s), so a speaker's frames are cut into
 such partials, each embedded, and the mean re-normalised, as resemblyzer's
 ``embed_utterance`` does.
 
-The LSTM runs on the Runtime's backend (``Runtime.lstm``); the mel frames
-come from the core's STFT (``mel_power_spectrogram``). A speaker's frames in
+The network is the core's GE2E model (csrc/diar/ge2e.c): created once, its
+weights uploaded once, one call per batch of partials from mel frames to
+unit embeddings; the mel frames come from the core's STFT
+(``mel_power_spectrogram``). A speaker's frames in
 a chunk are those its mask marks, gathered in order: the LSTM reads only
 that speaker's speech, which is what pyannote's masked pooling achieves for
 the ResNet.
@@ -95,18 +97,8 @@ class GE2EEncoder(RuntimeUser):
         if batch_size < 1:
             raise _core.OptionError("batch_size must be at least 1")
         tensors = source if isinstance(source, dict) else load_ge2e(source)
-        self._layers = []
-        for layer in range(LAYERS):
-            self._layers.append(
-                (
-                    tensors[f"lstm.weight_ih_l{layer}"][None],
-                    tensors[f"lstm.weight_hh_l{layer}"][None],
-                    (tensors[f"lstm.bias_ih_l{layer}"] + tensors[f"lstm.bias_hh_l{layer}"])[None],
-                )
-            )
-        self._linear_t = np.ascontiguousarray(tensors["linear.weight"].T)
-        self._linear_b = tensors["linear.bias"]
         self._use_runtime(runtime)
+        self._model = _core.GE2EModel(self.runtime, tensors)
         self.partial_step = partial_step
         self.batch_size = batch_size
 
@@ -118,22 +110,22 @@ class GE2EEncoder(RuntimeUser):
         LSTM is causal, so its state after frame lengths[n] - 1 is the state
         of the unpadded row, and rows of any length share one batch.
         """
-        if self.runtime is None:
+        if self._model is None:
             raise _core.ModelError("this GE2EEncoder is closed")
         n, t = mels.shape[:2]
-        last = np.full(n, t - 1) if lengths is None else np.asarray(lengths) - 1
+        lengths = np.full(n, t, np.int64) if lengths is None else np.asarray(lengths, np.int64)
         out = np.empty((n, HIDDEN), dtype=np.float32)
         for i in range(0, n, self.batch_size):
-            x = np.ascontiguousarray(mels[i : i + self.batch_size], dtype=np.float32)
-            rows = last[i : i + self.batch_size]
-            x = x[:, : int(rows.max()) + 1]
-            for w_ih, w_hh, bias in self._layers:
-                x = self.runtime.lstm(x, w_ih, w_hh, bias)
-            h = x[np.arange(len(x)), rows]
-            raw = np.maximum(h @ self._linear_t + self._linear_b, 0.0)
-            norm = np.linalg.norm(raw, axis=1, keepdims=True)
-            out[i : i + len(raw)] = raw / np.maximum(norm, 1e-12)
+            rows = lengths[i : i + self.batch_size]
+            x = np.ascontiguousarray(mels[i : i + self.batch_size, : int(rows.max())], np.float32)
+            out[i : i + len(x)] = self._model.run(x, rows)
         return out
+
+    def close(self) -> None:
+        model, self._model = getattr(self, "_model", None), None
+        if model is not None:
+            model.close()
+        super().close()
 
     def embed_sequences(self, sequences: list[np.ndarray]) -> np.ndarray:
         """One embedding per sequence of mel frames [T_i, 40] (NaN when empty):

@@ -1,0 +1,169 @@
+/* The GE2E forward and its weights: three LSTM layers over the whole batch on
+ * the backend, one gather of each item's last valid frame, the linear layer
+ * and ReLU there too; only the 256 values per item come back, and the L2
+ * normalisation runs on them on the host. */
+#include "ge2e.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+#define GE2E_LAYERS 3
+#define GE2E_HIDDEN SW_GE2E_EMBED_DIM
+
+struct sw_ge2e {
+    sw_backend *be;
+    int backend_lost;
+    sw_tensor w_ih[GE2E_LAYERS], w_hh[GE2E_LAYERS], bias[GE2E_LAYERS]; /* [1, 4H, in] ... */
+    sw_tensor lin_w, lin_b;
+};
+
+void sw_ge2e_destroy(sw_ge2e *m)
+{
+    if (!m)
+        return;
+    for (int l = 0; l < GE2E_LAYERS; l++) {
+        sw_weight_free(&m->w_ih[l], m->backend_lost);
+        sw_weight_free(&m->w_hh[l], m->backend_lost);
+        sw_weight_free(&m->bias[l], m->backend_lost);
+    }
+    sw_weight_free(&m->lin_w, m->backend_lost);
+    sw_weight_free(&m->lin_b, m->backend_lost);
+    free(m);
+}
+
+void sw_ge2e_backend_lost(sw_ge2e *m)
+{
+    if (m)
+        m->backend_lost = 1;
+}
+
+sw_backend *sw_ge2e_backend(const sw_ge2e *m)
+{
+    return m->be;
+}
+
+sw_status sw_ge2e_create(sw_backend *be, const sw_named_tensor *tensors, int n_tensors,
+                         sw_ge2e **out, sw_error *err)
+{
+    *out = NULL;
+    if (!be || (!tensors && n_tensors > 0) || n_tensors < 0)
+        return sw_fail(err, SW_ERR_ARG, "sw_ge2e_create: backend and tensors needed");
+    sw_ge2e *m = calloc(1, sizeof *m);
+    if (!m)
+        return sw_fail(err, SW_ERR_NOMEM, "GE2E: out of host memory");
+    m->be = be;
+    sw_weight_source ws = sw_weight_source_make(be, tensors, n_tensors, "GE2E weights", err);
+    const int64_t h4 = 4 * GE2E_HIDDEN;
+    char name[64];
+    float *sum = malloc((size_t)h4 * sizeof *sum);
+    if (!sum)
+        sw_fail(err, SW_ERR_NOMEM, "GE2E: out of host memory");
+    for (int l = 0; l < GE2E_LAYERS; l++) {
+        int64_t in = l == 0 ? SW_GE2E_MELS : GE2E_HIDDEN;
+        /* one direction: the backend's LSTM takes [D, 4H, in] */
+        snprintf(name, sizeof name, "lstm.weight_ih_l%d", l);
+        const float *w = sw_weights_host_f32(&ws, name, sw_shape2(h4, in));
+        if (w)
+            sw_weights_upload(&ws, w, sw_shape3(1, h4, in), &m->w_ih[l]);
+        snprintf(name, sizeof name, "lstm.weight_hh_l%d", l);
+        w = sw_weights_host_f32(&ws, name, sw_shape2(h4, GE2E_HIDDEN));
+        if (w)
+            sw_weights_upload(&ws, w, sw_shape3(1, h4, GE2E_HIDDEN), &m->w_hh[l]);
+        snprintf(name, sizeof name, "lstm.bias_ih_l%d", l);
+        const float *b_ih = sw_weights_host_f32(&ws, name, sw_shape1(h4));
+        snprintf(name, sizeof name, "lstm.bias_hh_l%d", l);
+        const float *b_hh = sw_weights_host_f32(&ws, name, sw_shape1(h4));
+        if (b_ih && b_hh) {
+            for (int64_t i = 0; i < h4; i++)
+                sum[i] = b_ih[i] + b_hh[i];
+            sw_weights_upload(&ws, sum, sw_shape2(1, h4), &m->bias[l]);
+        }
+    }
+    free(sum);
+    sw_weights_load(&ws, &m->lin_w, "linear.weight", sw_shape2(GE2E_HIDDEN, GE2E_HIDDEN));
+    sw_weights_load(&ws, &m->lin_b, "linear.bias", sw_shape1(GE2E_HIDDEN));
+    if (err->code == SW_OK)
+        be->synchronize(be, err);
+    if (err->code != SW_OK) {
+        sw_ge2e_destroy(m);
+        return err->code;
+    }
+    *out = m;
+    return SW_OK;
+}
+
+static sw_status forward(sw_ge2e *m, sw_tensor *x, int n, int64_t frames, const int64_t *lengths,
+                         float *out, sw_error *err)
+{
+    sw_backend *be = m->be;
+    int64_t shape[3] = {n, frames, GE2E_HIDDEN};
+    for (int l = 0; l < GE2E_LAYERS && err->code == SW_OK; l++) {
+        sw_tensor y = {0};
+        if (sw_tensor_new(be, SW_F32, 3, shape, &y, err) == SW_OK)
+            sw_lstm(x, &m->w_ih[l], &m->w_hh[l], &m->bias[l], &y, err);
+        sw_tensor_free(x);
+        *x = y;
+    }
+    sw_tensor ids = {0}, last = {0}, emb = {0};
+    int32_t *id = malloc((size_t)n * sizeof *id);
+    if (!id && err->code == SW_OK)
+        sw_fail(err, SW_ERR_NOMEM, "GE2E: out of host memory");
+    for (int i = 0; id && i < n; i++)
+        id[i] = (int32_t)(i * frames + (lengths ? lengths[i] : frames) - 1);
+    int64_t n_ids = n, two[2] = {n, GE2E_HIDDEN};
+    sw_tensor table = *x;
+    table.ndim = 2;
+    table.shape[0] = (int64_t)n * frames;
+    table.shape[1] = GE2E_HIDDEN;
+    if (err->code == SW_OK && sw_tensor_new(be, SW_I32, 1, &n_ids, &ids, err) == SW_OK &&
+        be->upload(be, ids.data, id, (size_t)n * sizeof *id, err) == SW_OK &&
+        sw_tensor_new(be, SW_F32, 2, two, &last, err) == SW_OK &&
+        sw_gather_rows(&table, &ids, &last, err) == SW_OK &&
+        sw_tensor_new(be, SW_F32, 2, two, &emb, err) == SW_OK &&
+        sw_matmul(&last, &m->lin_w, &emb, 1, 1.0f, 0.0f, err) == SW_OK &&
+        sw_add(&emb, &m->lin_b, &emb, err) == SW_OK &&
+        sw_leaky_relu(&emb, 0.0f, &emb, err) == SW_OK)
+        be->download(be, out, emb.data, (size_t)n * GE2E_HIDDEN * sizeof *out, err);
+    free(id);
+    sw_tensor_free(&ids);
+    sw_tensor_free(&last);
+    sw_tensor_free(&emb);
+    for (int i = 0; err->code == SW_OK && i < n; i++) {
+        float *v = out + (size_t)i * GE2E_HIDDEN;
+        double norm = 0;
+        for (int k = 0; k < GE2E_HIDDEN; k++)
+            norm += (double)v[k] * v[k];
+        float scale = (float)(1.0 / fmax(sqrt(norm), 1e-12));
+        for (int k = 0; k < GE2E_HIDDEN; k++)
+            v[k] *= scale;
+    }
+    return err->code;
+}
+
+sw_status sw_ge2e_run(sw_ge2e *m, const float *mels, int n, int64_t frames, const int64_t *lengths,
+                      float *out, sw_error *err)
+{
+    if (!m || !mels || !out || n < 1)
+        return sw_fail(err, SW_ERR_ARG, "GE2E: model, mels and out needed");
+    if (m->backend_lost)
+        return sw_fail(err, SW_ERR_DEVICE, "GE2E: the backend was closed");
+    if (frames < 1 || (int64_t)n * frames > INT32_MAX)
+        return sw_fail(err, SW_ERR_ARG, "GE2E: %d x %lld frames: none, or too many", n,
+                       (long long)frames);
+    for (int i = 0; lengths && i < n; i++)
+        if (lengths[i] < 1 || lengths[i] > frames)
+            return sw_fail(err, SW_ERR_ARG, "GE2E: item %d has length %lld, not 1 to %lld", i,
+                           (long long)lengths[i], (long long)frames);
+    sw_tensor x = {0};
+    int64_t shape[3] = {n, frames, SW_GE2E_MELS};
+    if (sw_tensor_new(m->be, SW_F32, 3, shape, &x, err) != SW_OK)
+        return err->code;
+    if (m->be->upload(m->be, x.data, mels, sw_tensor_nbytes(&x), err) == SW_OK)
+        forward(m, &x, n, frames, lengths, out, err);
+    sw_tensor_free(&x);
+    return err->code;
+}

@@ -1,0 +1,49 @@
+/* The GE2E speaker encoder (Wan et al. 2018; resemblyzer's pretrained.pt) on
+ * any backend: 40-band mel power frames in, one unit-length 256-d embedding
+ * per partial utterance out. A 3-layer LSTM of 256, the last frame's hidden
+ * state, a linear layer of 256, ReLU and L2 normalisation.
+ *
+ * Built from resemblyzer's state-dict names: lstm.weight_ih_l{0,1,2},
+ * lstm.weight_hh_l*, lstm.bias_ih_l*, lstm.bias_hh_l*, linear.weight,
+ * linear.bias. One thread at a time per backend. */
+#ifndef SW_GE2E_H
+#define SW_GE2E_H
+
+#include <stdint.h>
+
+#include "backend.h"
+#include "named_tensors.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SW_GE2E_MELS      40
+#define SW_GE2E_EMBED_DIM 256
+
+typedef struct sw_ge2e sw_ge2e;
+
+/* Finds the tensors among `tensors` and uploads them once (the two LSTM
+ * biases summed). A missing or mis-shaped tensor is SW_ERR_MODEL naming it. */
+sw_status sw_ge2e_create(sw_backend *backend, const sw_named_tensor *tensors, int n_tensors,
+                         sw_ge2e **out, sw_error *err);
+
+/* Returns every byte to the backend's pool; NULL is fine. */
+void sw_ge2e_destroy(sw_ge2e *model);
+
+/* The backend was destroyed under the model: destroy frees host memory only. */
+void sw_ge2e_backend_lost(sw_ge2e *model);
+
+sw_backend *sw_ge2e_backend(const sw_ge2e *model);
+
+/* mels [n, frames, 40] (host) -> out [n, 256] (host), unit length (a zero
+ * vector stays zero). Item i has lengths[i] frames (1 .. frames; the rest is
+ * padding, which the causal LSTM reads after the state that counts), or all
+ * `frames` when lengths is NULL. */
+sw_status sw_ge2e_run(sw_ge2e *model, const float *mels, int n, int64_t frames,
+                      const int64_t *lengths, float *out, sw_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
