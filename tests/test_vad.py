@@ -95,3 +95,32 @@ def test_bad_options_and_weights():
         load_silero(
             test_model_dir("tiny.en").parent / "pyannote-segmentation-3.0" / "segmentation-3.0.onnx"
         )
+
+
+def test_close_returns_every_byte():
+    """The core model holds the weights once; close() and `with` give them back."""
+    from saywho import _core
+
+    runtime = _core.Runtime(device="cpu", threads=2)
+    try:
+        vad = SileroVad(default_model_path(), runtime)
+        held = runtime.memory()["allocated"]
+        assert held >= 4 * 300_000  # ~310 k parameters, float32, on the backend
+        assert vad.probabilities(np.zeros(512 * 10, np.float32)).shape == (10,)
+        assert runtime.memory()["allocated"] == held  # a run leaves nothing behind
+        vad.close()
+        vad.close()  # idempotent
+        assert runtime.memory()["allocated"] == 0
+        with pytest.raises(saywho.ModelError, match="closed"):
+            vad.probabilities(np.zeros(512, np.float32))
+        bad = load_silero(default_model_path())
+        bad["encoder.conv_layers.2.bias"] = bad["encoder.conv_layers.2.bias"][:10]
+        with pytest.raises(saywho.ModelError, match=r"'encoder\.conv_layers\.2\.bias' has shape"):
+            _core.SileroModel(runtime, bad)
+        assert runtime.memory()["allocated"] == 0
+        with SileroVad(default_model_path(), runtime) as again:
+            with pytest.raises(saywho.OptionError):
+                again.probabilities(np.zeros(500, np.float32))
+        assert runtime.memory()["allocated"] == 0
+    finally:
+        runtime.close()

@@ -5,7 +5,9 @@ The network (read from its ONNX export, the file faster-whisper ships): each
 both sides, goes through a 256-tap STFT (a strided convolution; magnitudes
 of 129 bins; the first of its 5 frames dropped), four 3-tap convolutions with ReLU, then one LSTM of 128 whose
 state runs from window to window across the recording, ReLU, a linear unit
-and a sigmoid: one speech probability per 32 ms.
+and a sigmoid: one speech probability per 32 ms. The network is the core's
+Silero model (csrc/vad/silero.c): weights uploaded once, one call per
+recording.
 
 ``speech_timestamps`` turns the probabilities into speech regions with
 faster-whisper's rules and option names (VadOptions): a region opens at a
@@ -29,8 +31,6 @@ from .models.onnx_reader import read_onnx
 from .runtime_user import RuntimeUser
 
 WINDOW = 512
-CONTEXT = 64
-HIDDEN = 128
 SAMPLE_RATE = 16000
 
 
@@ -108,64 +108,28 @@ class SileroVad(RuntimeUser):
         runtime: _core.Runtime | None = None,
         batch_size: int = 4096,
     ):
-        self.w = source if isinstance(source, dict) else load_silero(source)
+        if batch_size < 1:
+            raise _core.OptionError("batch_size must be at least 1")
+        tensors = source if isinstance(source, dict) else load_silero(source)
         self._use_runtime(runtime)
+        self._model = _core.SileroModel(self.runtime, tensors)
         self.batch_size = batch_size
 
-    def _features(self, windows: np.ndarray) -> np.ndarray:
-        """[N, 576] -> [N, 128]: the convolutional encoder of each window."""
-        rt, w = self.runtime, self.w
-        x = np.pad(windows, ((0, 0), (128, 128)), mode="reflect")[:, :, None]
-        spec = rt.conv1d(
-            x,
-            w["encoder.feature_extractor.forward_basis_buffer"],
-            np.zeros(258, np.float32),
-            stride=128,
-        )
-        spec = spec[:, 1:]  # the export drops the first STFT frame
-        x = np.sqrt(spec[..., :129] ** 2 + spec[..., 129:] ** 2)
-        for layer, stride in ((0, 1), (1, 2), (2, 2), (3, 1)):
-            x = rt.conv1d(
-                np.ascontiguousarray(x, dtype=np.float32),
-                w[f"encoder.conv_layers.{layer}.weight"],
-                w[f"encoder.conv_layers.{layer}.bias"],
-                stride=stride,
-                pad=1,
-            )
-            x = np.maximum(x, 0.0)
-        if x.shape[1] != 1:
-            raise _core.ModelError(f"Silero encoder gave {x.shape[1]} frames per window, not 1")
-        return x[:, 0]
+    def close(self) -> None:
+        model, self._model = getattr(self, "_model", None), None
+        if model is not None:
+            model.close()
+        super().close()
 
     def probabilities(self, audio: np.ndarray) -> np.ndarray:
         """Speech probability of each 512-sample window of ``audio`` (a
         multiple of 512 samples), state carried across all of them."""
-        if self.runtime is None:
+        if self._model is None:
             raise _core.ModelError("this SileroVad is closed")
         x = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
         if len(x) % WINDOW:
             raise _core.OptionError(f"audio must be a multiple of {WINDOW} samples")
-        if len(x) == 0:
-            return np.zeros(0, dtype=np.float32)
-        frames = x.reshape(-1, WINDOW)
-        context = np.zeros((len(frames), CONTEXT), dtype=np.float32)
-        context[1:] = frames[:-1, -CONTEXT:]
-        windows = np.concatenate([context, frames], axis=1)
-        features = np.concatenate(
-            [
-                self._features(windows[i : i + self.batch_size])
-                for i in range(0, len(windows), self.batch_size)
-            ]
-        )
-        # one sequence over the whole recording: the state runs across windows
-        h = self.runtime.lstm(
-            features[None], self.w["lstm.w_ih"], self.w["lstm.w_hh"], self.w["lstm.bias"]
-        )[0]
-        logits = (
-            np.maximum(h, 0.0) @ self.w["decoder.conv1d.weight"][0, :, 0]
-            + self.w["decoder.conv1d.bias"][0]
-        )
-        return (1.0 / (1.0 + np.exp(-logits))).astype(np.float32)
+        return self._model.run(x, min(self.batch_size, 65536))
 
 
 def speech_timestamps(

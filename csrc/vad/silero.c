@@ -1,0 +1,250 @@
+/* Silero VAD v6: its weights and its forward (silero.h). The STFT and the
+ * convolutions of a batch of windows, and the LSTM over all of them, run on
+ * the backend.
+ *
+ * The backend table has no square root, and the STFT needs |z| =
+ * sqrt(re^2 + im^2) of each bin: the spectrum of a batch (4096 windows, 5 MB)
+ * comes to the host for it and the 129 magnitudes per frame go back, one
+ * round trip per batch (about 1 ms on a PCIe GPU for 131 s of audio). Exact
+ * tricks with the ops there are (a norm over [re, im, -re, -im]) cost one GPU
+ * block per bin; a sqrt op in the table would remove the round trip. */
+#include "silero.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+#define SILERO_CONTEXT 64
+#define SILERO_PAD     128
+#define SILERO_INPUT   (SILERO_CONTEXT + SW_SILERO_WINDOW + 2 * SILERO_PAD) /* 832 */
+#define SILERO_TAPS    256
+#define SILERO_HOP     128
+#define SILERO_FRAMES  5 /* STFT frames per window; the first is dropped */
+#define SILERO_BINS    129
+#define SILERO_HIDDEN  128
+#define SILERO_CONVS   4
+
+static const int conv_in[SILERO_CONVS] = {SILERO_BINS, 128, 64, 64};
+static const int conv_out[SILERO_CONVS] = {128, 64, 64, SILERO_HIDDEN};
+static const int conv_stride[SILERO_CONVS] = {1, 2, 2, 1};
+
+struct sw_silero {
+    sw_backend *be;
+    int backend_lost;
+    sw_tensor basis; /* [258, 1, 256] */
+    sw_tensor conv_w[SILERO_CONVS], conv_b[SILERO_CONVS];
+    sw_tensor w_ih, w_hh, bias;
+    sw_tensor dec_w, dec_b; /* [1, 128], [1] */
+};
+
+void sw_silero_destroy(sw_silero *m)
+{
+    if (!m)
+        return;
+    sw_tensor *all[] = {&m->basis, &m->w_ih, &m->w_hh, &m->bias, &m->dec_w, &m->dec_b};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        sw_weight_free(all[i], m->backend_lost);
+    for (int i = 0; i < SILERO_CONVS; i++) {
+        sw_weight_free(&m->conv_w[i], m->backend_lost);
+        sw_weight_free(&m->conv_b[i], m->backend_lost);
+    }
+    free(m);
+}
+
+void sw_silero_backend_lost(sw_silero *m)
+{
+    if (m)
+        m->backend_lost = 1;
+}
+
+sw_backend *sw_silero_backend(const sw_silero *m)
+{
+    return m->be;
+}
+
+sw_status sw_silero_create(sw_backend *be, const sw_named_tensor *tensors, int n_tensors,
+                           sw_silero **out, sw_error *err)
+{
+    *out = NULL;
+    if (!be || (!tensors && n_tensors > 0) || n_tensors < 0)
+        return sw_fail(err, SW_ERR_ARG, "sw_silero_create: backend and tensors needed");
+    sw_silero *m = calloc(1, sizeof *m);
+    if (!m)
+        return sw_fail(err, SW_ERR_NOMEM, "Silero VAD: out of host memory");
+    m->be = be;
+    sw_weight_source ws = sw_weight_source_make(be, tensors, n_tensors, "Silero VAD weights", err);
+    sw_weights_load(&ws, &m->basis, "encoder.feature_extractor.forward_basis_buffer",
+                    sw_shape3(2 * SILERO_BINS, 1, SILERO_TAPS));
+    char name[64];
+    for (int i = 0; i < SILERO_CONVS; i++) {
+        snprintf(name, sizeof name, "encoder.conv_layers.%d.weight", i);
+        sw_weights_load(&ws, &m->conv_w[i], name, sw_shape3(conv_out[i], conv_in[i], 3));
+        snprintf(name, sizeof name, "encoder.conv_layers.%d.bias", i);
+        sw_weights_load(&ws, &m->conv_b[i], name, sw_shape1(conv_out[i]));
+    }
+    const int64_t h4 = 4 * SILERO_HIDDEN;
+    sw_weights_load(&ws, &m->w_ih, "lstm.w_ih", sw_shape3(1, h4, SILERO_HIDDEN));
+    sw_weights_load(&ws, &m->w_hh, "lstm.w_hh", sw_shape3(1, h4, SILERO_HIDDEN));
+    sw_weights_load(&ws, &m->bias, "lstm.bias", sw_shape2(1, h4));
+    const float *dec =
+        sw_weights_host_f32(&ws, "decoder.conv1d.weight", sw_shape3(1, SILERO_HIDDEN, 1));
+    if (dec)
+        sw_weights_upload(&ws, dec, sw_shape2(1, SILERO_HIDDEN), &m->dec_w);
+    sw_weights_load(&ws, &m->dec_b, "decoder.conv1d.bias", sw_shape1(1));
+    if (err->code == SW_OK)
+        be->synchronize(be, err);
+    if (err->code != SW_OK) {
+        sw_silero_destroy(m);
+        return err->code;
+    }
+    *out = m;
+    return SW_OK;
+}
+
+static sw_tensor view(const sw_tensor *t, int64_t offset, int ndim, int64_t d0, int64_t d1,
+                      int64_t d2)
+{
+    sw_tensor v = *t;
+    v.data = (char *)t->data + offset * (int64_t)sizeof(float);
+    v.ndim = ndim;
+    v.shape[0] = d0;
+    v.shape[1] = d1;
+    v.shape[2] = d2;
+    v.shape[3] = 0;
+    return v;
+}
+
+/* Windows first .. first + n - 1 of the audio as the network reads them:
+ * context, window, reflect padding (NumPy's "reflect": the edge not repeated). */
+static void windows(const float *audio, int64_t first, int64_t n, float *out)
+{
+    float w[SILERO_CONTEXT + SW_SILERO_WINDOW];
+    const int len = SILERO_CONTEXT + SW_SILERO_WINDOW;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t start = (first + i) * SW_SILERO_WINDOW;
+        if (start == 0)
+            memset(w, 0, SILERO_CONTEXT * sizeof *w);
+        else
+            memcpy(w, audio + start - SILERO_CONTEXT, SILERO_CONTEXT * sizeof *w);
+        memcpy(w + SILERO_CONTEXT, audio + start, SW_SILERO_WINDOW * sizeof *w);
+        float *o = out + i * SILERO_INPUT;
+        for (int j = 0; j < SILERO_PAD; j++) {
+            o[j] = w[SILERO_PAD - j];
+            o[SILERO_PAD + len + j] = w[len - 2 - j];
+        }
+        memcpy(o + SILERO_PAD, w, len * sizeof *w);
+    }
+}
+
+/* The encoder of n windows -> feat [n, 128] (a view into the features). */
+static sw_status encode(sw_silero *m, const float *host_windows, int64_t n, sw_tensor *feat,
+                        sw_error *err)
+{
+    sw_backend *be = m->be;
+    const int64_t kept = SILERO_FRAMES - 1, spec_len = n * SILERO_FRAMES * 2 * SILERO_BINS;
+    sw_tensor x = {0}, spec = {0}, mag = {0}, a = {0}, b = {0};
+    int64_t x_shape[3] = {n, SILERO_INPUT, 1}, spec_shape[3] = {n, SILERO_FRAMES, 2 * SILERO_BINS};
+    int64_t mag_shape[3] = {n, kept, SILERO_BINS};
+    float *host = malloc((size_t)spec_len * sizeof *host);
+    if (!host)
+        return sw_fail(err, SW_ERR_NOMEM, "Silero VAD: out of host memory");
+    if (sw_tensor_new(be, SW_F32, 3, x_shape, &x, err) == SW_OK &&
+        be->upload(be, x.data, host_windows, sw_tensor_nbytes(&x), err) == SW_OK &&
+        sw_tensor_new(be, SW_F32, 3, spec_shape, &spec, err) == SW_OK &&
+        sw_conv1d(&x, &m->basis, NULL, SILERO_HOP, 0, &spec, err) == SW_OK &&
+        be->download(be, host, spec.data, (size_t)spec_len * sizeof *host, err) == SW_OK) {
+        /* magnitudes of frames 1..4 (the export drops the first), in place */
+        float *dst = host;
+        for (int64_t w = 0; w < n; w++)
+            for (int64_t t = 1; t < SILERO_FRAMES; t++) {
+                const float *row = host + (w * SILERO_FRAMES + t) * 2 * SILERO_BINS;
+                for (int k = 0; k < SILERO_BINS; k++) {
+                    float re = row[k], im = row[SILERO_BINS + k];
+                    *dst++ = sqrtf(re * re + im * im);
+                }
+            }
+        if (sw_tensor_new(be, SW_F32, 3, mag_shape, &mag, err) == SW_OK)
+            be->upload(be, mag.data, host, sw_tensor_nbytes(&mag), err);
+    }
+    free(host);
+    sw_tensor_free(&x);
+    sw_tensor_free(&spec);
+    /* four convolutions with ReLU: 4 frames -> 4, 2, 1, 1 */
+    sw_tensor in = mag;
+    int64_t frames = SILERO_FRAMES - 1;
+    for (int i = 0; i < SILERO_CONVS && err->code == SW_OK; i++) {
+        frames = (frames - 1) / conv_stride[i] + 1;
+        sw_tensor *dst = i % 2 == 0 ? &a : &b;
+        int64_t shape[3] = {n, frames, conv_out[i]};
+        sw_tensor out;
+        if (i == SILERO_CONVS - 1) {
+            out = view(feat, 0, 3, n, 1, SILERO_HIDDEN);
+        } else {
+            sw_tensor_free(dst);
+            if (sw_tensor_new(be, SW_F32, 3, shape, dst, err) != SW_OK)
+                break;
+            out = *dst;
+        }
+        if (sw_conv1d(&in, &m->conv_w[i], &m->conv_b[i], conv_stride[i], 1, &out, err) == SW_OK)
+            sw_leaky_relu(&out, 0.0f, &out, err);
+        in = out;
+    }
+    if (err->code == SW_OK && frames != 1)
+        sw_fail(err, SW_ERR_MODEL, "Silero VAD: the encoder gave %lld frames, not 1",
+                (long long)frames);
+    sw_tensor_free(&mag);
+    sw_tensor_free(&a);
+    sw_tensor_free(&b);
+    return err->code;
+}
+
+sw_status sw_silero_run(sw_silero *m, const float *audio, int64_t n_samples, int batch,
+                        float *probs, sw_error *err)
+{
+    if (!m || (!audio && n_samples) || (!probs && n_samples) || batch < 1)
+        return sw_fail(err, SW_ERR_ARG, "Silero VAD: model, audio and probs needed");
+    if (m->backend_lost)
+        return sw_fail(err, SW_ERR_DEVICE, "Silero VAD: the backend was closed");
+    if (n_samples < 0 || n_samples % SW_SILERO_WINDOW)
+        return sw_fail(err, SW_ERR_ARG, "Silero VAD: %lld samples, not a multiple of %d",
+                       (long long)n_samples, SW_SILERO_WINDOW);
+    int64_t n = n_samples / SW_SILERO_WINDOW;
+    if (n == 0)
+        return SW_OK;
+    if ((int64_t)batch * SILERO_FRAMES * 2 * SILERO_BINS * 4 > INT32_MAX)
+        return sw_fail(err, SW_ERR_ARG, "Silero VAD: a batch of %d windows is too large", batch);
+    sw_backend *be = m->be;
+    int64_t f_shape[3] = {1, n, SILERO_HIDDEN};
+    sw_tensor feat = {0}, h = {0}, logits = {0};
+    float *host = malloc((size_t)(batch < n ? batch : n) * SILERO_INPUT * sizeof *host);
+    if (!host)
+        return sw_fail(err, SW_ERR_NOMEM, "Silero VAD: out of host memory");
+    if (sw_tensor_new(be, SW_F32, 3, f_shape, &feat, err) == SW_OK)
+        for (int64_t i = 0; i < n && err->code == SW_OK; i += batch) {
+            int64_t k = n - i < batch ? n - i : batch;
+            windows(audio, i, k, host);
+            sw_tensor rows = view(&feat, i * SILERO_HIDDEN, 2, k, SILERO_HIDDEN, 0);
+            encode(m, host, k, &rows, err);
+        }
+    free(host);
+    /* one sequence over the whole recording: the state runs across windows */
+    int64_t l_shape[2] = {n, 1};
+    if (err->code == SW_OK && sw_tensor_new(be, SW_F32, 3, f_shape, &h, err) == SW_OK &&
+        sw_lstm(&feat, &m->w_ih, &m->w_hh, &m->bias, &h, err) == SW_OK &&
+        sw_leaky_relu(&h, 0.0f, &h, err) == SW_OK &&
+        sw_tensor_new(be, SW_F32, 2, l_shape, &logits, err) == SW_OK) {
+        sw_tensor h2 = view(&h, 0, 2, n, SILERO_HIDDEN, 0);
+        if (sw_matmul(&h2, &m->dec_w, &logits, 1, 1.0f, 0.0f, err) == SW_OK &&
+            sw_add(&logits, &m->dec_b, &logits, err) == SW_OK)
+            be->download(be, probs, logits.data, (size_t)n * sizeof *probs, err);
+    }
+    sw_tensor_free(&feat);
+    sw_tensor_free(&h);
+    sw_tensor_free(&logits);
+    for (int64_t i = 0; err->code == SW_OK && i < n; i++)
+        probs[i] = 1.0f / (1.0f + expf(-probs[i]));
+    return err->code;
+}
