@@ -13,16 +13,22 @@ default threshold was chosen on the espeak-ng assembly.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from diarization_assembly import DATA, espeak_meeting, real_meeting  # noqa: E402
+from diarization_assembly import (  # noqa: E402
+    DATA,
+    _stereo_channels,
+    espeak_meeting,
+    level_turns,
+    real_meeting,
+)
+from machine import describe  # noqa: E402
 
 import saywho  # noqa: E402
 from saywho import _core  # noqa: E402
@@ -48,6 +54,11 @@ def recordings():
     two = saywho.load_audio(DATA / "two_speakers.wav")
     (ref,) = read_rttm(DATA / "two_speakers.rttm").values()
     yield "two_speakers.wav (2 voices)", two, ref
+    left, right = _stereo_channels()
+    stereo_ref = level_turns(left, "left") + level_turns(right, "right")
+    yield "stereo_two_speakers.wav (2 voices, mono mix)", (left + right) / 2, stereo_ref
+    jfk = saywho.load_audio(DATA / "jfk.wav")
+    yield "jfk.wav (1 voice)", jfk, level_turns(jfk, "kennedy")
     x, turns = espeak_meeting()
     yield f"espeak-ng assembly (6 voices, {len(x) / 16000:.0f} s)", x, turns
     x, turns = real_meeting()
@@ -65,7 +76,13 @@ def main() -> None:
     ap.add_argument("--encoders", default="ge2e,campp")
     ap.add_argument("--threshold", type=float, help="instead of each encoder's default")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument(
+        "--markdown", help="also write the table to this file (docs/diarization_quality.md)"
+    )
     args = ap.parse_args()
+    rows: list[str] = []
+    header = f"{describe()}; {args.threads} threads; load {' '.join(f'{v:.1f}' for v in os.getloadavg())}"
+    print(header)
     seg = resolve_segmentation(None)
     recs = list(recordings())
     with _core.Runtime(device="cpu", threads=args.threads) as rt:
@@ -99,6 +116,13 @@ def main() -> None:
                         strict = diarization_error_rate(ref, out.turns, collar=0.0)
                         loose = diarization_error_rate(ref, out.turns, collar=0.25)
                         total = strict.total
+                        rows.append(
+                            f"| {label} | {name} | {given or 'no'} | {100 * strict.der:.1f} | "
+                            f"{100 * loose.der:.1f} | {100 * strict.missed / total:.1f} | "
+                            f"{100 * strict.false_alarm / total:.1f} | "
+                            f"{100 * strict.confusion / total:.1f} | "
+                            f"{len(out.speakers)}/{speakers_in(ref)} | {f'{xrt:.1f}' if xrt else ''} |"
+                        )
                         print(
                             f"  {label:38} {str(given or 'no'):>11} {100 * strict.der:6.1f} "
                             f"{100 * loose.der:7.1f} {100 * strict.missed / total:5.1f} "
@@ -106,7 +130,19 @@ def main() -> None:
                             f"{100 * strict.confusion / total:5.1f} "
                             f"{len(out.speakers):>2}/{speakers_in(ref)} {f'{xrt:.1f}' if xrt else '':>5}"
                         )
-    np.seterr(all="ignore")
+    if args.markdown and rows:
+        table = [
+            "| recording | encoder | count given | DER 0 | DER 0.25 s | missed | FA | confusion "
+            "| found | x RT |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+            *rows,
+        ]
+        Path(args.markdown).write_text(
+            f"<!-- written by: python3 bench/diarization_quality.py --markdown {args.markdown} -->\n"
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {header}\n\n"
+            + "\n".join(table)
+            + "\n"
+        )
 
 
 if __name__ == "__main__":
