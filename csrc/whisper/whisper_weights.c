@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elementwise_math.h"
 #include "q8_gemm.h"
 #include "whisper_internal.h"
+#include "widen.h"
 
 typedef struct loader {
     sw_backend *be;
@@ -37,6 +37,10 @@ static sw_status upload_as(loader *ld, const sw_named_tensor *src, sw_tensor *ds
         return ld->err->code;
     if (src->dtype == dtype)
         return be->upload(be, dst->data, src->data, sw_tensor_nbytes(dst), ld->err);
+    if (be->kind == SW_DEVICE_CPU && dtype == SW_F32) { /* host memory: widened in place */
+        sw_widen_to_f32(src->data, src->dtype, dst->data, (size_t)sw_tensor_numel(dst));
+        return SW_OK;
+    }
     sw_tensor narrow;
     if (sw_tensor_new(be, src->dtype, src->ndim, src->shape, &narrow, ld->err) != SW_OK)
         return ld->err->code;
@@ -112,15 +116,6 @@ static sw_status load_matrix(loader *ld, sw_tensor *dst, int ndim, int64_t d0, i
     return src ? upload_as(ld, src, dst, ld->matrix) : ld->err->code;
 }
 
-static float host_value(const sw_named_tensor *t, size_t i)
-{
-    if (t->dtype == SW_F16)
-        return sw_f16_to_f32(((const uint16_t *)t->data)[i]);
-    if (t->dtype == SW_BF16)
-        return sw_bf16_to_f32(((const uint16_t *)t->data)[i]);
-    return ((const float *)t->data)[i];
-}
-
 /* int8 rows, scales and row sums of a [rows, cols] weight, made one row at a
  * time so the host holds a single float32 row, never a float32 copy. */
 static sw_status upload_q8(loader *ld, const sw_named_tensor *src, sw_wh_weight *dst)
@@ -133,9 +128,10 @@ static sw_status upload_q8(loader *ld, const sw_named_tensor *src, sw_wh_weight 
     if (!q || !scale || !row || !sums)
         sw_fail(ld->err, SW_ERR_NOMEM, "whisper weights: out of host memory quantizing '%s'",
                 src->name);
+    size_t row_bytes = (size_t)cols * sw_dtype_size(src->dtype);
     for (int64_t r = 0; ld->err->code == SW_OK && r < rows; r++) {
-        for (int64_t c = 0; c < cols; c++)
-            row[c] = host_value(src, (size_t)(r * cols + c));
+        sw_widen_to_f32((const char *)src->data + (size_t)r * row_bytes, src->dtype, row,
+                        (size_t)cols);
         sw_q8_quantize_rows(row, 1, (int)cols, (int)cols, q + r * cols, scale + r);
     }
     if (ld->err->code == SW_OK) {
