@@ -17,6 +17,7 @@ Written once into an ignored cache folder, keyed by the template's size.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import struct
 import sys
@@ -48,7 +49,7 @@ def _variables(template) -> list:
     out = []
     for name, value in template.variables.items():
         parts = name.split("/")
-        if len(parts) > 1 and parts[1].startswith("layer_"):
+        if len(parts) > 1 and re.fullmatch(r"layer_\d+", parts[1]):
             if parts[1] != "layer_0":
                 continue
             names = [f"{parts[0]}/layer_{i}/" + "/".join(parts[2:]) for i in range(LAYERS)]
@@ -62,6 +63,14 @@ def _variables(template) -> list:
     return sorted(out)  # CTranslate2 writes its variables sorted by name
 
 
+def _zero_key_bias(name: str, bits: np.ndarray) -> None:
+    # Whisper's key projections have no bias: the fused biases hold zeros there
+    if name.endswith("self_attention/linear_0/bias"):
+        bits[bits.size // 3 : 2 * bits.size // 3] = 0
+    elif name.endswith("/attention/linear_1/bias"):
+        bits[: bits.size // 2] = 0
+
+
 def write_synthetic(out: Path | None = None, seed: int = 0) -> Path:
     """The model directory (model.bin, config.json, tokenizer.json, vocabulary.txt)."""
     from saywho.models.ctranslate2 import read_ct2
@@ -69,7 +78,7 @@ def write_synthetic(out: Path | None = None, seed: int = 0) -> Path:
 
     src = test_model_dir("base")
     out = Path(out or default_dir())
-    stamp = out / f"complete-{os.path.getsize(src / 'model.bin')}"
+    stamp = out / f"complete-v3-{os.path.getsize(src / 'model.bin')}"
     if stamp.exists():
         return out
     out.mkdir(parents=True, exist_ok=True)
@@ -94,6 +103,7 @@ def write_synthetic(out: Path | None = None, seed: int = 0) -> Path:
             for start in range(0, count, 1 << 26):
                 n = min(1 << 26, count - start)
                 bits = rng.integers(0, 1 << 16, n, dtype=np.uint16) & np.uint16(0xBFFF)
+                _zero_key_bias(name, bits)
                 f.write(bits.tobytes())
         f.write(struct.pack("<I", len(template.aliases)))
         for alias, target in template.aliases.items():
