@@ -20,9 +20,10 @@ static inline uint32_t half_bits_to_float_bits(uint32_t h)
     uint32_t small_bits;
     memcpy(&small_bits, &small, sizeof small_bits);
     /* all-ones masks, not branches, pick the case */
-    uint32_t is_small = 0u - (uint32_t)(exponent == 0), is_special = 0u - (uint32_t)(exponent == 31);
-    uint32_t bits = (small_bits & is_small) | (special & is_special) |
-                    (normal & ~(is_small | is_special));
+    uint32_t is_small = 0u - (uint32_t)(exponent == 0),
+             is_special = 0u - (uint32_t)(exponent == 31);
+    uint32_t bits =
+        (small_bits & is_small) | (special & is_special) | (normal & ~(is_small | is_special));
     return bits | (h & 0x8000u) << 16;
 }
 
