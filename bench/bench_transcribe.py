@@ -139,7 +139,7 @@ def main() -> None:
     ap.add_argument("--recording", default="speech")
     ap.add_argument("--beam", type=int, default=5)
     ap.add_argument("--compute", default="float32")
-    ap.add_argument("--only", help="one row, e.g. 'beam5-int8', for profiling")
+    ap.add_argument("--only", help="rows, e.g. 'beam5-int8' or 'beam5-float32,greedy-int8'")
     ap.add_argument(
         "--whispercpp",
         nargs="?",
@@ -174,7 +174,7 @@ def main() -> None:
         for beam in (1, 5):
             for compute in ("float32", "int8"):
                 row = f"{'greedy' if beam == 1 else f'beam{beam}'}-{compute}"
-                if args.only and args.only != row:
+                if args.only and row not in args.only.split(","):
                     continue
                 peer = run("faster-whisper", args, name, beam, compute)
                 label = "greedy" if beam == 1 else f"beam {beam}"
