@@ -10,7 +10,7 @@ RSS, saywho's speed ratio both ways (> 1: saywho faster) and the WER between
 the two texts. The first line says which CPU and kernels ran.
 
     python3 bench/bench_batched.py [--model tiny.en] [--minutes 5] [--threads 2] [--batch 8]
-        [--recordings speech meeting]
+        [--recordings speech meeting] [--computes float32 int8]
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--recordings", nargs="+", default=["speech", "meeting"])
+    ap.add_argument("--computes", nargs="+", default=["float32", "int8"])
     ap.add_argument("--worker")
     ap.add_argument("--recording", default="speech")
     ap.add_argument("--compute", default="float32")
@@ -96,7 +97,7 @@ def main() -> None:
             f"{'f-w s':>7} {'+load':>6} {'x RT':>6} {'RSS MB':>7} {'ratio':>6} {'+load':>6} "
             f"{'WER':>6}"
         )
-        for compute in ("float32", "int8"):
+        for compute in args.computes:
             peer = run("faster-whisper", args, name, compute)
             ours = run("saywho", args, name, compute)
             print(
