@@ -1,17 +1,23 @@
 """Transcription speed: saywho against faster-whisper, same weights, same threads.
 
 Each engine runs in its own process (so peak RSS is its own) on the same
-assembled recording of real speech; the table gives seconds, x realtime,
-peak RSS and saywho's speed ratio over faster-whisper (> 1: saywho faster).
-Temperature fallback is off (temperature=0) so both decode the same windows.
+recordings (bench/recordings.py: "speech", mostly talk, and "meeting", longer,
+five voices, long pauses); the table gives, per recording, seconds of
+transcription (model loaded before the clock starts) and seconds with the
+load included, x realtime, peak RSS, saywho's speed ratio over faster-whisper
+(> 1: saywho faster) both ways, and the WER between the two texts (0: the
+same work). Temperature fallback is off (temperature=0) so both decode the
+same windows. The first line says which CPU and which kernels ran
+(SAYWHO_CPU_DISPATCH=avx2 or baseline forces a lower dispatch).
 
     python3 bench/bench_transcribe.py [--model tiny.en] [--minutes 5] [--threads 2]
-        [--whispercpp [PATH]]
+        [--recordings speech meeting] [--whispercpp [PATH]]
 
 With --whispercpp, whisper.cpp's whisper-cli (built by bench/build_whispercpp.sh,
 or the binary given) joins the float32 rows on the same weights, converted to
 its ggml file by bench/whispercpp_model.py (float16 matrices, as its own
-converter writes them), same audio as a 16 kHz WAV, same threads, no fallback.
+converter writes them), same audio as a 16 kHz WAV, same threads, no fallback;
+its time is the whole process (load included).
 """
 
 from __future__ import annotations
@@ -27,17 +33,18 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data"
+sys.path.insert(0, str(REPO / "bench"))
 
 
-def worker(engine: str, model: str, minutes: float, beam: int, threads: int, compute: str) -> dict:
-    sys.path.insert(0, str(REPO))
+def worker(engine, model, recording_name, minutes, beam, threads, compute) -> dict:
+    from recordings import recording
+
     from saywho.models.test_weights import test_model_dir
-    from tests.long_recording import assemble
 
-    audio = assemble(DATA, minutes)
+    audio = recording(recording_name, minutes)
     path = str(test_model_dir(model))
     options = {"beam_size": beam, "temperature": 0.0}
+    t0 = time.perf_counter()
     if engine == "saywho":
         from saywho.whisper.transcribe import WhisperModel
 
@@ -46,17 +53,19 @@ def worker(engine: str, model: str, minutes: float, beam: int, threads: int, com
         from faster_whisper import WhisperModel
 
         m = WhisperModel(path, device="cpu", compute_type=compute, cpu_threads=threads)
-    t0 = time.perf_counter()
+    t1 = time.perf_counter()
     segments, _ = m.transcribe(audio, **options)
     text = " ".join(s.text.strip() for s in segments)
-    seconds = time.perf_counter() - t0
+    seconds = time.perf_counter() - t1
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return {"seconds": seconds, "audio": audio.size / 16000, "rss": rss, "words": len(text.split())}
+    return {"seconds": seconds, "load": t1 - t0, "audio": audio.size / 16000, "rss": rss,
+            "text": text}  # fmt: skip
 
 
-def run(engine, args, beam, compute) -> dict:
+def run(engine, args, recording_name, beam, compute) -> dict:
     cmd = [sys.executable, __file__, "--worker", engine, "--model", args.model]
     cmd += ["--minutes", str(args.minutes), "--beam", str(beam), "--threads", str(args.threads)]
+    cmd += ["--recording", recording_name]
     cmd += ["--compute", compute]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -79,22 +88,19 @@ def whispercpp_binary(given: str) -> Path:
     return path
 
 
-def run_whispercpp(binary: Path, args, beam: int) -> dict:
+def run_whispercpp(binary: Path, args, recording_name: str, beam: int) -> dict:
     """whisper-cli on the bench audio: seconds (the whole process, model load
     included), peak RSS of that process, words."""
-    sys.path.insert(0, str(REPO))
     import numpy as np
+    from recordings import recording
+    from whispercpp_model import write_ggml
 
     from saywho.models.test_weights import test_model_dir
-    from tests.long_recording import assemble
-
-    sys.path.insert(0, str(REPO / "bench"))
-    from whispercpp_model import write_ggml
 
     model = WHISPERCPP / f"ggml-{args.model}.bin"
     if not model.exists():
         write_ggml(test_model_dir(args.model), model)
-    audio = assemble(DATA, args.minutes)
+    audio = recording(recording_name, args.minutes)
     with tempfile.TemporaryDirectory() as tmp:
         wav = Path(tmp) / "bench.wav"
         _write_wav(wav, (np.clip(audio, -1, 1) * 32767).astype("<i2"))
@@ -128,10 +134,12 @@ def main() -> None:
     ap.add_argument("--model", default="tiny.en")
     ap.add_argument("--minutes", type=float, default=5.0)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--recordings", nargs="+", default=["speech", "meeting"])
     ap.add_argument("--worker")
+    ap.add_argument("--recording", default="speech")
     ap.add_argument("--beam", type=int, default=5)
     ap.add_argument("--compute", default="float32")
-    ap.add_argument("--only", help="one row, e.g. 'beam5-int8', for profiling")
+    ap.add_argument("--only", help="rows, e.g. 'beam5-int8' or 'beam5-float32,greedy-int8'")
     ap.add_argument(
         "--whispercpp",
         nargs="?",
@@ -143,37 +151,51 @@ def main() -> None:
 
     print(describe())  # the CPU and kernels, so figures are never compared blind
     if args.worker:
-        r = worker(args.worker, args.model, args.minutes, args.beam, args.threads, args.compute)
+        r = worker(args.worker, args.model, args.recording, args.minutes, args.beam, args.threads,
+                   args.compute)  # fmt: skip
         print(json.dumps(r))
         return
 
+    from recordings import describe as describe_recording
+    from recordings import recording
+
+    from saywho.wer import word_error_rate
+
     cpp = whispercpp_binary(args.whispercpp) if args.whispercpp else None
-    print(f"model {args.model}, {args.minutes:g} min of speech, {args.threads} threads, CPU")
-    print(
-        f"{'search':8} {'compute':8} {'saywho s':>9} {'x RT':>6} {'RSS MB':>7} "
-        f"{'f-w s':>7} {'x RT':>6} {'RSS MB':>7} {'ratio':>6}"
-        + (f" {'w.cpp s':>8} {'x RT':>6} {'RSS MB':>7} {'ratio':>6}" if cpp else "")
-    )
-    for beam in (1, 5):
-        for compute in ("float32", "int8"):
-            if args.only and args.only != f"{'greedy' if beam == 1 else f'beam{beam}'}-{compute}":
-                continue
-            peer = run("faster-whisper", args, beam, compute)
-            label = "greedy" if beam == 1 else f"beam {beam}"
-            ours = run("saywho", args, beam, compute)
-            line = (
-                f"{label:8} {compute:8} {ours['seconds']:9.1f} {ours['audio'] / ours['seconds']:6.1f} "
-                f"{ours['rss'] / 2**20:7.0f} {peer['seconds']:7.1f} "
-                f"{peer['audio'] / peer['seconds']:6.1f} {peer['rss'] / 2**20:7.0f} "
-                f"{peer['seconds'] / ours['seconds']:6.2f}"
-            )
-            if cpp and compute == "float32":
-                c = run_whispercpp(cpp, args, beam)
-                line += (
-                    f" {c['seconds']:8.1f} {c['audio'] / c['seconds']:6.1f} "
-                    f"{c['rss'] / 2**20:7.0f} {c['seconds'] / ours['seconds']:6.2f}"
+    print(f"model {args.model}, {args.threads} threads, CPU, temperature 0")
+    for name in args.recordings:
+        print(f"\n{describe_recording(name, recording(name, args.minutes))}")
+        print(
+            f"{'search':8} {'compute':8} {'saywho s':>9} {'+load':>6} {'x RT':>6} {'RSS MB':>7} "
+            f"{'f-w s':>7} {'+load':>6} {'x RT':>6} {'RSS MB':>7} {'ratio':>6} {'+load':>6} "
+            f"{'WER':>6}"
+            + (f" {'w.cpp s':>8} {'x RT':>6} {'RSS MB':>7} {'ratio':>6}" if cpp else "")
+        )
+        for beam in (1, 5):
+            for compute in ("float32", "int8"):
+                row = f"{'greedy' if beam == 1 else f'beam{beam}'}-{compute}"
+                if args.only and row not in args.only.split(","):
+                    continue
+                peer = run("faster-whisper", args, name, beam, compute)
+                label = "greedy" if beam == 1 else f"beam {beam}"
+                ours = run("saywho", args, name, beam, compute)
+                line = (
+                    f"{label:8} {compute:8} {ours['seconds']:9.1f} "
+                    f"{ours['seconds'] + ours['load']:6.1f} {ours['audio'] / ours['seconds']:6.1f} "
+                    f"{ours['rss'] / 2**20:7.0f} {peer['seconds']:7.1f} "
+                    f"{peer['seconds'] + peer['load']:6.1f} {peer['audio'] / peer['seconds']:6.1f} "
+                    f"{peer['rss'] / 2**20:7.0f} {peer['seconds'] / ours['seconds']:6.2f} "
+                    f"{(peer['seconds'] + peer['load']) / (ours['seconds'] + ours['load']):6.2f} "
+                    f"{word_error_rate(peer['text'], ours['text']):6.1%}"
                 )
-            print(line, flush=True)
+                if cpp and compute == "float32":
+                    c = run_whispercpp(cpp, args, name, beam)
+                    line += (
+                        f" {c['seconds']:8.1f} {c['audio'] / c['seconds']:6.1f} "
+                        f"{c['rss'] / 2**20:7.0f} "
+                        f"{c['seconds'] / (ours['seconds'] + ours['load']):6.2f}"
+                    )
+                print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ def describe() -> str:
     from saywho import _core
 
     d = _core.cpu_dispatch()
-    forced = os.environ.get("SAYWHO_CPU_DISPATCH")
+    forced = os.environ.get("SAYWHO_CPU_DISPATCH", "auto") != "auto"
     return (
         f"CPU: {cpu_model()} ({os.cpu_count()} logical CPUs, {d['hardware']}); saywho kernels "
         f"{d['level']}{' forced' if forced else ''}{', AVX-512 VNNI' if d['vnni'] else ''}; "

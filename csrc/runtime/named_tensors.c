@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "widen.h"
 
 sw_weight_source sw_weight_source_make(sw_backend *be, const sw_named_tensor *tensors, int n,
                                        const char *what, sw_error *err)
@@ -91,6 +92,12 @@ sw_status sw_weights_upload_named(sw_weight_source *src, const sw_named_tensor *
         return src->err->code;
     if (t->dtype == dtype)
         return be->upload(be, dst->data, t->data, sw_tensor_nbytes(dst), src->err);
+    if (be->kind == SW_DEVICE_CPU && dtype == SW_F32) {
+        /* host memory: halves widened straight into the buffer (no staging
+         * copy; widen.h reads them at any address) */
+        sw_widen_to_f32(t->data, t->dtype, dst->data, (size_t)sw_tensor_numel(dst));
+        return SW_OK;
+    }
     sw_tensor narrow = {0};
     if (sw_tensor_new(be, t->dtype, t->ndim, t->shape, &narrow, src->err) == SW_OK &&
         be->upload(be, narrow.data, t->data, sw_tensor_nbytes(&narrow), src->err) == SW_OK)

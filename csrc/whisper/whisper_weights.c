@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elementwise_math.h"
 #include "q8_gemm.h"
 #include "whisper_internal.h"
+#include "widen.h"
 
 typedef struct loader {
     sw_weight_source src;
@@ -55,49 +55,45 @@ static sw_status load_matrix(loader *ld, sw_tensor *dst, int ndim, int64_t d0, i
     return src ? upload_as(ld, src, dst, ld->matrix) : ld->err->code;
 }
 
-static float host_value(const sw_named_tensor *t, size_t i)
-{
-    if (t->dtype == SW_F16)
-        return sw_f16_to_f32(((const uint16_t *)t->data)[i]);
-    if (t->dtype == SW_BF16)
-        return sw_bf16_to_f32(((const uint16_t *)t->data)[i]);
-    return ((const float *)t->data)[i];
-}
-
 /* int8 rows, scales and row sums of a [rows, cols] weight, made one row at a
  * time so the host holds a single float32 row, never a float32 copy. */
 static sw_status upload_q8(loader *ld, const sw_named_tensor *src, sw_wh_weight *dst)
 {
     sw_backend *be = ld->src.be;
-    int64_t rows = src->shape[0], cols = src->shape[1];
-    int8_t *q = malloc((size_t)(rows * cols));
-    float *scale = malloc((size_t)rows * sizeof *scale), *row = malloc((size_t)cols * sizeof *row);
-    int32_t *sums = malloc((size_t)rows * sizeof *sums);
+    int64_t rows = src->shape[0], cols = src->shape[1], n = rows;
+    if (sw_tensor_new(be, SW_I8, 2, src->shape, &dst->w, ld->err) != SW_OK ||
+        sw_tensor_new(be, SW_F32, 1, &n, &dst->scale, ld->err) != SW_OK ||
+        sw_tensor_new(be, SW_I32, 1, &n, &dst->sum, ld->err) != SW_OK)
+        return ld->err->code;
+    /* host memory: quantized straight into the backend's buffers (a staging
+     * copy was a second round of fresh pages); a device gets them staged */
+    int staged = be->kind != SW_DEVICE_CPU;
+    int8_t *q = staged ? malloc((size_t)(rows * cols)) : dst->w.data;
+    float *scale = staged ? malloc((size_t)rows * sizeof *scale) : dst->scale.data;
+    int32_t *sums = staged ? malloc((size_t)rows * sizeof *sums) : dst->sum.data;
+    float *row = malloc((size_t)cols * sizeof *row);
     if (!q || !scale || !row || !sums)
         sw_fail(ld->err, SW_ERR_NOMEM, "whisper weights: out of host memory quantizing '%s'",
                 src->name);
+    size_t row_bytes = (size_t)cols * sw_dtype_size(src->dtype);
     for (int64_t r = 0; ld->err->code == SW_OK && r < rows; r++) {
-        for (int64_t c = 0; c < cols; c++)
-            row[c] = host_value(src, (size_t)(r * cols + c));
+        sw_widen_to_f32((const char *)src->data + (size_t)r * row_bytes, src->dtype, row,
+                        (size_t)cols);
         sw_q8_quantize_rows(row, 1, (int)cols, (int)cols, q + r * cols, scale + r);
     }
-    if (ld->err->code == SW_OK) {
+    if (ld->err->code == SW_OK)
         sw_q8_row_sums(q, (int)rows, (int)cols, sums);
-        int64_t n = rows;
-        if (sw_tensor_new(be, SW_I8, 2, src->shape, &dst->w, ld->err) == SW_OK &&
-            sw_tensor_new(be, SW_F32, 1, &n, &dst->scale, ld->err) == SW_OK &&
-            sw_tensor_new(be, SW_I32, 1, &n, &dst->sum, ld->err) == SW_OK &&
-            be->upload(be, dst->w.data, q, (size_t)(rows * cols), ld->err) == SW_OK &&
-            be->upload(be, dst->scale.data, scale, (size_t)rows * sizeof *scale, ld->err) == SW_OK)
-            be->upload(be, dst->sum.data, sums, (size_t)rows * sizeof *sums, ld->err);
-        /* host buffers go as soon as the copies are done, not at the end */
-        if (ld->err->code == SW_OK)
-            be->synchronize(be, ld->err);
+    if (staged && ld->err->code == SW_OK &&
+        be->upload(be, dst->w.data, q, (size_t)(rows * cols), ld->err) == SW_OK &&
+        be->upload(be, dst->scale.data, scale, (size_t)rows * sizeof *scale, ld->err) == SW_OK &&
+        be->upload(be, dst->sum.data, sums, (size_t)rows * sizeof *sums, ld->err) == SW_OK)
+        be->synchronize(be, ld->err); /* host buffers go as soon as the copies are done */
+    if (staged) {
+        free(q);
+        free(scale);
+        free(sums);
     }
-    free(q);
-    free(scale);
     free(row);
-    free(sums);
     return ld->err->code;
 }
 

@@ -40,8 +40,12 @@ int swpy_tensors_hold(PyObject *tensors, swpy_tensors *h)
         int type = NPY_FLOAT32;
         if (PyArray_Check(value) && PyArray_TYPE((PyArrayObject *)value) == NPY_FLOAT16)
             type = NPY_FLOAT16;
-        PyArrayObject *arr = (PyArrayObject *)PyArray_FROMANY(
-            value, type, 0, 0, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST);
+        /* half arrays may sit at odd addresses in a mapped checkpoint: the
+         * core reads them bytewise (widen.h), so they are not copied */
+        int flags = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_FORCECAST;
+        if (type != NPY_FLOAT16)
+            flags |= NPY_ARRAY_ALIGNED;
+        PyArrayObject *arr = (PyArrayObject *)PyArray_FROMANY(value, type, 0, 0, flags);
         if (!arr) {
             PyErr_Clear();
             PyErr_Format(SwModelError, "tensor '%s' is not a float array", name);

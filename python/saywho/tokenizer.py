@@ -98,10 +98,9 @@ class Tokenizer:
             raise _core.ModelError(f"{path}: a {model.get('type')} tokenizer, not byte-level BPE")
         self.path = path
         self.multilingual = bool(multilingual)
-        # Merges are "a b" strings in older files, ["a", "b"] pairs in newer ones.
-        self._ranks = {
-            tuple(m.split(" ", 1) if isinstance(m, str) else m): i for i, m in enumerate(merges)
-        }
+        # The merge ranks are built on the first encode: decoding never needs
+        # them, and the 50k-entry dict was half of a model's load time.
+        self._merges, self._ranks_built = merges, None
         self._special = {t["content"]: t["id"] for t in added if t.get("special")}
         self._added = {t["id"]: t for t in added}
         self._added_ids = {t["content"]: t["id"] for t in added}
@@ -132,6 +131,15 @@ class Tokenizer:
             if self.sot < i < self.translate and content.startswith("<|") and content.endswith("|>")
         }
 
+    def _ranks(self) -> dict:
+        if self._ranks_built is None:
+            # Merges are "a b" strings in older files, ["a", "b"] pairs in newer ones.
+            self._ranks_built = {
+                tuple(m.split(" ", 1) if isinstance(m, str) else m): i
+                for i, m in enumerate(self._merges)
+            }
+        return self._ranks_built
+
     def _need(self, content: str) -> int:
         if content not in self._special:
             raise _core.ModelError(f"{self.path}: special token {content} is missing")
@@ -157,7 +165,7 @@ class Tokenizer:
             return cached
         chars = _byte_chars()
         parts = [chars[b] for b in word.encode("utf-8")]
-        ranks = self._ranks
+        ranks = self._ranks()
         while len(parts) > 1:
             ranked = [(ranks[p], i) for i, p in enumerate(zip(parts, parts[1:])) if p in ranks]
             if not ranked:

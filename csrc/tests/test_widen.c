@@ -1,0 +1,60 @@
+/* sw_widen_to_f32 (the load path's widening) against the scalar reference
+ * conversions, over every half and bfloat16 bit pattern, read from an odd
+ * address as a memory-mapped checkpoint may give them. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "elementwise_math.h"
+#include "widen.h"
+
+static void check_all_patterns(sw_dtype dtype)
+{
+    size_t n = 65536;
+    unsigned char *raw = malloc(2 * n + 1);
+    float *out = malloc(n * sizeof *out);
+    CHECK(raw && out);
+    if (!raw || !out) {
+        free(raw);
+        free(out);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint16_t h = (uint16_t)i;
+        memcpy(raw + 1 + 2 * i, &h, sizeof h); /* odd address on purpose */
+    }
+    CHECK(sw_widen_to_f32(raw + 1, dtype, out, n) == 0);
+    size_t wrong = 0;
+    for (size_t i = 0; i < n; i++) {
+        float want = dtype == SW_F16 ? sw_f16_to_f32((uint16_t)i) : sw_bf16_to_f32((uint16_t)i);
+        if (sw_f32_bits(out[i]) != sw_f32_bits(want)) {
+            if (!wrong)
+                fprintf(stderr, "%s pattern 0x%04zx: got 0x%08x, want 0x%08x\n",
+                        sw_dtype_name(dtype), i, sw_f32_bits(out[i]), sw_f32_bits(want));
+            wrong++;
+        }
+    }
+    CHECK(wrong == 0);
+    free(raw);
+    free(out);
+}
+
+static void check_f32_and_bad_type(void)
+{
+    float src[5] = {1.5f, -0.0f, 3e-40f, 65504.0f, -7.25f}, dst[5] = {0};
+    CHECK(sw_widen_to_f32(src, SW_F32, dst, 5) == 0);
+    CHECK(memcmp(src, dst, sizeof src) == 0);
+    float keep[2] = {42.0f, 43.0f};
+    int32_t ints[2] = {1, 2};
+    CHECK(sw_widen_to_f32(ints, SW_I32, keep, 2) == -1);
+    CHECK(keep[0] == 42.0f && keep[1] == 43.0f);
+}
+
+int main(void)
+{
+    check_all_patterns(SW_F16);
+    check_all_patterns(SW_BF16);
+    check_f32_and_bad_type();
+    return sw_check_summary("test_widen");
+}
