@@ -130,9 +130,10 @@ def load_campp(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     return prepare(state_dict(checkpoint), name)
 
 
-def campp_features(audio: np.ndarray) -> np.ndarray:
-    """3D-Speaker's front end without the mean removal: log fbank [T, 80]."""
-    return fbank(audio, subtract_mean=False, **FBANK)
+def campp_features(audio: np.ndarray, threads: int = 0) -> np.ndarray:
+    """3D-Speaker's front end without the mean removal: log fbank [T, 80]
+    (``threads``: the Runtime's, 0 for one per CPU)."""
+    return fbank(audio, subtract_mean=False, threads=threads, **FBANK)
 
 
 def _normalised(features: np.ndarray) -> np.ndarray:
@@ -197,7 +198,7 @@ class CamppEmbedding(RuntimeUser):
         w = waveform_batch(waveforms)
         sequences, owners = [], []
         for b in range(len(w)):
-            feats = campp_features(w[b])
+            feats = campp_features(w[b], self.runtime.threads)
             for j in range(masks.shape[1]):
                 keep = resample_mask(np.asarray(masks[b, j], np.float32), len(feats)) > 0.5
                 if keep.sum() >= MIN_FRAMES:
@@ -212,6 +213,6 @@ class CamppEmbedding(RuntimeUser):
     def __call__(self, waveforms: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
         w = waveform_batch(waveforms)
         if masks is None:
-            return self.embed_sequences([campp_features(row) for row in w])
+            return self.embed_sequences([campp_features(row, self.runtime.threads) for row in w])
         m = np.asarray(masks, dtype=np.float32)
         return self.embed_speakers(w, m[:, None, :])[:, 0]

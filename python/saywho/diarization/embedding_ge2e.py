@@ -159,7 +159,7 @@ class GE2EEncoder(RuntimeUser):
         """Mel power frames [T, 40] of mono 16 kHz audio, and each frame's
         mean square (for the volume normalisation)."""
         x = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
-        mel = _core.mel_power_spectrogram(x, n_mels=N_MELS)
+        mel = _core.mel_power_spectrogram(x, n_mels=N_MELS, threads=self.runtime.threads)
         n = len(mel)
         energy = np.zeros(n, dtype=np.float64)
         whole = min(n, len(x) // HOP)

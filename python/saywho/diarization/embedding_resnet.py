@@ -177,12 +177,12 @@ class ResNetEmbedding(RuntimeUser):
         -> [B, S, 256]: the network runs once per chunk, the pooling once per
         speaker (the mask only weighs the pooling). NaN where a mask is empty."""
         w = waveform_batch(waveforms)
-        features = np.stack([fbank(row) for row in w])
+        features = np.stack([fbank(row, threads=self.runtime.threads) for row in w])
         return self._run(features, np.asarray(masks, dtype=np.float32))
 
     def __call__(self, waveforms: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
         w = waveform_batch(waveforms)
-        features = np.stack([fbank(row) for row in w])
+        features = np.stack([fbank(row, threads=self.runtime.threads) for row in w])
         m = None if masks is None else np.asarray(masks, dtype=np.float32)
         out = self.embed_features(features, m)
         if m is not None:  # pyannote: no embedding where the mask keeps nothing
