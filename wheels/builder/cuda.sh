@@ -3,7 +3,8 @@
 # per version of this file and its inputs).
 # /opt/cuda: the CUDA 12.4 compiler (wheels/README.md says why 12.4): NVIDIA's
 # nvcc, cicc, ptxas ... as Debian trixie packages them (non-free), and the
-# runtime headers and libcudart.so.12 from NVIDIA's PyPI wheels of the same
+# runtime headers, libcudart.so.12 and CCCL's headers (cuda_fp16.h and
+# cuda_bf16.h include its <nv/target>) from NVIDIA's PyPI wheels of the same
 # release, laid out as a toolkit.
 set -euo pipefail
 rm -rf /opt/cuda /tmp/cuda-deb /tmp/cuda-pypi && mkdir -p /opt/cuda/bin/crt /opt/cuda/nvvm/bin \
@@ -18,13 +19,14 @@ for tool in cudafe++ fatbinary nvlink ptxas bin2c cuobjdump nvprune; do
   cp "/tmp/cuda-deb/usr/bin/$tool" /opt/cuda/bin/
 done
 /opt/venv/bin/pip download -q --disable-pip-version-check --no-deps -d /tmp/cuda-pypi \
-  nvidia-cuda-nvcc-cu12==12.4.131 nvidia-cuda-runtime-cu12==12.4.127
+  nvidia-cuda-nvcc-cu12==12.4.131 nvidia-cuda-runtime-cu12==12.4.127 \
+  nvidia-cuda-cccl-cu12==12.4.127.post1
 for whl in /tmp/cuda-pypi/*.whl; do
   /opt/venv/bin/python -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
     "$whl" /tmp/cuda-pypi/x
 done
 cp -r /tmp/cuda-pypi/x/nvidia/cuda_runtime/include/. /tmp/cuda-pypi/x/nvidia/cuda_nvcc/include/. \
-  /opt/cuda/include/
+  /tmp/cuda-pypi/x/nvidia/cuda_cccl/include/. /opt/cuda/include/
 cp /tmp/cuda-pypi/x/nvidia/cuda_runtime/lib/libcudart.so.12 /opt/cuda/lib64/
 ln -s libcudart.so.12 /opt/cuda/lib64/libcudart.so
 # nvcc names libcudadevrt in every link; saywho launches nothing from the
