@@ -13,18 +13,6 @@
 
 #include "campp_internal.h"
 
-static sw_tensor view(const sw_tensor *t, int64_t offset, int ndim, int64_t d0, int64_t d1,
-                      int64_t d2)
-{
-    sw_tensor v = *t;
-    v.data = (char *)t->data + offset * (int64_t)sizeof(float);
-    v.ndim = ndim;
-    v.shape[0] = d0;
-    v.shape[1] = d1;
-    v.shape[2] = d2;
-    return v;
-}
-
 static sw_status fresh(sw_backend *be, sw_tensor *t, int64_t d0, int64_t d1, sw_error *err)
 {
     int64_t shape[2] = {d0, d1};
@@ -60,11 +48,11 @@ static sw_status conv(sw_backend *be, const sw_tensor *x, const sw_tensor *ids, 
                       const campp_linear *l, int relu, sw_tensor *y, sw_error *err)
 {
     int64_t c_in = sw_row_len(x), n_out = sw_tensor_numel(ids) / taps;
-    sw_tensor table = view(x, 0, 2, sw_rows(x), c_in, 0), cols = {0};
+    sw_tensor table = sw_tensor_slice(x, 0, 2, sw_rows(x), c_in, 0), cols = {0};
     if (fresh(be, &cols, n_out * taps, c_in, err) == SW_OK &&
         sw_gather_rows(&table, ids, &cols, err) == SW_OK &&
         fresh(be, y, n_out, l->w.shape[0], err) == SW_OK) {
-        sw_tensor wide = view(&cols, 0, 2, n_out, taps * c_in, 0);
+        sw_tensor wide = sw_tensor_slice(&cols, 0, 2, n_out, taps * c_in, 0);
         linear(&wide, l, relu, y, err);
     }
     sw_tensor_free(&cols);
@@ -148,7 +136,7 @@ static sw_status head(sw_campp *m, sw_tensor *x, int64_t batch, int64_t frames, 
     if (sw_tensor_new(be, SW_F32, 3, shape, &by_row, err) == SW_OK &&
         sw_transpose(x, &by_row, err) == SW_OK) {
         sw_tensor_free(x);
-        sw_tensor col = view(&by_row, 0, 2, batch * rows * frames, 1, 0);
+        sw_tensor col = sw_tensor_slice(&by_row, 0, 2, batch * rows * frames, 1, 0);
         conv2d(m, &col, batch, rows, frames, 1, &m->head_conv1, 1, &y, err);
     }
     sw_tensor_free(&by_row);
@@ -164,12 +152,12 @@ static sw_status head(sw_campp *m, sw_tensor *x, int64_t batch, int64_t frames, 
     sw_tensor flat = {0};
     if (err->code == SW_OK) {
         int64_t s[3] = {batch, frames * CAMPP_HEAD_CHANNELS, rows};
-        sw_tensor src = view(&y, 0, 3, batch, rows, frames * CAMPP_HEAD_CHANNELS);
+        sw_tensor src = sw_tensor_slice(&y, 0, 3, batch, rows, frames * CAMPP_HEAD_CHANNELS);
         if (sw_tensor_new(be, SW_F32, 3, s, &flat, err) == SW_OK)
             sw_transpose(&src, &flat, err);
     }
     sw_tensor_free(&y);
-    *x = view(&flat, 0, 2, batch * frames, CAMPP_HEAD_CHANNELS * rows, 0);
+    *x = sw_tensor_slice(&flat, 0, 2, batch * frames, CAMPP_HEAD_CHANNELS * rows, 0);
     return err->code;
 }
 
@@ -269,8 +257,8 @@ static sw_status dtdnn_init(sw_backend *be, dtdnn *d, sw_error *err)
 static sw_status read_block(dtdnn *d, int64_t c, const campp_affine *norm, sw_tensor *x,
                             sw_error *err)
 {
-    sw_tensor src = view(&d->buf, 0, 2, c, d->n, 0);
-    *x = view(&d->tmp, 0, 2, d->n, c, 0);
+    sw_tensor src = sw_tensor_slice(&d->buf, 0, 2, c, d->n, 0);
+    *x = sw_tensor_slice(&d->tmp, 0, 2, d->n, c, 0);
     if (sw_transpose(&src, x, err) == SW_OK && sw_mul(x, &norm->scale, x, err) == SW_OK &&
         sw_add(x, &norm->shift, x, err) == SW_OK)
         sw_leaky_relu(x, 0.0f, x, err);
@@ -286,22 +274,24 @@ static sw_status cam_layer(const campp_layer *l, dtdnn *d, sw_error *err)
         return err->code;
     /* y = the dilated local conv */
     const sw_tensor *ids = &d->local_ids[l->dilation - 1];
-    sw_tensor wide = view(&d->cols, 0, 2, d->n, 3 * CAMPP_BN_CHANNELS, 0);
+    sw_tensor wide = sw_tensor_slice(&d->cols, 0, 2, d->n, 3 * CAMPP_BN_CHANNELS, 0);
     if (sw_gather_rows(&d->h, ids, &d->cols, err) != SW_OK ||
         linear(&wide, &l->local, 0, &d->y, err) != SW_OK)
         return err->code;
     /* the mask from each segment's context */
     int64_t t = d->frames, s = d->segments;
     for (int64_t b = 0; b < d->batch; b++) {
-        sw_tensor hb = view(&d->h, b * t * CAMPP_BN_CHANNELS, 2, t, CAMPP_BN_CHANNELS, 0);
-        sw_tensor cb = view(&d->ctx, b * s * CAMPP_BN_CHANNELS, 2, s, CAMPP_BN_CHANNELS, 0);
+        sw_tensor hb =
+            sw_tensor_slice(&d->h, b * t * CAMPP_BN_CHANNELS, 2, t, CAMPP_BN_CHANNELS, 0);
+        sw_tensor cb =
+            sw_tensor_slice(&d->ctx, b * s * CAMPP_BN_CHANNELS, 2, s, CAMPP_BN_CHANNELS, 0);
         if (sw_matmul(&d->pool, &hb, &cb, 0, 1.0f, 0.0f, err) != SW_OK)
             return err->code;
     }
-    sw_tensor pairs = view(&d->logits, 0, 2, d->batch * s * CAMPP_GROWTH, 2, 0);
-    sw_tensor singles = view(&d->logits, 0, 2, d->batch * s * 2 * CAMPP_GROWTH, 1, 0);
-    sw_tensor mask = view(&d->mask, 0, 2, d->n * CAMPP_GROWTH, 1, 0);
-    sw_tensor dst = view(&d->buf, l->in_channels * d->n, 2, CAMPP_GROWTH, d->n, 0);
+    sw_tensor pairs = sw_tensor_slice(&d->logits, 0, 2, d->batch * s * CAMPP_GROWTH, 2, 0);
+    sw_tensor singles = sw_tensor_slice(&d->logits, 0, 2, d->batch * s * 2 * CAMPP_GROWTH, 1, 0);
+    sw_tensor mask = sw_tensor_slice(&d->mask, 0, 2, d->n * CAMPP_GROWTH, 1, 0);
+    sw_tensor dst = sw_tensor_slice(&d->buf, l->in_channels * d->n, 2, CAMPP_GROWTH, d->n, 0);
     if (linear(&d->ctx, &l->ctx_in, 1, &d->ctx_h, err) == SW_OK &&
         linear(&d->ctx_h, &l->ctx_out, 0, &d->logits, err) == SW_OK &&
         sw_softmax(&pairs, &pairs, err) == SW_OK &&
@@ -315,7 +305,7 @@ static sw_status cam_layer(const campp_layer *l, dtdnn *d, sw_error *err)
  * (allocated here) after the last transition and out_nonlinear. */
 static sw_status dtdnn_run(sw_campp *m, dtdnn *d, const sw_tensor *x, sw_tensor *out, sw_error *err)
 {
-    sw_tensor first = view(&d->buf, 0, 2, CAMPP_INIT_CHANNELS, d->n, 0);
+    sw_tensor first = sw_tensor_slice(&d->buf, 0, 2, CAMPP_INIT_CHANNELS, d->n, 0);
     if (sw_transpose(x, &first, err) != SW_OK)
         return err->code;
     int channels = CAMPP_INIT_CHANNELS, index = 0;
@@ -335,7 +325,7 @@ static sw_status dtdnn_run(sw_campp *m, dtdnn *d, const sw_tensor *x, sw_tensor 
         if (last) {
             *out = y;
         } else {
-            sw_tensor dst = view(&d->buf, 0, 2, channels, d->n, 0);
+            sw_tensor dst = sw_tensor_slice(&d->buf, 0, 2, channels, d->n, 0);
             sw_transpose(&y, &dst, err);
             sw_tensor_free(&y);
         }

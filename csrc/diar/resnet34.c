@@ -12,17 +12,6 @@
 
 #include "resnet34_internal.h"
 
-static sw_tensor view(const sw_tensor *t, int ndim, int64_t d0, int64_t d1, int64_t d2)
-{
-    sw_tensor v = *t;
-    v.ndim = ndim;
-    v.shape[0] = d0;
-    v.shape[1] = d1;
-    v.shape[2] = d2;
-    v.shape[3] = 0;
-    return v;
-}
-
 /* Host ids -> an int32 tensor on the backend; `host` is freed here. */
 static sw_status upload_ids(sw_backend *be, int32_t *host, int64_t n, sw_tensor *t, sw_error *err)
 {
@@ -67,13 +56,13 @@ static sw_status conv3(sw_backend *be, const sw_tensor *x, grid g, const sw_tens
 {
     int64_t rows_out = halve(g.rows, stride), frames_out = halve(g.frames, stride);
     int64_t c = cv->c_in;
-    sw_tensor table = view(x, 2, g.batch * g.rows * g.frames, c, 0), cols = {0};
+    sw_tensor table = sw_tensor_slice(x, 0, 2, g.batch * g.rows * g.frames, c, 0), cols = {0};
     int64_t cols_shape[2] = {sw_tensor_numel(ids), c};
     int64_t y_shape[3] = {g.batch * rows_out, frames_out, cv->c_out};
     if (sw_tensor_new(be, SW_F32, 2, cols_shape, &cols, err) == SW_OK &&
         sw_gather_rows(&table, ids, &cols, err) == SW_OK &&
         sw_tensor_new(be, SW_F32, 3, y_shape, y, err) == SW_OK) {
-        sw_tensor wide = view(&cols, 3, g.batch * rows_out, g.frames, 3 * c);
+        sw_tensor wide = sw_tensor_slice(&cols, 0, 3, g.batch * rows_out, g.frames, 3 * c);
         if (sw_conv1d(&wide, &cv->w, &cv->b, stride, 1, y, err) == SW_OK && relu)
             sw_leaky_relu(y, 0.0f, y, err);
     }
@@ -95,7 +84,7 @@ static sw_status shortcut(sw_backend *be, const sw_tensor *x, grid g, const resn
             for (int64_t t = 0; t < frames_out; t++)
                 *p++ = (int32_t)((b * g.rows + fo * s) * g.frames + t * s);
     sw_tensor ids = {0}, picked = {0};
-    sw_tensor table = view(x, 2, g.batch * g.rows * g.frames, c_in, 0);
+    sw_tensor table = sw_tensor_slice(x, 0, 2, g.batch * g.rows * g.frames, c_in, 0);
     int64_t picked_shape[2] = {n, c_in}, y_shape[2] = {n, blk->short_w.shape[0]};
     if (upload_ids(be, id, n, &ids, err) == SW_OK &&
         sw_tensor_new(be, SW_F32, 2, picked_shape, &picked, err) == SW_OK &&
@@ -140,7 +129,7 @@ static sw_status block(sw_resnet34 *m, const resnet_block *blk, stage_ids *cache
     if (err->code == SW_OK && conv3(be, x, *g, ids1, s, &blk->conv1, 1, &a, err) == SW_OK &&
         conv3(be, &a, out, same_ids(be, cache, out, err), 1, &blk->conv2, 0, &y, err) == SW_OK) {
         int64_t n = out.batch * out.rows * out.frames, c = blk->conv2.c_out;
-        sw_tensor y2 = view(&y, 2, n, c, 0), x2 = view(x, 2, n, c, 0);
+        sw_tensor y2 = sw_tensor_slice(&y, 0, 2, n, c, 0), x2 = sw_tensor_slice(x, 0, 2, n, c, 0);
         if (blk->short_w.data) {
             if (shortcut(be, x, *g, blk, &side, err) == SW_OK)
                 sw_add(&y2, &side, &y2, err);

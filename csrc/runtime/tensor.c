@@ -28,6 +28,19 @@ const char *sw_dtype_name(sw_dtype dtype)
     return "unknown";
 }
 
+sw_tensor sw_tensor_slice(const sw_tensor *t, int64_t offset, int ndim, int64_t d0, int64_t d1,
+                          int64_t d2)
+{
+    sw_tensor v = *t;
+    v.data = (char *)t->data + offset * (int64_t)sw_dtype_size(t->dtype);
+    v.ndim = ndim;
+    v.shape[0] = d0;
+    v.shape[1] = d1;
+    v.shape[2] = d2;
+    v.shape[3] = 0;
+    return v;
+}
+
 int64_t sw_tensor_numel(const sw_tensor *t)
 {
     int64_t n = 1;

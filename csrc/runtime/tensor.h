@@ -31,6 +31,12 @@ size_t sw_dtype_size(sw_dtype dtype);
 const char *sw_dtype_name(sw_dtype dtype);
 
 int64_t sw_tensor_numel(const sw_tensor *t);
+
+/* The same memory seen from element `offset` (in t's dtype) with the shape
+ * ndim, d0..d2: a view, never freed on its own (the models' forwards slice
+ * their activations with it). */
+sw_tensor sw_tensor_slice(const sw_tensor *t, int64_t offset, int ndim, int64_t d0, int64_t d1,
+                          int64_t d2);
 size_t sw_tensor_nbytes(const sw_tensor *t);
 
 /* Allocates an uninitialised tensor on `backend`. */

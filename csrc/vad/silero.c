@@ -104,19 +104,6 @@ sw_status sw_silero_create(sw_backend *be, const sw_named_tensor *tensors, int n
     return SW_OK;
 }
 
-static sw_tensor view(const sw_tensor *t, int64_t offset, int ndim, int64_t d0, int64_t d1,
-                      int64_t d2)
-{
-    sw_tensor v = *t;
-    v.data = (char *)t->data + offset * (int64_t)sizeof(float);
-    v.ndim = ndim;
-    v.shape[0] = d0;
-    v.shape[1] = d1;
-    v.shape[2] = d2;
-    v.shape[3] = 0;
-    return v;
-}
-
 /* Windows first .. first + n - 1 of the audio as the network reads them:
  * context, window, reflect padding (NumPy's "reflect": the edge not repeated). */
 static void windows(const float *audio, int64_t first, int64_t n, float *out)
@@ -181,7 +168,7 @@ static sw_status encode(sw_silero *m, const float *host_windows, int64_t n, sw_t
         int64_t shape[3] = {n, frames, conv_out[i]};
         sw_tensor out;
         if (i == SILERO_CONVS - 1) {
-            out = view(feat, 0, 3, n, 1, SILERO_HIDDEN);
+            out = sw_tensor_slice(feat, 0, 3, n, 1, SILERO_HIDDEN);
         } else {
             sw_tensor_free(dst);
             if (sw_tensor_new(be, SW_F32, 3, shape, dst, err) != SW_OK)
@@ -226,7 +213,7 @@ sw_status sw_silero_run(sw_silero *m, const float *audio, int64_t n_samples, int
         for (int64_t i = 0; i < n && err->code == SW_OK; i += batch) {
             int64_t k = n - i < batch ? n - i : batch;
             windows(audio, i, k, host);
-            sw_tensor rows = view(&feat, i * SILERO_HIDDEN, 2, k, SILERO_HIDDEN, 0);
+            sw_tensor rows = sw_tensor_slice(&feat, i * SILERO_HIDDEN, 2, k, SILERO_HIDDEN, 0);
             encode(m, host, k, &rows, err);
         }
     free(host);
@@ -236,7 +223,7 @@ sw_status sw_silero_run(sw_silero *m, const float *audio, int64_t n_samples, int
         sw_lstm(&feat, &m->w_ih, &m->w_hh, &m->bias, &h, err) == SW_OK &&
         sw_leaky_relu(&h, 0.0f, &h, err) == SW_OK &&
         sw_tensor_new(be, SW_F32, 2, l_shape, &logits, err) == SW_OK) {
-        sw_tensor h2 = view(&h, 0, 2, n, SILERO_HIDDEN, 0);
+        sw_tensor h2 = sw_tensor_slice(&h, 0, 2, n, SILERO_HIDDEN, 0);
         if (sw_matmul(&h2, &m->dec_w, &logits, 1, 1.0f, 0.0f, err) == SW_OK &&
             sw_add(&logits, &m->dec_b, &logits, err) == SW_OK)
             be->download(be, probs, logits.data, (size_t)n * sizeof *probs, err);

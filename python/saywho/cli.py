@@ -20,18 +20,8 @@ from . import _core
 from .pipeline import Pipeline
 from .progress import ProgressBar
 from .sample import sample_path
+from .whisper.transcribe import COMPUTE_TYPES
 from .writers import FORMATS
-
-COMPUTE_TYPES = (
-    "default",
-    "auto",
-    "float32",
-    "int8",
-    "int8_float32",
-    "float16",
-    "bfloat16",
-    "int8_float16",
-)
 
 
 def default_model() -> str | None:
