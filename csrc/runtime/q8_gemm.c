@@ -122,6 +122,79 @@ VNNI static void gemm_vnni(int m, int n0, int n1, int k, const int8_t *qa, const
     }
 }
 
+/* AVX2 without VNNI (Zen 1-3, Intel before Ice Lake, or a lowered
+ * dispatch): vpmaddubsw multiplies unsigned by signed bytes, so each
+ * activation byte goes in as |a| and its weight byte takes a's sign
+ * (vpsignb). Both are at most 127 in magnitude (quantization clamps to
+ * +-127), so a pair of products is at most 32,258 and the 16-bit sums
+ * cannot saturate; vpmaddwd by ones widens them to int32. The sums are
+ * exact, as in every other path. */
+#define AVX2    __attribute__((target("avx2")))
+#define AVX2_RB 3 /* rows of a per tile: 9 accumulators, 3 weight vectors */
+#define AVX2_CB 3
+
+AVX2 static inline __attribute__((always_inline)) void block_avx2(int rb, int nc, int k,
+                                                                  const int8_t *qa, const float *sa,
+                                                                  const int8_t *qw, const float *sw,
+                                                                  float beta, float *c, int ldc)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i acc[AVX2_RB][AVX2_CB];
+    for (int r = 0; r < rb; r++)
+        for (int j = 0; j < nc; j++)
+            acc[r][j] = _mm256_setzero_si256();
+    int i = 0;
+    for (; i + 32 <= k; i += 32) {
+        __m256i w[AVX2_CB];
+        for (int j = 0; j < nc; j++)
+            w[j] = _mm256_loadu_si256((const __m256i *)(const void *)(qw + (long)j * k + i));
+        for (int r = 0; r < rb; r++) {
+            __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(qa + (long)r * k + i));
+            __m256i a_abs = _mm256_abs_epi8(a);
+            for (int j = 0; j < nc; j++) {
+                __m256i pairs = _mm256_maddubs_epi16(a_abs, _mm256_sign_epi8(w[j], a));
+                acc[r][j] = _mm256_add_epi32(acc[r][j], _mm256_madd_epi16(pairs, ones));
+            }
+        }
+    }
+    for (int r = 0; r < rb; r++)
+        for (int j = 0; j < nc; j++) {
+            __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc[r][j]),
+                                      _mm256_extracti128_si256(acc[r][j], 1));
+            s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+            s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+            int32_t dot = _mm_cvtsi128_si32(s);
+            const int8_t *ar = qa + (long)r * k, *wj = qw + (long)j * k;
+            for (int t = i; t < k; t++)
+                dot += (int32_t)ar[t] * (int32_t)wj[t];
+            store(c + (long)r * ldc + j, (float)dot / (sa[r] * sw[j]), beta);
+        }
+}
+
+/* The same walk as the VNNI kernel: weight rows in blocks (each read from
+ * memory once), activation rows in tiles; each tile size is its own loop. */
+AVX2 static void gemm_avx2(int m, int n0, int n1, int k, const int8_t *qa, const float *sa,
+                           const int8_t *qw, const float *sw, float beta, float *c, int ldc)
+{
+    for (int j0 = n0; j0 < n1; j0 += AVX2_CB) {
+        int nc = n1 - j0 < AVX2_CB ? n1 - j0 : AVX2_CB;
+        const int8_t *wb = qw + (long)j0 * k;
+        for (int r0 = 0; r0 < m; r0 += AVX2_RB) {
+            int rb = m - r0 < AVX2_RB ? m - r0 : AVX2_RB;
+            const int8_t *ab = qa + (long)r0 * k;
+            float *cb = c + (long)r0 * ldc + j0;
+            if (rb == 3 && nc == 3)
+                block_avx2(3, 3, k, ab, sa + r0, wb, sw + j0, beta, cb, ldc);
+            else if (rb == 2)
+                block_avx2(2, nc, k, ab, sa + r0, wb, sw + j0, beta, cb, ldc);
+            else if (rb == 1)
+                block_avx2(1, nc, k, ab, sa + r0, wb, sw + j0, beta, cb, ldc);
+            else
+                block_avx2(3, nc, k, ab, sa + r0, wb, sw + j0, beta, cb, ldc);
+        }
+    }
+}
+
 int sw_q8_has_vnni(void)
 {
     return sw_cpu_has_vnni();
@@ -140,6 +213,10 @@ void sw_q8_gemm_nt(int m, int n0, int n1, int k, const int8_t *qa, const float *
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
     if (sw_q8_has_vnni()) {
         gemm_vnni(m, n0, n1, k, qa, sa, qw, sw, w_sums, beta, c, ldc);
+        return;
+    }
+    if (sw_cpu_level_get() >= SW_CPU_V3) {
+        gemm_avx2(m, n0, n1, k, qa, sa, qw, sw, beta, c, ldc);
         return;
     }
 #endif

@@ -4,7 +4,18 @@
 
 #include <string.h>
 
+/* The sum order every output gets: 16 interleaved partial sums (lane l adds
+ * the terms i with i % 16 == l, in order of i), then the lanes pairwise. */
 #define LANES 16
+
+SW_ALWAYS_INLINE float reduce_lanes(float *lanes)
+{
+    /* pairwise, so the order does not depend on how lanes map to registers */
+    for (int width = LANES / 2; width > 0; width /= 2)
+        for (int l = 0; l < width; l++)
+            lanes[l] += lanes[l + width];
+    return lanes[0];
+}
 
 SW_ALWAYS_INLINE float dot16(const float *x, const float *y, int k)
 {
@@ -15,75 +26,221 @@ SW_ALWAYS_INLINE float dot16(const float *x, const float *y, int k)
             acc[l] += x[i + l] * y[i + l];
     for (int l = 0; i < k; i++, l++)
         acc[l] += x[i] * y[i];
-    /* pairwise, so the order does not depend on how lanes map to registers */
-    for (int width = LANES / 2; width > 0; width /= 2)
-        for (int l = 0; l < width; l++)
-            acc[l] += acc[l + width];
-    return acc[0];
+    return reduce_lanes(acc);
 }
 
-/* A GCC vector of dot16's sixteen lanes: one register on AVX-512, two on
- * AVX2, four on the baseline; lane l sums the same terms in the same order
- * as dot16's acc[l]. */
+/* The kernel computes a tile of R input rows against J weight rows at once,
+ * R * J accumulators held in registers, so each vector loaded from an input
+ * row serves J products and each from a weight row R. A vector holds W of
+ * the 16 lanes (W = 16 on AVX-512, 8 on AVX2, 4 on SSE2); with W < 16 the
+ * lanes go in 16 / W passes over k. Lane l still adds its terms in order of
+ * i, with the same fused (or, on the baseline, unfused) multiply-add, so
+ * every output has dot16's bits whatever the tile, the vector width or m:
+ * a window decoded in a batch gets the logits it gets alone. */
 typedef float v16 __attribute__((vector_size(64)));
 typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
-#define LOAD16(p) (*(const v16u *)(const void *)(p))
-#define ROWS      8
+typedef float v8 __attribute__((vector_size(32)));
+typedef float v8u __attribute__((vector_size(32), aligned(4), may_alias));
+typedef float v4 __attribute__((vector_size(16)));
+typedef float v4u __attribute__((vector_size(16), aligned(4), may_alias));
 
-/* dot16 of ROWS rows of x against one weight row: ROWS independent chains
- * where dot16 has one, each bit for bit dot16's result. */
-SW_ALWAYS_INLINE void dot16_rows(const float *const *x, const float *y, int k, float *out)
+/* Input rows per block, in tiles of RT rows: they stay in L1 while a column
+ * block's weight rows stream past them. */
+#define ROW_TILES 5
+/* Weight rows per column block: they stay in L2 while every row block
+ * passes over them. */
+#define COL_BLOCK 128
+
+/* Lane l of a vector plus lane l + width, for each lane below width: one
+ * step of reduce_lanes on the lanes a vector holds. */
+typedef int v16i __attribute__((vector_size(64)));
+typedef int v8i __attribute__((vector_size(32)));
+
+SW_ALWAYS_INLINE float reduce_v8(const v8 *sum)
 {
-    v16 acc[ROWS];
-    for (int r = 0; r < ROWS; r++)
-        acc[r] = (v16){0.0f};
-    int i = 0;
-    for (; i + LANES <= k; i += LANES) {
-        v16 yv = LOAD16(y + i);
-        for (int r = 0; r < ROWS; r++)
-            acc[r] += LOAD16(x[r] + i) * yv;
-    }
-    for (int r = 0; r < ROWS; r++) {
-        float lanes[LANES];
-        memcpy(lanes, &acc[r], sizeof lanes);
-        for (int t = i, l = 0; t < k; t++, l++)
-            lanes[l] += x[r][t] * y[t];
-        for (int width = LANES / 2; width > 0; width /= 2)
-            for (int l = 0; l < width; l++)
-                lanes[l] += lanes[l + width];
-        out[r] = lanes[0];
-    }
+    v8 s = *sum;
+    s += __builtin_shuffle(s, (v8i){4, 5, 6, 7, 0, 1, 2, 3});
+    s += __builtin_shuffle(s, (v8i){2, 3, 0, 1, 2, 3, 0, 1});
+    s += __builtin_shuffle(s, (v8i){1, 0, 1, 0, 1, 0, 1, 0});
+    return s[0];
 }
 
-/* Rows go in blocks of ROWS (a short last block repeats its last row and
- * drops the extra results); each weight row streams from memory once and
- * serves every block from L1, and the sums of a block run side by side. */
-SW_ALWAYS_INLINE void sw_small_gemm_nt_body(int m, int n0, int n1, int k, float alpha,
-                                            const float *a, int lda, const float *w, int ldw,
-                                            float beta, float *c, int ldc)
+SW_ALWAYS_INLINE float reduce_v16(const v16 *sum)
 {
-    const float *rows[SW_SMALL_GEMM_MAX_ROWS + ROWS];
-    for (int u = 0; u < m + ROWS; u++)
-        rows[u] = a + (long)(u < m ? u : m - 1) * lda;
-    for (int j = n0; j < n1; j++) {
-        const float *wj = w + (long)j * ldw;
-        for (int r0 = 0; r0 < m; r0 += ROWS) {
-            float d[ROWS];
-            dot16_rows(rows + r0, wj, k, d);
-            int nr = m - r0 < ROWS ? m - r0 : ROWS;
-            for (int u = 0; u < nr; u++) {
-                float *cr = c + (long)(r0 + u) * ldc + j;
-                float v = alpha * d[u];
-                *cr = beta == 0.0f ? v : v + beta * *cr;
+    v16 s = *sum;
+    s += __builtin_shuffle(s, (v16i){8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7});
+    v8 lo;
+    memcpy(&lo, &s, sizeof lo);
+    return reduce_v8(&lo);
+}
+
+/* One tile: the R x J dot products over the first k16 (a multiple of 16)
+ * terms. With k16 == k the vectors are reduced in registers and done[r][j]
+ * holds each sum; otherwise out[r][j] holds the 16 lanes for finish_tile to
+ * add the tail to. R and J are constants at each call site. The W = 8
+ * passes meet in reduce_lanes' first step (lane l plus lane l + 8), which
+ * is a vector add of the two passes' accumulators. */
+#define DEFINE_TILE(NAME, VT, VTU, W, CAN, REDUCE)                                                 \
+    SW_ALWAYS_INLINE void NAME(int R, int J, const float *const *a, const float *const *w,         \
+                               int k16, int k, float out[][4][LANES], float done[][4])             \
+    {                                                                                              \
+        for (int h = 0; h < LANES; h += W) {                                                       \
+            VT acc[4][4];                                                                          \
+            for (int r = 0; r < R; r++)                                                            \
+                for (int j = 0; j < J; j++)                                                        \
+                    acc[r][j] = (VT){0.0f};                                                        \
+            for (int i = h; i < k16; i += LANES) {                                                 \
+                VT wv[4];                                                                          \
+                for (int j = 0; j < J; j++)                                                        \
+                    wv[j] = *(const VTU *)(const void *)(w[j] + i);                                \
+                for (int r = 0; r < R; r++) {                                                      \
+                    VT xv = *(const VTU *)(const void *)(a[r] + i);                                \
+                    for (int j = 0; j < J; j++)                                                    \
+                        acc[r][j] += xv * wv[j];                                                   \
+                }                                                                                  \
+            }                                                                                      \
+            for (int r = 0; r < R; r++)                                                            \
+                for (int j = 0; j < J; j++) {                                                      \
+                    if (CAN && k16 == k && h + W == LANES) {                                       \
+                        VT s = acc[r][j];                                                          \
+                        if (W == 8) {                                                              \
+                            VT first;                                                              \
+                            memcpy(&first, out[r][j], sizeof first);                               \
+                            s = first + s;                                                         \
+                        }                                                                          \
+                        done[r][j] = REDUCE(&s);                                                   \
+                    } else {                                                                       \
+                        memcpy(&out[r][j][h], &acc[r][j], sizeof acc[r][j]);                       \
+                    }                                                                              \
+                }                                                                                  \
+        }                                                                                          \
+    }
+
+#define NO_REDUCE(s) 0.0f
+DEFINE_TILE(tile16, v16, v16u, 16, 1, reduce_v16)
+DEFINE_TILE(tile8, v8, v8u, 8, 1, reduce_v8)
+DEFINE_TILE(tile4, v4, v4u, 4, 0, NO_REDUCE)
+
+/* Tile shapes per level, chosen so accumulators, weight vectors and one
+ * input vector fit the register file without spilling: 4 x 4 of 32 zmm,
+ * 3 x 3 of 16 ymm (13 live), 3 x 3 of 16 xmm. */
+SW_ALWAYS_INLINE void tile_any(int W, int R, int J, const float *const *a, const float *const *w,
+                               int k16, int k, float out[][4][LANES], float done[][4])
+{
+    if (W == 16)
+        tile16(R, J, a, w, k16, k, out, done);
+    else if (W == 8)
+        tile8(R, J, a, w, k16, k, out, done);
+    else
+        tile4(R, J, a, w, k16, k, out, done);
+}
+
+/* The tail (k % 16 terms) and the pairwise reduction where the tile did not
+ * reduce, then alpha and beta. */
+SW_ALWAYS_INLINE void finish_tile(int W, int R, int J, const float *const *a, const float *const *w,
+                                  int k16, int k, float out[][4][LANES], float done[][4],
+                                  float alpha, float beta, float *c, int ldc, int r0, int j0)
+{
+    int reduced = W >= 8 && k16 == k;
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < J; j++) {
+            float d;
+            if (reduced) {
+                d = done[r][j];
+            } else {
+                float *lanes = out[r][j];
+                for (int t = k16, l = 0; t < k; t++, l++)
+                    lanes[l] += a[r][t] * w[j][t];
+                d = reduce_lanes(lanes);
+            }
+            float v = alpha * d;
+            float *cr = c + (long)(r0 + r) * ldc + j0 + j;
+            *cr = beta == 0.0f ? v : v + beta * *cr;
+        }
+}
+
+/* Dispatches a tile of r <= RT rows and j <= JT columns to the variant with
+ * those constants, so the loops above unroll into registers. */
+#define TILE_CASE(R_, J_)                                                                          \
+    case (R_)*8 + (J_):                                                                            \
+        tile_any(W, R_, J_, rows, cols, k16, k, out, done);                                        \
+        finish_tile(W, R_, J_, rows, cols, k16, k, out, done, alpha, beta, c, ldc, r0, j0);        \
+        break;
+
+SW_ALWAYS_INLINE void gemm_blocks(int W, int RT, int JT, int m, int n0, int n1, int k, float alpha,
+                                  const float *a, int lda, const float *w, int ldw, float beta,
+                                  float *c, int ldc)
+{
+    int k16 = k & ~(LANES - 1);
+    float out[4][4][LANES], done[4][4];
+    for (int cb = n0; cb < n1; cb += COL_BLOCK) {
+        int cb1 = cb + COL_BLOCK < n1 ? cb + COL_BLOCK : n1;
+        for (int rb = 0; rb < m; rb += ROW_TILES * RT) {
+            int rb1 = rb + ROW_TILES * RT < m ? rb + ROW_TILES * RT : m;
+            for (int r0 = rb; r0 < rb1; r0 += RT) {
+                int R = rb1 - r0 < RT ? rb1 - r0 : RT;
+                const float *rows[4] = {0};
+                for (int r = 0; r < R; r++)
+                    rows[r] = a + (long)(r0 + r) * lda;
+                for (int j0 = cb; j0 < cb1; j0 += JT) {
+                    int J = cb1 - j0 < JT ? cb1 - j0 : JT;
+                    const float *cols[4] = {0};
+                    for (int j = 0; j < J; j++)
+                        cols[j] = w + (long)(j0 + j) * ldw;
+                    switch (R * 8 + J) {
+                        TILE_CASE(1, 1)
+                        TILE_CASE(1, 2)
+                        TILE_CASE(1, 3)
+                        TILE_CASE(1, 4)
+                        TILE_CASE(2, 1)
+                        TILE_CASE(2, 2)
+                        TILE_CASE(2, 3)
+                        TILE_CASE(2, 4)
+                        TILE_CASE(3, 1)
+                        TILE_CASE(3, 2)
+                        TILE_CASE(3, 3)
+                        TILE_CASE(3, 4)
+                        TILE_CASE(4, 1)
+                        TILE_CASE(4, 2)
+                        TILE_CASE(4, 3)
+                        TILE_CASE(4, 4)
+                    default: break;
+                    }
+                }
             }
         }
     }
 }
 
-SW_VOID_MULTIVERSION(, sw_small_gemm_nt,
-                     (int m, int n0, int n1, int k, float alpha, const float *a, int lda,
-                      const float *w, int ldw, float beta, float *c, int ldc),
-                     (m, n0, n1, k, alpha, a, lda, w, ldw, beta, c, ldc))
+SW_TARGET_V4 static void small_gemm_v4(int m, int n0, int n1, int k, float alpha, const float *a,
+                                       int lda, const float *w, int ldw, float beta, float *c,
+                                       int ldc)
+{
+    gemm_blocks(16, 4, 4, m, n0, n1, k, alpha, a, lda, w, ldw, beta, c, ldc);
+}
+
+SW_TARGET_V3 static void small_gemm_v3(int m, int n0, int n1, int k, float alpha, const float *a,
+                                       int lda, const float *w, int ldw, float beta, float *c,
+                                       int ldc)
+{
+    gemm_blocks(8, 3, 3, m, n0, n1, k, alpha, a, lda, w, ldw, beta, c, ldc);
+}
+
+static void small_gemm_baseline(int m, int n0, int n1, int k, float alpha, const float *a, int lda,
+                                const float *w, int ldw, float beta, float *c, int ldc)
+{
+    gemm_blocks(4, 3, 3, m, n0, n1, k, alpha, a, lda, w, ldw, beta, c, ldc);
+}
+
+void sw_small_gemm_nt(int m, int n0, int n1, int k, float alpha, const float *a, int lda,
+                      const float *w, int ldw, float beta, float *c, int ldc)
+{
+    switch (sw_cpu_level_get()) {
+    case SW_CPU_V4: small_gemm_v4(m, n0, n1, k, alpha, a, lda, w, ldw, beta, c, ldc); break;
+    case SW_CPU_V3: small_gemm_v3(m, n0, n1, k, alpha, a, lda, w, ldw, beta, c, ldc); break;
+    default: small_gemm_baseline(m, n0, n1, k, alpha, a, lda, w, ldw, beta, c, ldc);
+    }
+}
 
 SW_ALWAYS_INLINE void dot_into_body(const float *x, const float *y, int k, float *out)
 {
