@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cpu_attention.h"
 #include "cpu_seq_ops.h"
 #include "elementwise_math.h"
 #include "q8_gemm.h"
@@ -508,229 +509,20 @@ static sw_status cpu_scatter_rows(sw_backend *be, const sw_tensor *src, const sw
     return SW_OK;
 }
 
-typedef struct attn_job {
-    const float *q, *k, *v;
-    float *out;
-    float *scores; /* [B, H, T_q, kv_len]: probs or scratch */
-    int64_t tq, d, dh, tkv, group, kv_len, causal;
-    int heads;
-    float scale;
-} attn_job;
-
-/* Keys query row i may see. */
-static int64_t attn_visible(const attn_job *j, int64_t i)
-{
-    if (j->causal < 0)
-        return j->kv_len;
-    int64_t n = j->causal + i + 1;
-    return n < j->kv_len ? n : j->kv_len;
-}
-
-/* Four query rows against one key row at once, four independent chains.
- * Each row's sum: eight lane sums over the full blocks of eight, then the
- * tail, then the lanes in order; the same whatever the rows around it. GCC's
- * vector type keeps the eight lanes in registers (plain arrays made it
- * gather the queries element by element). */
-typedef float sw_v8 __attribute__((vector_size(32)));
-/* the same, read from any float address */
-typedef float sw_v8u __attribute__((vector_size(32), aligned(4), may_alias));
-#define LOAD_V8(p) (*(const sw_v8u *)(const void *)(p))
-
-static inline __attribute__((always_inline)) void dot4_f32(const float *const *q, const float *k,
-                                                           int64_t n, float *out)
-{
-    sw_v8 acc[4] = {{0.0f}, {0.0f}, {0.0f}, {0.0f}};
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        sw_v8 kv = LOAD_V8(k + i);
-        for (int r = 0; r < 4; r++)
-            acc[r] += LOAD_V8(q[r] + i) * kv;
-    }
-    for (int r = 0; r < 4; r++) {
-        float s = 0.0f;
-        for (int64_t t = i; t < n; t++)
-            s += q[r][t] * k[t];
-        for (int l = 0; l < 8; l++)
-            s += acc[r][l];
-        out[r] = s;
-    }
-}
-
-/* Softmax of s[0..n) in place; s[n..len) become 0 (masked keys). Eight
- * partial maxima and sums so that the loops vectorise. */
-static void masked_softmax(float *s, int64_t n, int64_t len)
-{
-    float m8[8], s8[8];
-    for (int l = 0; l < 8; l++) {
-        m8[l] = -INFINITY;
-        s8[l] = 0.0f;
-    }
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; l++)
-            m8[l] = s[i + l] > m8[l] ? s[i + l] : m8[l];
-    float mx = -INFINITY;
-    for (; i < n; i++)
-        mx = s[i] > mx ? s[i] : mx;
-    for (int l = 0; l < 8; l++)
-        mx = m8[l] > mx ? m8[l] : mx;
-    if (mx == -INFINITY) {
-        for (i = 0; i < len; i++)
-            s[i] = 0.0f;
-        return;
-    }
-    for (i = 0; i < n; i++)
-        s[i] = sw_expf_nonpositive(s[i] - mx);
-    for (i = 0; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; l++)
-            s8[l] += s[i + l];
-    float sum = 0.0f;
-    for (; i < n; i++)
-        sum += s[i];
-    for (int l = 0; l < 8; l++)
-        sum += s8[l];
-    float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-    for (i = 0; i < n; i++)
-        s[i] *= inv;
-    for (i = n; i < len; i++)
-        s[i] = 0.0f;
-}
-
-/* Few queries (decoding): one item per (key batch, head), fused. The query
- * rows that read the same keys (the beams of one audio, times T_q) go
- * together, so each key and value row is loaded once for all of them: the
- * cross-attention's keys are 1500 rows that would otherwise stream from
- * memory once per beam. Each row's sums run in the same order as alone. */
-/* vectorised for AVX2 where the CPU has it: the decoder's attention over the
- * 1500 audio frames is a large part of every decoding step */
-#define ATTN_ROW_BLOCK 16
-
-SW_ALWAYS_INLINE void attn_rows_range_body(void *ctx, size_t begin, size_t end)
-{
-    const attn_job *j = ctx;
-    int64_t rows = j->group * j->tq; /* query rows per key batch */
-    for (size_t item = begin; item < end; item++) {
-        int64_t h = (int64_t)item % j->heads, bk = (int64_t)item / j->heads;
-        const float *kb = j->k + bk * j->tkv * j->d + h * j->dh;
-        const float *vb = j->v + bk * j->tkv * j->d + h * j->dh;
-        for (int64_t r0 = 0; r0 < rows; r0 += ATTN_ROW_BLOCK) {
-            int nr = (int)(rows - r0 < ATTN_ROW_BLOCK ? rows - r0 : ATTN_ROW_BLOCK);
-            const float *q[ATTN_ROW_BLOCK + 3];
-            float *sc[ATTN_ROW_BLOCK], *o[ATTN_ROW_BLOCK];
-            int64_t n[ATTN_ROW_BLOCK] = {0}, n_max = 0;
-            for (int r = 0; r < nr; r++) {
-                int64_t b = bk * j->group + (r0 + r) / j->tq, i = (r0 + r) % j->tq;
-                q[r] = j->q + (b * j->tq + i) * j->d + h * j->dh;
-                sc[r] = j->scores + ((b * j->heads + h) * j->tq + i) * j->kv_len;
-                o[r] = j->out + (b * j->tq + i) * j->d + h * j->dh;
-                n[r] = attn_visible(j, i);
-                n_max = n[r] > n_max ? n[r] : n_max;
-            }
-            /* a last block of one to three rows repeats its last row: four
-             * chains cost about what one does, so a fifth beam is not alone */
-            for (int r = nr; r < ATTN_ROW_BLOCK + 3; r++)
-                q[r] = q[nr - 1];
-            for (int64_t t = 0; t < n_max; t++) {
-                const float *kt = kb + t * j->d;
-                for (int r = 0; r < nr; r += 4) {
-                    float d4[4];
-                    dot4_f32(q + r, kt, j->dh, d4);
-                    for (int u = 0; u < 4 && r + u < nr; u++)
-                        if (t < n[r + u])
-                            sc[r + u][t] = d4[u] * j->scale;
-                }
-            }
-            for (int r = 0; r < nr; r++) {
-                masked_softmax(sc[r], n[r], j->kv_len);
-                for (int64_t c = 0; c < j->dh; c++)
-                    o[r][c] = 0.0f;
-            }
-            for (int64_t t = 0; t < n_max; t++) {
-                const float *vt = vb + t * j->d;
-                for (int r = 0; r < nr; r++) {
-                    if (t >= n[r])
-                        continue;
-                    float p = sc[r][t], *out = o[r];
-                    for (int64_t c = 0; c < j->dh; c++)
-                        out[c] += p * vt[c];
-                }
-            }
-        }
-    }
-}
-
-SW_VOID_MULTIVERSION(static, attn_rows_range, (void *ctx, size_t begin, size_t end),
-                     (ctx, begin, end))
-
-/* Many queries (the encoder, a long prompt): each part of the pool takes whole
- * (batch, head) pairs: q k^T by sgemm into its own scores block, the masked
- * softmax row by row, then p v by sgemm. */
-typedef struct heads_job {
-    const attn_job *a;
-    int64_t pairs, parts;
-    float *scratch; /* [parts, T_q, kv_len] when probs is not kept */
-    int keep;       /* scores is probs [B, H, T_q, kv_len] */
-} heads_job;
-
-static void attn_heads_range(void *ctx, size_t begin, size_t end)
-{
-    const heads_job *hj = ctx;
-    const attn_job *j = hj->a;
-    for (size_t part = begin; part < end; part++)
-        for (int64_t pair = (int64_t)part; pair < hj->pairs; pair += hj->parts) {
-            int64_t bi = pair / j->heads, h = pair % j->heads;
-            float *s = hj->keep ? j->scores + pair * j->tq * j->kv_len
-                                : hj->scratch + (int64_t)part * j->tq * j->kv_len;
-            const float *qp = j->q + bi * j->tq * j->d + h * j->dh;
-            const float *kp = j->k + (bi / j->group) * j->tkv * j->d + h * j->dh;
-            const float *vp = j->v + (bi / j->group) * j->tkv * j->d + h * j->dh;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)j->tq, (int)j->kv_len,
-                        (int)j->dh, j->scale, qp, (int)j->d, kp, (int)j->d, 0.0f, s,
-                        (int)j->kv_len);
-            for (int64_t i = 0; i < j->tq; i++)
-                masked_softmax(s + i * j->kv_len, attn_visible(j, i), j->kv_len);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)j->tq, (int)j->dh,
-                        (int)j->kv_len, 1.0f, s, (int)j->kv_len, vp, (int)j->d, 0.0f,
-                        j->out + bi * j->tq * j->d + h * j->dh, (int)j->d);
-        }
-}
-
-/* Below this many queries the fused loop wins over two sgemm calls per head. */
-#define SW_ATTN_GEMM_MIN_TQ 16
-
 static sw_status cpu_attention(sw_backend *be, const sw_tensor *q, const sw_tensor *k,
                                const sw_tensor *v, const sw_attention_params *p, sw_tensor *out,
                                sw_tensor *probs, sw_error *err)
 {
-    int64_t b = q->shape[0], tq = q->shape[1], d = q->shape[2];
-    attn_job j = {
-        q->data,    k->data,        v->data,     out->data,       NULL,      tq,
-        d,          d / p->n_heads, k->shape[1], b / k->shape[0], p->kv_len, p->causal_offset,
-        p->n_heads, p->scale};
-    int64_t items = b * p->n_heads * tq;
-    if (items == 0)
-        return SW_OK;
     sw_threadpool *tp = impl_of(be)->threads;
-    int64_t pairs = b * p->n_heads;
-    int64_t parts = sw_threadpool_size(tp) < pairs ? sw_threadpool_size(tp) : pairs;
-    int fused = tq < SW_ATTN_GEMM_MIN_TQ;
-    float *scratch = NULL;
     if (probs) {
-        j.scores = probs->data;
-    } else {
-        /* the fused path keeps every row's scores, the sgemm path a head per part */
-        int64_t rows = fused ? items : parts * tq;
-        scratch = cpu_alloc(be, (size_t)(rows * p->kv_len) * sizeof(float), err);
-        if (!scratch)
-            return err->code;
-        j.scores = scratch;
+        sw_cpu_attention(tp, q, k, v, p, out, probs->data, 1);
+        return SW_OK;
     }
-    if (fused) {
-        sw_parallel_for(tp, (size_t)(k->shape[0] * p->n_heads), 1, attn_rows_range, &j);
-    } else {
-        heads_job hj = {&j, pairs, parts, scratch, probs != NULL};
-        sw_parallel_for(tp, (size_t)parts, 1, attn_heads_range, &hj);
-    }
+    size_t floats = sw_cpu_attention_scratch(tp, q, p);
+    float *scratch = floats ? cpu_alloc(be, floats * sizeof(float), err) : NULL;
+    if (floats && !scratch)
+        return err->code;
+    sw_cpu_attention(tp, q, k, v, p, out, scratch, 0);
     if (scratch)
         cpu_free(be, scratch);
     return SW_OK;
