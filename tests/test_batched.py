@@ -17,6 +17,7 @@ from saywho import _core
 from saywho.wer import normalize_words
 from saywho.whisper import BatchedInferencePipeline
 from saywho.whisper.batched import pack_chunks
+from saywho.whisper.generate import GenerateOptions, generate_windows
 
 GOLDEN = Path(__file__).parent / "data" / "golden_batched"
 
@@ -101,6 +102,48 @@ def test_word_alignment_reads_a_window_of_the_batchs_encoding(whisper_models, re
     for bad in (-1, 3):
         with pytest.raises(saywho.OptionError, match="item"):
             _core.whisper_align(model.core, batch, start, text, heads, item=bad, **special)
+
+
+def test_a_batch_narrows_as_windows_finish_and_gives_its_encoding_back(whisper_models, recordings):
+    """A window that finishes leaves the batch (the core moves the windows
+    still decoding to the front of the encoding, as CT2 drops finished batch
+    entries) and the encoding is put back when generation ends. Silent
+    windows end at once around jfk, so jfk moves from item 1 to item 0 and
+    back: its tokens and scores are those it gets alone, and word alignment
+    after the batch reads jfk at item 1 again."""
+    model = whisper_models["tiny.en"]
+    mel = _core.log_mel_spectrogram(recordings["jfk"], padding=160)[:, :-1]
+    jfk = np.pad(mel, [(0, 0), (0, 3000 - mel.shape[1])])
+    silent = np.full_like(jfk, -1.5)
+    start = model.tokenizer.sot_sequence(None, "transcribe")
+    prompt = start + [model.special.no_timestamps]
+    options = GenerateOptions(beam_size=5, return_scores=True)
+
+    def decode(features):
+        encoded = model.encode(features)
+        found = generate_windows(
+            model,
+            encoded,
+            [prompt] * features.shape[0],
+            model.special,
+            options,
+            suppress_ids=model.config.get("suppress_ids", ()),
+            suppress_ids_begin=model.config.get("suppress_ids_begin", ()),
+        )
+        return found, encoded
+
+    (alone,), alone_encoded = decode(jfk[None])
+    found, batch = decode(np.stack([silent, jfk, silent]))
+    assert len(found[0].sequences_ids[0]) < len(alone.sequences_ids[0]) // 2  # it did finish first
+    assert found[1].sequences_ids == alone.sequences_ids
+    assert found[1].scores == pytest.approx(alone.scores, abs=1e-5)
+    text = [t for t in alone.sequences_ids[0] if t < model.tokenizer.eot]
+    heads = np.asarray(model.alignment_heads, dtype=np.intc).reshape(-1, 2)
+    special = dict(eot=model.special.eot, no_timestamps=model.special.no_timestamps)
+    want = _core.whisper_align(model.core, alone_encoded, start, text, heads, **special)
+    got = _core.whisper_align(model.core, batch, start, text, heads, item=1, **special)
+    np.testing.assert_allclose(got[0], want[0], atol=1e-4)
+    np.testing.assert_allclose(got[1], want[1], atol=1e-4)
 
 
 def test_chunks_pack_speech_up_to_30_seconds_in_order():

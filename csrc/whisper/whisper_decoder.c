@@ -230,14 +230,10 @@ sw_status sw_whisper_decode(sw_whisper_state *st, const int32_t *tokens, int n_s
     return err->code;
 }
 
-sw_status sw_whisper_state_copy(sw_whisper_state *dst, const sw_whisper_state *src,
-                                const int *src_index, int n, sw_error *err)
+/* The rows of the caches, checked by the callers. */
+static sw_status copy_rows(sw_whisper_state *dst, const sw_whisper_state *src, const int *src_index,
+                           int n, sw_error *err)
 {
-    if (!dst || !src || !src_index || n != dst->n_seq)
-        return sw_fail(err, SW_ERR_ARG, "whisper state copy: %d indices for %d sequences", n,
-                       dst ? dst->n_seq : 0);
-    if (src->model != dst->model || src->audio != dst->audio)
-        return sw_fail(err, SW_ERR_ARG, "whisper state copy: the states read different audio");
     int identity = src == dst;
     for (int s = 0; s < n; s++) {
         if (src_index[s] < 0 || src_index[s] >= src->n_seq)
@@ -286,6 +282,30 @@ sw_status sw_whisper_state_copy(sw_whisper_state *dst, const sw_whisper_state *s
     sw_wh_scratch_free(&s);
     free(from);
     free(to);
+    return err->code;
+}
+
+sw_status sw_whisper_state_copy(sw_whisper_state *dst, const sw_whisper_state *src,
+                                const int *src_index, int n, sw_error *err)
+{
+    if (!dst || !src || !src_index || n != dst->n_seq)
+        return sw_fail(err, SW_ERR_ARG, "whisper state copy: %d indices for %d sequences", n,
+                       dst ? dst->n_seq : 0);
+    if (src->model != dst->model || src->audio != dst->audio)
+        return sw_fail(err, SW_ERR_ARG, "whisper state copy: the states read different audio");
+    return copy_rows(dst, src, src_index, n, err);
+}
+
+sw_status sw_wh_state_narrow(const sw_whisper_state *src, const sw_whisper_audio *audio,
+                             const int *src_index, int n, sw_whisper_state **out, sw_error *err)
+{
+    if (sw_whisper_state_new(src->model, audio, n, out, err))
+        return err->code;
+    (*out)->capture = src->capture;
+    if (copy_rows(*out, src, src_index, n, err)) {
+        sw_whisper_state_free(*out);
+        *out = NULL;
+    }
     return err->code;
 }
 

@@ -127,24 +127,25 @@ int sw_whisper_audio_batch(const sw_whisper_audio *au)
     return au->batch;
 }
 
-/* Item i of a [batch, ...] tensor as [1, ...]: same backend (the ops check
- * it), never freed (the audio it belongs to is marked borrowed). */
-static sw_tensor item_view(const sw_tensor *t, int batch, int i)
+/* Items first .. first + count - 1 of a [batch, ...] tensor as
+ * [count, ...]: same backend (the ops check it), never freed (the audio it
+ * belongs to is marked borrowed). */
+static sw_tensor items_view(const sw_tensor *t, int batch, int first, int count)
 {
     sw_tensor v = *t;
     size_t bytes = sw_tensor_nbytes(t) / (size_t)batch;
-    v.data = (char *)t->data + (size_t)i * bytes;
-    v.shape[0] = 1;
+    v.data = (char *)t->data + (size_t)first * bytes;
+    v.shape[0] = count;
     return v;
 }
 
-sw_status sw_whisper_audio_item(const sw_whisper_audio *au, int item, sw_whisper_audio **out,
-                                sw_error *err)
+sw_status sw_wh_audio_items(const sw_whisper_audio *au, int first, int count,
+                            sw_whisper_audio **out, sw_error *err)
 {
     *out = NULL;
-    if (!au || item < 0 || item >= au->batch)
-        return sw_fail(err, SW_ERR_ARG, "whisper audio: item %d of a batch of %d", item,
-                       au ? au->batch : 0);
+    if (!au || first < 0 || count < 1 || first + count > au->batch)
+        return sw_fail(err, SW_ERR_ARG, "whisper audio: items %d..%d of a batch of %d", first,
+                       first + count - 1, au ? au->batch : 0);
     int layers = au->model->dims.n_text_layer;
     sw_whisper_audio *v = calloc(1, sizeof *v);
     if (v) {
@@ -160,15 +161,61 @@ sw_status sw_whisper_audio_item(const sw_whisper_audio *au, int item, sw_whisper
         return sw_fail(err, SW_ERR_NOMEM, "whisper audio: out of host memory");
     }
     v->model = au->model;
-    v->batch = 1;
+    v->batch = count;
     v->borrowed = 1;
-    v->features = item_view(&au->features, au->batch, item);
+    v->features = items_view(&au->features, au->batch, first, count);
     for (int i = 0; i < layers; i++) {
-        v->cross_k[i] = item_view(&au->cross_k[i], au->batch, item);
-        v->cross_v[i] = item_view(&au->cross_v[i], au->batch, item);
+        v->cross_k[i] = items_view(&au->cross_k[i], au->batch, first, count);
+        v->cross_v[i] = items_view(&au->cross_v[i], au->batch, first, count);
     }
     *out = v;
     return SW_OK;
+}
+
+sw_status sw_whisper_audio_item(const sw_whisper_audio *au, int item, sw_whisper_audio **out,
+                                sw_error *err)
+{
+    if (au && (item < 0 || item >= au->batch)) {
+        *out = NULL;
+        return sw_fail(err, SW_ERR_ARG, "whisper audio: item %d of a batch of %d", item, au->batch);
+    }
+    return sw_wh_audio_items(au, item, 1, out, err);
+}
+
+sw_status sw_wh_audio_swap(const sw_whisper_audio *au, int a, int b, sw_error *err)
+{
+    if (a == b)
+        return SW_OK;
+    const sw_whisper *m = au->model;
+    int64_t t = m->dims.n_audio_ctx, d = m->dims.n_text_state;
+    int32_t *from = malloc((size_t)(2 * t) * sizeof *from);
+    int32_t *to = malloc((size_t)(2 * t) * sizeof *to);
+    sw_wh_scratch s = {m->be, {{0}}, 0};
+    if (!from || !to) {
+        sw_fail(err, SW_ERR_NOMEM, "whisper audio: out of host memory");
+    } else {
+        /* item a's rows and b's gathered, then written back the other way */
+        for (int64_t i = 0; i < t; i++) {
+            from[i] = to[t + i] = (int32_t)(a * t + i);
+            from[t + i] = to[i] = (int32_t)(b * t + i);
+        }
+        int64_t shape[2] = {2 * t, d};
+        sw_tensor *from_t = sw_wh_ids(&s, from, 2 * t, err);
+        sw_tensor *to_t = from_t ? sw_wh_ids(&s, to, 2 * t, err) : NULL;
+        sw_tensor *tmp = to_t ? sw_wh_new(&s, SW_F32, 2, shape, err) : NULL;
+        for (int i = 0; tmp && i < m->dims.n_text_layer && err->code == SW_OK; i++) {
+            sw_tensor *kv[2] = {&au->cross_k[i], &au->cross_v[i]};
+            for (int c = 0; c < 2 && err->code == SW_OK; c++) {
+                sw_tensor rows = sw_wh_view2(kv[c], (int64_t)au->batch * t, d);
+                if (sw_gather_rows(&rows, from_t, tmp, err) == SW_OK)
+                    sw_scatter_rows(tmp, to_t, &rows, err);
+            }
+        }
+    }
+    sw_wh_scratch_free(&s);
+    free(from);
+    free(to);
+    return err->code;
 }
 
 const sw_tensor *sw_whisper_audio_features(const sw_whisper_audio *au)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "whisper_internal.h"
 #include "whisper_search.h"
 
 static const int32_t default_suppress[1] = {-1};
@@ -259,6 +260,8 @@ typedef struct gen_call {
     int *index;
     float *logits;
     sw_window *win;
+    int n_slots;   /* windows still in the batch */
+    int *slot_win; /* the window at each position of the batch */
 } gen_call;
 
 /* Feeds prompt columns [from, to) of every window; the no-speech
@@ -324,34 +327,42 @@ static sw_status run(gen_call *g, sw_search_cfg *c, int fed, int sot_index, int 
             return err->code;
     }
 
+    g->n_slots = g->n_win;
+    for (int w = 0; w < g->n_win; w++)
+        g->slot_win[w] = w;
     for (int step = 0; step < c->max_length; step++) {
         int reorder = 0;
-        for (int w = 0; w < g->n_win; w++)
-            reorder |= g->win[w].has_reorder;
+        for (int s = 0; s < g->n_slots; s++)
+            reorder |= g->win[g->slot_win[s]].has_reorder;
+        int slot_rows = g->n_slots * g->rows;
         if (reorder) {
-            for (int w = 0; w < g->n_win; w++)
+            for (int s = 0; s < g->n_slots; s++) {
+                const sw_window *win = &g->win[g->slot_win[s]];
                 for (int r = 0; r < g->rows; r++)
-                    g->index[w * g->rows + r] =
-                        w * g->rows + (g->win[w].has_reorder ? g->win[w].reorder[r] : r);
-            if (d->copy(d->ctx, g->state, g->state, g->index, n_rows, err))
+                    g->index[s * g->rows + r] =
+                        s * g->rows + (win->has_reorder ? win->reorder[r] : r);
+            }
+            if (d->copy(d->ctx, g->state, g->state, g->index, slot_rows, err))
                 return err->code;
-            for (int w = 0; w < g->n_win; w++)
-                g->win[w].has_reorder = 0;
+            for (int s = 0; s < g->n_slots; s++)
+                g->win[g->slot_win[s]].has_reorder = 0;
         }
-        /* a finished window is fed its end token until the others finish */
-        for (int w = 0; w < g->n_win; w++)
+        /* a finished window still in the batch is fed its end token */
+        for (int s = 0; s < g->n_slots; s++) {
+            const sw_window *win = &g->win[g->slot_win[s]];
             for (int r = 0; r < g->rows; r++)
-                g->tokens[w * g->rows + r] = g->win[w].done ? p->eot : g->win[w].feed[r];
-        if (d->decode(d->ctx, g->state, g->tokens, n_rows, 1, g->logits, err))
+                g->tokens[s * g->rows + r] = win->done ? p->eot : win->feed[r];
+        }
+        if (d->decode(d->ctx, g->state, g->tokens, slot_rows, 1, g->logits, err))
             return err->code;
         int live = 0;
-        for (int w = 0; w < g->n_win; w++) {
-            sw_window *win = &g->win[w];
+        for (int s = 0; s < g->n_slots; s++) {
+            sw_window *win = &g->win[g->slot_win[s]];
             if (win->done)
                 continue;
-            const float *lg = g->logits + (size_t)w * g->rows * g->vocab;
+            const float *lg = g->logits + (size_t)s * g->rows * g->vocab;
             if (step == 0 && p->return_no_speech_prob && sot_is_start)
-                out[w].no_speech_prob = sw_softmax_at(lg, g->vocab, p->no_speech);
+                out[g->slot_win[s]].no_speech_prob = sw_softmax_at(lg, g->vocab, p->no_speech);
             if (beam)
                 sw_beam_step(win, c, step, lg);
             else
@@ -362,6 +373,19 @@ static sw_status run(gen_call *g, sw_search_cfg *c, int fed, int sot_index, int 
         }
         if (!live)
             break;
+        if (d->narrow && live < g->n_slots) {
+            /* positions of the live windows, ascending, into index's front */
+            int n_keep = 0;
+            for (int s = 0; s < g->n_slots; s++)
+                if (!g->win[g->slot_win[s]].done) {
+                    g->index[n_keep] = s;
+                    g->slot_win[n_keep] = g->slot_win[s];
+                    n_keep++;
+                }
+            if (d->narrow(d->ctx, &g->state, g->index, n_keep, g->rows, err))
+                return err->code;
+            g->n_slots = n_keep;
+        }
     }
     for (int w = 0; w < g->n_win; w++) {
         sw_window *win = &g->win[w];
@@ -441,13 +465,14 @@ sw_status sw_whisper_generate_with(const sw_whisper_decoder *dec, const int32_t 
 
     int n_rows = n_windows * rows;
     int widest = fed > 1 ? fed : 1;
-    gen_call g = {dec,  p,    n_windows, rows, prompt_len, vocab, prompts,
-                  NULL, NULL, NULL,      NULL, NULL,       NULL};
+    gen_call g = {dec,  p,    n_windows, rows, prompt_len, vocab, prompts, NULL,
+                  NULL, NULL, NULL,      NULL, NULL,       0,     NULL};
     g.tokens = malloc((size_t)n_rows * (size_t)widest * sizeof *g.tokens);
     g.index = malloc((size_t)n_rows * sizeof *g.index);
     g.logits = malloc((size_t)n_rows * (size_t)vocab * sizeof *g.logits);
     g.win = calloc((size_t)n_windows, sizeof *g.win);
-    if (!suppress || !g.tokens || !g.index || !g.logits || !g.win)
+    g.slot_win = malloc((size_t)n_windows * sizeof *g.slot_win);
+    if (!suppress || !g.tokens || !g.index || !g.logits || !g.win || !g.slot_win)
         sw_fail(err, SW_ERR_NOMEM, "whisper generate: out of host memory");
     else
         run(&g, &c, fed, sot_index, sot_index == plen - 1, p->seed, out, err);
@@ -458,6 +483,7 @@ sw_status sw_whisper_generate_with(const sw_whisper_decoder *dec, const int32_t 
     for (int w = 0; g.win && w < n_windows; w++)
         sw_window_free(&g.win[w]);
     free(g.win);
+    free(g.slot_win);
     free(g.logits);
     free(g.index);
     free(g.tokens);
@@ -469,15 +495,27 @@ sw_status sw_whisper_generate_with(const sw_whisper_decoder *dec, const int32_t 
 
 /* ---- over the C model ---- */
 
+/* The batch narrows by exchanging audio items in place, so that the windows
+ * still decoding are items 0..n-1 of the encoding and a view of that prefix
+ * serves the cross-attention; every exchange is logged and undone when
+ * generation ends, so the caller gets its encoding back as it was (word
+ * timestamps read it after). */
 typedef struct model_ctx {
     sw_whisper *model;
     const sw_whisper_audio *audio;
+    sw_whisper_audio *view; /* the prefix being decoded, once narrowed */
+    int *swaps, n_swaps;    /* pairs exchanged, in order */
 } model_ctx;
+
+static const sw_whisper_audio *model_audio(const model_ctx *m)
+{
+    return m->view ? m->view : m->audio;
+}
 
 static sw_status model_state_new(void *ctx, int n_rows, void **state, sw_error *err)
 {
     model_ctx *m = ctx;
-    return sw_whisper_state_new(m->model, m->audio, n_rows, (sw_whisper_state **)state, err);
+    return sw_whisper_state_new(m->model, model_audio(m), n_rows, (sw_whisper_state **)state, err);
 }
 
 static void model_state_free(void *ctx, void *state)
@@ -499,6 +537,71 @@ static sw_status model_copy(void *ctx, void *dst, void *src, const int *index, i
     return sw_whisper_state_copy(dst, src, index, n, err);
 }
 
+static sw_status model_narrow(void *ctx, void **state, const int *keep, int n_keep, int rows,
+                              sw_error *err)
+{
+    model_ctx *m = ctx;
+    sw_whisper_state *old = *state;
+    int n_old = old->n_seq / rows;
+    /* where each current position's window sits while items move: pos[p] */
+    int *pos = malloc((size_t)n_old * sizeof *pos), *who = malloc((size_t)n_old * sizeof *who);
+    int *index = malloc((size_t)(n_keep * rows) * sizeof *index);
+    if (!pos || !who || !index) {
+        free(pos);
+        free(who);
+        free(index);
+        return sw_fail(err, SW_ERR_NOMEM, "whisper generate: out of host memory");
+    }
+    for (int p = 0; p < n_old; p++)
+        pos[p] = who[p] = p;
+    for (int i = 0; i < n_keep && err->code == SW_OK; i++) {
+        int p = pos[keep[i]];
+        if (p == i)
+            continue;
+        /* exchange positions i and p: the window at p comes forward */
+        if (sw_wh_audio_swap(m->audio, i, p, err))
+            break;
+        m->swaps[2 * m->n_swaps] = i;
+        m->swaps[2 * m->n_swaps + 1] = p;
+        m->n_swaps++;
+        int wi = who[i], wp = who[p];
+        who[i] = wp;
+        who[p] = wi;
+        pos[wp] = i;
+        pos[wi] = p;
+    }
+    for (int i = 0; i < n_keep; i++)
+        for (int r = 0; r < rows; r++)
+            index[i * rows + r] = keep[i] * rows + r;
+    sw_whisper_audio *view = NULL;
+    sw_whisper_state *narrow = NULL;
+    if (err->code == SW_OK && sw_wh_audio_items(m->audio, 0, n_keep, &view, err) == SW_OK &&
+        sw_wh_state_narrow(old, view, index, n_keep * rows, &narrow, err) == SW_OK) {
+        sw_whisper_state_free(old);
+        *state = narrow;
+        sw_whisper_audio_free(m->view);
+        m->view = view;
+    } else {
+        sw_whisper_audio_free(view);
+    }
+    free(pos);
+    free(who);
+    free(index);
+    return err->code;
+}
+
+/* Undoes the exchanges, last first; an error here keeps the first one. */
+static void model_restore(model_ctx *m, sw_error *err)
+{
+    sw_error undo = {0};
+    for (int s = m->n_swaps - 1; s >= 0; s--)
+        if (sw_wh_audio_swap(m->audio, m->swaps[2 * s], m->swaps[2 * s + 1], &undo))
+            break;
+    if (undo.code != SW_OK && err->code == SW_OK)
+        *err = undo;
+    m->n_swaps = 0;
+}
+
 sw_status sw_whisper_generate(sw_whisper *model, const sw_whisper_audio *audio,
                               const int32_t *prompts, int n_windows, int prompt_len,
                               const sw_whisper_generate_params *params, sw_whisper_generation *out,
@@ -510,13 +613,24 @@ sw_status sw_whisper_generate(sw_whisper *model, const sw_whisper_audio *audio,
         return sw_fail(err, SW_ERR_ARG,
                        "whisper generate: %d prompts for an encoding of %d windows", n_windows,
                        sw_whisper_audio_batch(audio));
-    model_ctx ctx = {model, audio};
+    /* at most n - 1 exchanges each time the batch narrows, at most n - 1 times */
+    int *swaps = malloc((size_t)(2 * n_windows * n_windows) * sizeof *swaps);
+    if (!swaps)
+        return sw_fail(err, SW_ERR_NOMEM, "whisper generate: out of host memory");
+    model_ctx ctx = {model, audio, NULL, swaps, 0};
     sw_whisper_decoder dec = {&ctx,
                               sw_whisper_get_dims(model)->n_vocab,
                               model_state_new,
                               model_state_free,
                               model_decode,
                               model_copy,
-                              1};
-    return sw_whisper_generate_with(&dec, prompts, n_windows, prompt_len, params, out, err);
+                              1,
+                              n_windows > 1 ? model_narrow : NULL};
+    sw_whisper_generate_with(&dec, prompts, n_windows, prompt_len, params, out, err);
+    model_restore(&ctx, err);
+    if (err->code != SW_OK)
+        sw_whisper_generation_free(out, n_windows);
+    sw_whisper_audio_free(ctx.view);
+    free(swaps);
+    return err->code;
 }

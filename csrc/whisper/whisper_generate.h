@@ -88,6 +88,14 @@ typedef struct sw_whisper_decoder {
      * per window, and copied to the window's rows (as CT2 expands to the
      * beams after the prompt); otherwise it is fed to every row */
     int copy_other;
+    /* optional (NULL: the batch keeps its finished windows, fed their end
+     * token): keep windows keep[0..n_keep) (ascending positions in the
+     * batch, rows_per_window rows each) as positions 0..n_keep-1, replacing
+     * *state by one of n_keep * rows_per_window rows, so that finished
+     * windows cost nothing while the others decode (CT2 drops finished
+     * batch entries too) */
+    sw_status (*narrow)(void *ctx, void **state, const int *keep, int n_keep, int rows_per_window,
+                        sw_error *err);
 } sw_whisper_decoder;
 
 /* Decodes n_windows windows; prompts [n_windows, prompt_len] (row-major), all

@@ -57,6 +57,22 @@ struct sw_whisper_state {
     sw_tensor *cross_probs; /* per decoder layer, kept by the last decode when capturing */
 };
 
+/* Generation narrows a batch as its windows finish (whisper_generate.c). */
+
+/* Items first .. first + count - 1 of an encoding as a borrowed view. */
+sw_status sw_wh_audio_items(const sw_whisper_audio *au, int first, int count,
+                            sw_whisper_audio **out, sw_error *err);
+
+/* Exchanges items a and b's cross-attention keys and values in place (an
+ * exchange, so the generation that moves them can put them back). */
+sw_status sw_wh_audio_swap(const sw_whisper_audio *au, int a, int b, sw_error *err);
+
+/* A new state of n sequences over `audio` whose sequence s continues
+ * sequence src_index[s] of src (src reads another view of the same
+ * encoding). */
+sw_status sw_wh_state_narrow(const sw_whisper_state *src, const sw_whisper_audio *audio,
+                             const int *src_index, int n, sw_whisper_state **out, sw_error *err);
+
 /* Whether the linear layers are int8 (INT8, INT8_FLOAT16). */
 static inline int sw_wh_compute_q8(sw_whisper_compute c)
 {
