@@ -94,6 +94,20 @@ def test_masks_choose_the_frames(tensors, runtime):
         assert np.isnan(empty).all()
 
 
+def test_cuda_backend_on_the_emulator_matches_the_cpu(tensors, runtime, runtimes):
+    """The whole forward, statistics pooling and dense layer included, through
+    the CUDA backend's kernels (the CPU emulator, as CI runs them)."""
+    audio = load_audio(shared_file("two_speakers.wav"))
+    # 1.5 s each: the emulator is slow; 150 frames span two context segments
+    feats = np.stack([campp_features(audio[s : s + 24000]) for s in (16000 * 8, 16000 * 20)])
+    feats -= feats.mean(axis=1, keepdims=True)
+    with CamppEmbedding(tensors, runtime) as cpu:
+        want = cpu.embed_features(feats)
+    with CamppEmbedding(tensors, runtimes["cuda-emulated"]) as emulated:
+        got = emulated.embed_features(feats)
+    assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
+
+
 def test_close_returns_every_byte(tensors, runtime):
     before = runtime.memory()["allocated"]
     model = CamppEmbedding(tensors, runtime)
