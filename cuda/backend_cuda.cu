@@ -272,6 +272,9 @@ static const sw_backend table = {
     sw_cuda_log_softmax,
     sw_cuda_lstm,
     sw_cuda_matmul_q8,
+    sw_cuda_stats_pool,
+    sw_cuda_magnitude,
+    sw_cuda_l2_normalize,
     cuda_destroy,
 };
 

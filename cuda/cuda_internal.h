@@ -127,6 +127,13 @@ sw_status sw_cuda_matmul_q8(sw_backend *be, const sw_tensor *a, const sw_tensor 
 sw_status sw_cuda_lstm(sw_backend *be, const sw_tensor *x, const sw_tensor *w_ih,
                        const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *out, sw_error *err);
 
+/* pooling.cu: the embeddings' and the VAD's last steps (ABI 5) */
+sw_status sw_cuda_stats_pool(sw_backend *be, const sw_tensor *x, const sw_tensor *w, double eps,
+                             sw_tensor *out, sw_error *err);
+sw_status sw_cuda_magnitude(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
+sw_status sw_cuda_l2_normalize(sw_backend *be, const sw_tensor *a, float eps, sw_tensor *out,
+                               sw_error *err);
+
 /* Launches one tiny kernel and waits: the first place a GPU with no code in
  * this library ("no kernel image") shows itself. */
 cudaError_t sw_cuda_probe_kernel(cudaStream_t stream);

@@ -2,7 +2,8 @@
 # The first machine with a GPU runs this, one command (issue 13):
 #   1. the device opens and passes saywho's self-check (every kernel against the CPU)
 #   2. the op-parity tests on the device
-#   3. the model goldens on the device (Whisper tokens, word timestamps, VAD, diarization)
+#   3. the model goldens on the device (Whisper tokens, word timestamps, VAD, diarization,
+#      the three speaker embeddings against the CPU)
 #   4. the memory test: close() gives every device byte back
 #   5. the speed table against faster-whisper (bench/bench_gpu.py)
 #
@@ -57,7 +58,8 @@ python3 -m pytest -q -p no:cacheprovider tests/test_backend_ops.py -k "$select"
 echo "== 3. model goldens on $device"
 if [[ $mode == gpu ]]; then
   python3 -m pytest -q -p no:cacheprovider tests/test_transcribe.py tests/test_word_timestamps.py \
-    tests/test_vad.py tests/test_diarization.py tests/test_half_precision.py -k "$select"
+    tests/test_vad.py tests/test_diarization.py tests/test_half_precision.py tests/test_campp.py \
+    tests/test_resnet_embedding.py tests/test_speaker_embedding.py -k "$select"
 else
   echo "(the emulated goldens run in pytest: -k cuda-emulated; here the VAD ones only)"
   python3 -m pytest -q -p no:cacheprovider tests/test_vad.py -k "$select and timestamps and options0"

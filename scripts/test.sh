@@ -12,8 +12,8 @@
 #   6. the Whisper goldens again with saywho's kernels forced to the x86-64
 #      baseline (no AVX, FMA, AVX-512 or VNNI) and OpenBLAS to its Nehalem
 #      kernels: what a CPU without AVX-512 or AVX2 runs
-#   7. the Python op tests and VAD goldens on the ASan build of the emulator,
-#      and scripts/gpu_check.sh's dry run
+#   7. the Python op tests, VAD goldens and the models' copy tests on the ASan
+#      build of the emulator, and scripts/gpu_check.sh's dry run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
@@ -49,13 +49,14 @@ SAYWHO_CPU_DISPATCH=baseline OPENBLAS_CORETYPE=Nehalem python3 -m pytest -q test
   tests/test_transcribe.py tests/test_word_timestamps.py tests/test_int8.py \
   tests/test_batched.py -k "not cuda-emulated"
 
-echo "== the CUDA kernels under ASan from Python: op tests, VAD probabilities and timestamps"
+echo "== the CUDA kernels under ASan from Python: op tests, VAD probabilities and timestamps, the embeddings' and VAD's forwards (their copies)"
 # the ASan build of libsaywho_cuda_emu.so in an uninstrumented Python: the
 # ASan runtime must be loaded first; Python's own leaks are not ours to list
 LD_PRELOAD="$(gcc -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
   SAYWHO_CUDA_EMULATOR_LIBRARY="$PWD/build/asan/cuda/emu/libsaywho_cuda_emu.so" \
   python3 -m pytest -q -p no:cacheprovider tests/test_backend_ops.py tests/test_vad.py \
-  tests/test_gpu_self_check.py -k "(emulated and not options1 and not options2 and not options3) or self_check"
+  tests/test_gpu_self_check.py tests/test_device_copies.py \
+  -k "(emulated and not options1 and not options2 and not options3) or self_check or forward_copies"
 
 echo "== scripts/gpu_check.sh dry run (the emulator)"
 bash scripts/gpu_check.sh --emulated

@@ -19,7 +19,7 @@ from saywho.diarization.embedding_campp import (
 )
 from saywho.models.test_weights import test_weights_root
 
-from .conftest import shared_file
+from .conftest import GPU_DEVICES, shared_file
 
 GOLDEN = Path(__file__).parent / "data" / "campp"
 
@@ -92,6 +92,21 @@ def test_masks_choose_the_frames(tensors, runtime):
         np.testing.assert_array_equal(masked, alone)
         empty = model(audio, np.zeros((1, 589), np.float32))
         assert np.isnan(empty).all()
+
+
+@pytest.mark.parametrize("device", GPU_DEVICES)
+def test_cuda_backend_matches_the_cpu(tensors, runtime, runtimes, device):
+    """The whole forward, statistics pooling and dense layer included, through
+    the CUDA backend's kernels (the CPU emulator in CI, a GPU where one answers)."""
+    audio = load_audio(shared_file("two_speakers.wav"))
+    # 1.5 s each: the emulator is slow; 150 frames span two context segments
+    feats = np.stack([campp_features(audio[s : s + 24000]) for s in (16000 * 8, 16000 * 20)])
+    feats -= feats.mean(axis=1, keepdims=True)
+    with CamppEmbedding(tensors, runtime) as cpu:
+        want = cpu.embed_features(feats)
+    with CamppEmbedding(tensors, runtimes[device]) as on_device:
+        got = on_device.embed_features(feats)
+    assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
 
 
 def test_close_returns_every_byte(tensors, runtime):

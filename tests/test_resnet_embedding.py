@@ -26,7 +26,7 @@ from saywho.diarization.embedding_resnet import (
     weighted_stats,
 )
 
-from .conftest import shared_file
+from .conftest import GPU_DEVICES, shared_file
 from .test_torch_checkpoint import Parameter, Writer, fake_torch  # noqa: F401 (fixture)
 
 
@@ -304,15 +304,16 @@ def test_speaker_masks_pool_one_forward(weights, speech):
     assert np.isnan(together[1, 2]).all() and not np.isnan(together[:, :2]).any()
 
 
-def test_cuda_backend_on_the_emulator_matches_the_cpu(weights, speech, runtimes):
-    """The same forward through the CUDA backend's kernels (on the CPU
-    emulator, as CI runs them; on a GPU where one answers)."""
+@pytest.mark.parametrize("device", GPU_DEVICES)
+def test_cuda_backend_matches_the_cpu(weights, speech, runtimes, device):
+    """The same forward, masked pooling included, through the CUDA backend's
+    kernels (on the CPU emulator, as CI runs them; on a GPU where one answers)."""
     features = np.stack([saywho.fbank(x[:8000]) for x in speech])  # short: the emulator is slow
     mask = np.ones((2, 1, 40), np.float32)
     mask[0, 0, 20:] = 0
     out = {}
-    for device in ("cpu", "cuda-emulated"):
-        with ResNetEmbedding(fold_state_dict(weights), runtimes[device]) as model:
-            out[device] = model._run(features, mask)
+    for name in ("cpu", device):
+        with ResNetEmbedding(fold_state_dict(weights), runtimes[name]) as model:
+            out[name] = model._run(features, mask)
     scale = np.abs(out["cpu"]).max()
-    assert np.abs(out["cpu"] - out["cuda-emulated"]).max() <= 1e-4 * scale
+    assert np.abs(out["cpu"] - out[device]).max() <= 1e-4 * scale

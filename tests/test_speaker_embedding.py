@@ -23,7 +23,7 @@ from saywho.diarization.embedding_ge2e import (
 from saywho.models.test_weights import test_diarization_models
 from saywho.rttm import read_rttm
 
-from .conftest import shared_file
+from .conftest import GPU_DEVICES, shared_file
 
 
 @pytest.fixture(scope="module")
@@ -171,12 +171,15 @@ def test_close_returns_every_byte(weights):
         runtime.close()
 
 
-def test_cuda_backend_on_the_emulator_matches_the_cpu(weights, runtimes):
+@pytest.mark.parametrize("device", GPU_DEVICES)
+def test_cuda_backend_matches_the_cpu(weights, runtimes, device):
+    """The forward, L2 normalisation included, on the CUDA backend's kernels
+    (the CPU emulator in CI, a GPU where one answers)."""
     audio = saywho.load_audio(shared_file("jfk.wav"))
     with GE2EEncoder(weights, runtimes["cpu"]) as cpu:
         mel, _ = cpu.features(audio)
         batch = np.stack([mel[100:140], mel[400:440]])
         want = cpu.embed_partials(batch, np.array([40, 25]))
-    with GE2EEncoder(weights, runtimes["cuda-emulated"]) as emulated:
-        got = emulated.embed_partials(batch, np.array([40, 25]))
+    with GE2EEncoder(weights, runtimes[device]) as on_device:
+        got = on_device.embed_partials(batch, np.array([40, 25]))
     np.testing.assert_allclose(got, want, atol=1e-5)

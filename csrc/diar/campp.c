@@ -333,32 +333,6 @@ static sw_status dtdnn_run(sw_campp *m, dtdnn *d, const sw_tensor *x, sw_tensor 
     return err->code;
 }
 
-/* mean and unbiased standard deviation over frames, then the dense layer */
-static void pool_and_embed(const sw_campp *m, const float *x, int64_t frames, float *out)
-{
-    const int c = CAMPP_OUT_CHANNELS;
-    double stats[2 * CAMPP_OUT_CHANNELS];
-    for (int j = 0; j < c; j++) {
-        double sum = 0, dev = 0;
-        for (int64_t t = 0; t < frames; t++)
-            sum += x[t * c + j];
-        double mean = sum / (double)frames;
-        for (int64_t t = 0; t < frames; t++) {
-            double v = x[t * c + j] - mean;
-            dev += v * v;
-        }
-        stats[j] = mean;
-        stats[c + j] = sqrt(dev / (double)(frames - 1));
-    }
-    for (int o = 0; o < SW_CAMPP_EMBED_DIM; o++) {
-        const float *w = m->dense_w + (size_t)o * 2 * c;
-        double acc = m->dense_b[o];
-        for (int j = 0; j < 2 * c; j++)
-            acc += (double)w[j] * stats[j];
-        out[o] = (float)acc;
-    }
-}
-
 static sw_status forward(sw_campp *m, sw_tensor *x, int64_t batch, int64_t frames, float *out,
                          sw_error *err)
 {
@@ -370,27 +344,29 @@ static sw_status forward(sw_campp *m, sw_tensor *x, int64_t batch, int64_t frame
     d.frames = (frames - 1) / 2 + 1;
     d.n = batch * d.frames;
     d.segments = (d.frames + CAMPP_SEG_LEN - 1) / CAMPP_SEG_LEN;
-    sw_tensor ids = {0}, t1 = {0}, y = {0};
-    float *host = NULL;
+    sw_tensor ids = {0}, t1 = {0}, y = {0}, stats = {0}, emb = {0};
     if (time_ids(be, batch, frames, d.frames, CAMPP_TDNN_TAPS, 2, 1, &ids, err) == SW_OK &&
         conv(be, x, &ids, CAMPP_TDNN_TAPS, &m->tdnn, 1, &t1, err) == SW_OK) {
         sw_tensor_free(x);
         sw_tensor_free(&ids);
+        /* mean and unbiased standard deviation over each item's frames
+         * (summed in double), then the dense layer: only the embeddings
+         * come back */
         if (dtdnn_init(be, &d, err) == SW_OK && dtdnn_run(m, &d, &t1, &y, err) == SW_OK) {
-            host = malloc(sw_tensor_nbytes(&y));
-            if (!host)
-                sw_fail(err, SW_ERR_NOMEM, "CAM++: out of host memory");
-            else if (be->download(be, host, y.data, sw_tensor_nbytes(&y), err) == SW_OK)
-                for (int64_t b = 0; b < batch; b++)
-                    pool_and_embed(m, host + b * d.frames * CAMPP_OUT_CHANNELS, d.frames,
-                                   out + b * SW_CAMPP_EMBED_DIM);
+            sw_tensor items = sw_tensor_slice(&y, 0, 3, batch, d.frames, CAMPP_OUT_CHANNELS);
+            if (fresh(be, &stats, batch, 2 * CAMPP_OUT_CHANNELS, err) == SW_OK &&
+                sw_stats_pool(&items, NULL, 0.0, &stats, err) == SW_OK &&
+                fresh(be, &emb, batch, SW_CAMPP_EMBED_DIM, err) == SW_OK &&
+                linear(&stats, &m->dense, 0, &emb, err) == SW_OK)
+                be->download(be, out, emb.data, sw_tensor_nbytes(&emb), err);
         }
     }
-    free(host);
     dtdnn_free(&d);
     sw_tensor_free(&ids);
     sw_tensor_free(&t1);
     sw_tensor_free(&y);
+    sw_tensor_free(&stats);
+    sw_tensor_free(&emb);
     sw_tensor_free(x);
     return err->code;
 }

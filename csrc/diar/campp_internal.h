@@ -49,7 +49,7 @@ struct sw_campp {
     campp_layer layers[CAMPP_LAYERS];
     campp_affine transit_norm[CAMPP_BLOCKS];
     campp_linear transit[CAMPP_BLOCKS]; /* the last has out_nonlinear's BatchNorm folded in */
-    float *dense_w, *dense_b;           /* host: [192, 1024], [192] with the BatchNorm folded */
+    campp_linear dense;                 /* [192, 1024], [192] with the BatchNorm folded */
 };
 
 #endif

@@ -127,7 +127,7 @@ void sw_campp_destroy(sw_campp *m)
         free_affine(m, &m->transit_norm[i]);
         free_linear(m, &m->transit[i]);
     }
-    free(m->dense_w);
+    free_linear(m, &m->dense);
     free(m);
 }
 
@@ -192,23 +192,6 @@ static void load_blocks(loader *ld, sw_campp *m)
     }
 }
 
-static void load_dense(loader *ld, sw_campp *m)
-{
-    const float *w = find(ld, "dense.weight", SW_CAMPP_EMBED_DIM, 2 * CAMPP_OUT_CHANNELS);
-    const float *b = find(ld, "dense.bias", SW_CAMPP_EMBED_DIM, 0);
-    if (!w || !b)
-        return;
-    size_t nw = (size_t)SW_CAMPP_EMBED_DIM * 2 * CAMPP_OUT_CHANNELS;
-    m->dense_w = malloc((nw + SW_CAMPP_EMBED_DIM) * sizeof *m->dense_w);
-    if (!m->dense_w) {
-        sw_fail(ld->err, SW_ERR_NOMEM, "CAM++: out of host memory");
-        return;
-    }
-    m->dense_b = m->dense_w + nw;
-    memcpy(m->dense_w, w, nw * sizeof *m->dense_w);
-    memcpy(m->dense_b, b, SW_CAMPP_EMBED_DIM * sizeof *m->dense_b);
-}
-
 sw_status sw_campp_create(sw_backend *be, const sw_named_tensor *tensors, int n_tensors,
                           sw_campp **out, sw_error *err)
 {
@@ -222,7 +205,7 @@ sw_status sw_campp_create(sw_backend *be, const sw_named_tensor *tensors, int n_
     loader ld = sw_weight_source_make(be, tensors, n_tensors, "CAM++ weights", err);
     load_head(&ld, m);
     load_blocks(&ld, m);
-    load_dense(&ld, m);
+    load_linear(&ld, &m->dense, "dense", SW_CAMPP_EMBED_DIM, 2 * CAMPP_OUT_CHANNELS, 1);
     if (err->code == SW_OK)
         be->synchronize(be, err);
     if (err->code != SW_OK) {

@@ -1,7 +1,7 @@
 /* The GE2E forward and its weights: three LSTM layers over the whole batch on
- * the backend, one gather of each item's last valid frame, the linear layer
- * and ReLU there too; only the 256 values per item come back, and the L2
- * normalisation runs on them on the host. */
+ * the backend, one gather of each item's last valid frame, the linear layer,
+ * ReLU and L2 normalisation there too; only the 256 values per item come
+ * back. */
 #include "ge2e.h"
 
 #include <math.h>
@@ -126,21 +126,13 @@ static sw_status forward(sw_ge2e *m, sw_tensor *x, int n, int64_t frames, const 
         sw_tensor_new(be, SW_F32, 2, two, &emb, err) == SW_OK &&
         sw_matmul(&last, &m->lin_w, &emb, 1, 1.0f, 0.0f, err) == SW_OK &&
         sw_add(&emb, &m->lin_b, &emb, err) == SW_OK &&
-        sw_leaky_relu(&emb, 0.0f, &emb, err) == SW_OK)
+        sw_leaky_relu(&emb, 0.0f, &emb, err) == SW_OK &&
+        sw_l2_normalize(&emb, 1e-12f, &emb, err) == SW_OK)
         be->download(be, out, emb.data, (size_t)n * GE2E_HIDDEN * sizeof *out, err);
     free(id);
     sw_tensor_free(&ids);
     sw_tensor_free(&last);
     sw_tensor_free(&emb);
-    for (int i = 0; err->code == SW_OK && i < n; i++) {
-        float *v = out + (size_t)i * GE2E_HIDDEN;
-        double norm = 0;
-        for (int k = 0; k < GE2E_HIDDEN; k++)
-            norm += (double)v[k] * v[k];
-        float scale = (float)(1.0 / fmax(sqrt(norm), 1e-12));
-        for (int k = 0; k < GE2E_HIDDEN; k++)
-            v[k] *= scale;
-    }
     return err->code;
 }
 

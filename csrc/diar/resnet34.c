@@ -4,8 +4,9 @@
  * reads zeros: the zero padding) side by side as 3 * C channels, and runs one
  * 1-D convolution over time with the rearranged kernel; a 1x1 shortcut
  * gathers every other row and frame and is one matrix product. The pooling
- * runs on the host in double precision, where a mask's frames are summed, and
- * the last linear layer on the backend. */
+ * (stats_pool, summed in double) and the last linear layer run on the
+ * backend too: a forward copies its features, masks and index tables up and
+ * only the embeddings down. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,45 +156,26 @@ int64_t sw_resnet34_pool_frames(int64_t frames)
     return frames;
 }
 
-/* Weighted mean and unbiased standard deviation over time of x [rows, frames,
- * C] (one item, host) -> stats [2 * C * rows], channel-major as WeSpeaker
- * flattens (channels, rows); in double precision, with the deviations taken
- * from the double mean. w NULL: every frame weighs 1. An empty mask gives NaN
- * (0 / 0), as pyannote's. acc holds 2 * C * rows doubles. */
-static void pool(const float *x, int64_t rows, int64_t frames, int64_t c, const double *w,
-                 double *acc, float *stats)
+/* The masks [batch, n_masks, mask_frames] resampled to the last stage's
+ * frames (torch's "nearest") and uploaded: the pooling's frame weights. */
+static sw_status frame_weights(sw_backend *be, const float *masks, int batch, int n_masks,
+                               int64_t mask_frames, int64_t frames, sw_tensor *w, sw_error *err)
 {
-    double v1 = 0, v2 = 0;
-    for (int64_t t = 0; t < frames; t++) {
-        double wt = w ? w[t] : 1.0;
-        v1 += wt;
-        v2 += wt * wt;
-    }
-    int64_t half = c * rows;
-    double *mean = acc, *sq = acc + half;
-    memset(acc, 0, (size_t)(2 * half) * sizeof *acc);
-    for (int64_t f = 0; f < rows; f++)
+    int64_t n = (int64_t)batch * n_masks;
+    float *host = malloc((size_t)(n * frames) * sizeof *host);
+    if (!host)
+        return sw_fail(err, SW_ERR_NOMEM, "ResNet34: out of host memory");
+    for (int64_t i = 0; i < n; i++)
         for (int64_t t = 0; t < frames; t++) {
-            double wt = w ? w[t] : 1.0;
-            const float *row = x + (f * frames + t) * c;
-            for (int64_t k = 0; k < c; k++)
-                mean[k * rows + f] += wt * row[k];
+            int64_t src = t * mask_frames / frames;
+            host[i * frames + t] =
+                masks[i * mask_frames + (src < mask_frames ? src : mask_frames - 1)];
         }
-    for (int64_t i = 0; i < half; i++)
-        mean[i] /= v1;
-    for (int64_t f = 0; f < rows; f++)
-        for (int64_t t = 0; t < frames; t++) {
-            double wt = w ? w[t] : 1.0;
-            const float *row = x + (f * frames + t) * c;
-            for (int64_t k = 0; k < c; k++) {
-                double d = row[k] - mean[k * rows + f];
-                sq[k * rows + f] += wt * d * d;
-            }
-        }
-    for (int64_t i = 0; i < half; i++) {
-        stats[i] = (float)mean[i];
-        stats[half + i] = (float)sqrt(sq[i] / (v1 - v2 / v1) + RESNET_STD_EPS);
-    }
+    int64_t shape[3] = {batch, n_masks, frames};
+    if (sw_tensor_new(be, SW_F32, 3, shape, w, err) == SW_OK)
+        be->upload(be, w->data, host, sw_tensor_nbytes(w), err);
+    free(host);
+    return err->code;
 }
 
 static sw_status forward(sw_resnet34 *m, sw_tensor *x, int batch, int64_t frames,
@@ -203,7 +185,7 @@ static sw_status forward(sw_resnet34 *m, sw_tensor *x, int batch, int64_t frames
     sw_backend *be = m->be;
     grid g = {batch, SW_RESNET34_FEAT_DIM, frames};
     stage_ids cache = {{0, 0, 0}, {0}};
-    sw_tensor by_row = {0}, y = {0}, stats_t = {0}, emb = {0};
+    sw_tensor by_row = {0}, y = {0};
     int64_t shape[3] = {batch, SW_RESNET34_FEAT_DIM, frames};
     if (sw_tensor_new(be, SW_F32, 3, shape, &by_row, err) == SW_OK &&
         sw_transpose(x, &by_row, err) == SW_OK &&
@@ -214,46 +196,30 @@ static sw_status forward(sw_resnet34 *m, sw_tensor *x, int batch, int64_t frames
     }
     sw_tensor_free(&by_row);
     sw_tensor_free(&cache.ids);
-    /* the last stage's activations come to the host for the pooling */
-    const int64_t c = SW_RESNET34_EMBED_DIM, item = g.rows * g.frames * c;
+    /* the statistics pooling (mean and standard deviation over time per
+     * mask, summed in double) and the last linear layer, on the device */
+    const int64_t c = SW_RESNET34_EMBED_DIM;
     int64_t n_out = (int64_t)batch * n_masks;
-    float *host = NULL, *stats = NULL;
-    double *w = NULL, *sum = NULL;
-    if (err->code == SW_OK) {
-        host = malloc((size_t)(batch * item) * sizeof *host);
-        stats = malloc((size_t)(n_out * RESNET_STATS) * sizeof *stats);
-        w = malloc((size_t)g.frames * sizeof *w);
-        sum = malloc((size_t)(2 * c * g.rows) * sizeof *sum);
-        if (!host || !stats || !w || !sum)
-            sw_fail(err, SW_ERR_NOMEM, "ResNet34: out of host memory");
-        else
-            be->download(be, host, y.data, (size_t)(batch * item) * sizeof *host, err);
-    }
-    sw_tensor_free(&y);
-    for (int64_t b = 0; err->code == SW_OK && b < batch; b++)
-        for (int j = 0; j < n_masks; j++) {
-            const float *mask = masks ? masks + (b * n_masks + j) * mask_frames : NULL;
-            for (int64_t t = 0; mask && t < g.frames; t++) {
-                int64_t src = t * mask_frames / g.frames; /* torch's "nearest" */
-                w[t] = mask[src < mask_frames ? src : mask_frames - 1];
-            }
-            pool(host + b * item, g.rows, g.frames, c, mask ? w : NULL, sum,
-                 stats + (b * n_masks + j) * RESNET_STATS);
-        }
     int64_t s_shape[2] = {n_out, RESNET_STATS}, e_shape[2] = {n_out, c};
-    if (err->code == SW_OK && sw_tensor_new(be, SW_F32, 2, s_shape, &stats_t, err) == SW_OK &&
-        be->upload(be, stats_t.data, stats, (size_t)(n_out * RESNET_STATS) * sizeof *stats, err) ==
-            SW_OK &&
+    sw_tensor weights = {0}, stats = {0}, emb = {0};
+    sw_tensor last = sw_tensor_slice(&y, 0, 3, (int64_t)batch * g.rows, g.frames, c);
+    last.ndim = 4; /* [batch, rows, frames, c]: each row is a group of the pooling */
+    last.shape[0] = batch;
+    last.shape[1] = g.rows;
+    last.shape[2] = g.frames;
+    last.shape[3] = c;
+    if (err->code == SW_OK && masks)
+        frame_weights(be, masks, batch, n_masks, mask_frames, g.frames, &weights, err);
+    if (err->code == SW_OK && sw_tensor_new(be, SW_F32, 2, s_shape, &stats, err) == SW_OK &&
+        sw_stats_pool(&last, masks ? &weights : NULL, RESNET_STD_EPS, &stats, err) == SW_OK &&
         sw_tensor_new(be, SW_F32, 2, e_shape, &emb, err) == SW_OK &&
-        sw_matmul(&stats_t, &m->seg_w, &emb, 1, 1.0f, 0.0f, err) == SW_OK &&
+        sw_matmul(&stats, &m->seg_w, &emb, 1, 1.0f, 0.0f, err) == SW_OK &&
         sw_add(&emb, &m->seg_b, &emb, err) == SW_OK)
         be->download(be, out, emb.data, (size_t)(n_out * c) * sizeof *out, err);
-    sw_tensor_free(&stats_t);
+    sw_tensor_free(&y);
+    sw_tensor_free(&weights);
+    sw_tensor_free(&stats);
     sw_tensor_free(&emb);
-    free(host);
-    free(stats);
-    free(w);
-    free(sum);
     return err->code;
 }
 

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bump when the table's layout changes; the loader refuses a mismatch. */
-#define SW_BACKEND_ABI 4
+#define SW_BACKEND_ABI 5
 
 typedef enum sw_device_kind { SW_DEVICE_CPU = 0, SW_DEVICE_CUDA = 1 } sw_device_kind;
 
@@ -142,6 +142,27 @@ struct sw_backend {
     sw_status (*matmul_q8)(sw_backend *be, const sw_tensor *a, const sw_tensor *w,
                            const sw_tensor *w_scale, const sw_tensor *w_sum, sw_tensor *c,
                            float beta, sw_error *err);
+
+    /* ABI 5: the embeddings' and the VAD's last steps, so that their
+     * forwards stay on the device (docs/model_objects.md). */
+
+    /* Statistics pooling over time, summed in double. x [B, T, C] or
+     * [B, G, T, C] (G groups of T frames, ResNet34's frequency rows); w NULL
+     * (every frame weighs 1) or [B, M, T] frame weights, M pools per item;
+     * out [B * M, 2 * C * G], channel-major like a flattened (C, G):
+     * out[i, k * G + g] = the weighted mean of x[b, g, :, k], and
+     * out[i, C * G + k * G + g] = sqrt(sum_t w (x - mean)^2 / (V1 - V2 / V1)
+     * + eps), V1 = sum_t w, V2 = sum_t w^2: the unbiased weighted standard
+     * deviation (weights of 1: divided by T - 1). All-zero weights give NaN. */
+    sw_status (*stats_pool)(sw_backend *be, const sw_tensor *x, const sw_tensor *w, double eps,
+                            sw_tensor *out, sw_error *err);
+    /* a [..., 2K] holds K real parts then K imaginary parts per row;
+     * out [..., K] = sqrt(re * re + im * im), each product rounded (no FMA). */
+    sw_status (*magnitude)(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
+    /* Each row over the last dimension divided by its L2 norm (summed in
+     * double), or by eps where the norm is smaller. May run in place. */
+    sw_status (*l2_normalize)(sw_backend *be, const sw_tensor *a, float eps, sw_tensor *out,
+                              sw_error *err);
 
     /* Frees every byte the backend holds and the backend itself. */
     void (*destroy)(sw_backend *b);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cpu_attention.h"
+#include "cpu_pool_ops.h"
 #include "cpu_seq_ops.h"
 #include "elementwise_math.h"
 #include "q8_gemm.h"
@@ -565,6 +566,26 @@ static sw_status cpu_lstm(sw_backend *be, const sw_tensor *x, const sw_tensor *w
     return sw_cpu_lstm(be, impl_of(be)->threads, x, w_ih, w_hh, bias, out, err);
 }
 
+static sw_status cpu_stats_pool(sw_backend *be, const sw_tensor *x, const sw_tensor *w, double eps,
+                                sw_tensor *out, sw_error *err)
+{
+    sw_cpu_stats_pool(impl_of(be)->threads, x, w, eps, out);
+    return SW_OK;
+}
+
+static sw_status cpu_magnitude(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err)
+{
+    sw_cpu_magnitude(impl_of(be)->threads, a, out);
+    return SW_OK;
+}
+
+static sw_status cpu_l2_normalize(sw_backend *be, const sw_tensor *a, float eps, sw_tensor *out,
+                                  sw_error *err)
+{
+    sw_cpu_l2_normalize(impl_of(be)->threads, a, eps, out);
+    return SW_OK;
+}
+
 static void cpu_destroy(sw_backend *b)
 {
     if (!b)
@@ -638,6 +659,9 @@ sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err)
     b->log_softmax = cpu_log_softmax;
     b->lstm = cpu_lstm;
     b->matmul_q8 = cpu_matmul_q8;
+    b->stats_pool = cpu_stats_pool;
+    b->magnitude = cpu_magnitude;
+    b->l2_normalize = cpu_l2_normalize;
     b->destroy = cpu_destroy;
     *out = b;
     return SW_OK;

@@ -405,3 +405,59 @@ sw_status sw_lstm(const sw_tensor *x, const sw_tensor *w_ih, const sw_tensor *w_
         return sw_fail(err, SW_ERR_ARG, "lstm: out must not be x");
     return x->backend->lstm(x->backend, x, w_ih, w_hh, bias, out, err);
 }
+
+/* ---- ABI 5: statistics pooling, magnitudes, L2 normalisation ---- */
+
+sw_status sw_stats_pool(const sw_tensor *x, const sw_tensor *w, double eps, sw_tensor *out,
+                        sw_error *err)
+{
+    const char *op = "stats_pool";
+    if (same_backend(op, x, out, err) || need_f32(op, x, err) || need_f32(op, out, err))
+        return err->code;
+    if (w && (same_backend(op, x, w, err) || need_f32(op, w, err)))
+        return err->code;
+    if (x->ndim != 3 && x->ndim != 4)
+        return sw_fail(err, SW_ERR_ARG, "stats_pool: x must be [B,T,C] or [B,G,T,C]");
+    int64_t b = x->shape[0], g = x->ndim == 4 ? x->shape[1] : 1;
+    int64_t t = x->shape[x->ndim - 2], c = x->shape[x->ndim - 1];
+    int64_t m = w ? w->shape[1] : 1;
+    if (w && (w->ndim != 3 || w->shape[0] != b || w->shape[2] != t))
+        return sw_fail(err, SW_ERR_ARG, "stats_pool: w must be [%lld,M,%lld]", (long long)b,
+                       (long long)t);
+    if (out->ndim != 2 || out->shape[0] != b * m || out->shape[1] != 2 * c * g)
+        return sw_fail(err, SW_ERR_ARG, "stats_pool: out must be [%lld,%lld]", (long long)(b * m),
+                       (long long)(2 * c * g));
+    if (!(eps >= 0.0))
+        return sw_fail(err, SW_ERR_ARG, "stats_pool: eps must not be negative");
+    if (out->data == x->data || (w && out->data == w->data))
+        return sw_fail(err, SW_ERR_ARG, "stats_pool: out must not be an input");
+    return x->backend->stats_pool(x->backend, x, w, eps, out, err);
+}
+
+sw_status sw_magnitude(const sw_tensor *a, sw_tensor *out, sw_error *err)
+{
+    const char *op = "magnitude";
+    if (same_backend(op, a, out, err) || need_f32(op, a, err) || need_f32(op, out, err))
+        return err->code;
+    int64_t len = sw_row_len(a);
+    if (a->ndim < 1 || len % 2 || out->ndim != a->ndim || sw_row_len(out) != len / 2 ||
+        sw_rows(out) != sw_rows(a))
+        return sw_fail(err, SW_ERR_ARG,
+                       "magnitude: a must be [..., 2K] (re then im) and out [..., K] over the "
+                       "same rows");
+    for (int i = 0; i + 1 < a->ndim; i++)
+        if (a->shape[i] != out->shape[i])
+            return sw_fail(err, SW_ERR_ARG, "magnitude: a and out differ in dimension %d", i);
+    if (out->data == a->data)
+        return sw_fail(err, SW_ERR_ARG, "magnitude: out must not be a");
+    return a->backend->magnitude(a->backend, a, out, err);
+}
+
+sw_status sw_l2_normalize(const sw_tensor *a, float eps, sw_tensor *out, sw_error *err)
+{
+    if (unary_check("l2_normalize", a, out, err))
+        return err->code;
+    if (!(eps > 0.0f))
+        return sw_fail(err, SW_ERR_ARG, "l2_normalize: eps must be positive");
+    return a->backend->l2_normalize(a->backend, a, eps, out, err);
+}

@@ -43,6 +43,13 @@ sw_status sw_matmul_q8(const sw_tensor *a, const sw_tensor *w, const sw_tensor *
 sw_status sw_lstm(const sw_tensor *x, const sw_tensor *w_ih, const sw_tensor *w_hh,
                   const sw_tensor *bias, sw_tensor *out, sw_error *err);
 
+/* Statistics pooling, magnitudes of re/im rows, row L2 normalisation: see
+ * backend.h (ABI 5). */
+sw_status sw_stats_pool(const sw_tensor *x, const sw_tensor *w, double eps, sw_tensor *out,
+                        sw_error *err);
+sw_status sw_magnitude(const sw_tensor *a, sw_tensor *out, sw_error *err);
+sw_status sw_l2_normalize(const sw_tensor *a, float eps, sw_tensor *out, sw_error *err);
+
 /* Frames out of a time-major conv1d or max_pool1d window (0 when too short). */
 int64_t sw_window_frames(int64_t t_in, int64_t kernel, int64_t stride);
 

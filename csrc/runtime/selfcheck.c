@@ -198,6 +198,18 @@ static sw_status call_matmul_q8(check *c, int side, int a, int w, int ws, int ws
 {
     return sw_matmul_q8(T(a), T(w), T(ws), T(wsum), T(out), 1.0f, c->err);
 }
+static sw_status call_stats_pool(check *c, int side, int x, int w, int out)
+{
+    return sw_stats_pool(T(x), w < 0 ? NULL : T(w), 1e-7, T(out), c->err);
+}
+static sw_status call_magnitude(check *c, int side, int a, int out)
+{
+    return sw_magnitude(T(a), T(out), c->err);
+}
+static sw_status call_l2_normalize(check *c, int side, int a, int out)
+{
+    return sw_l2_normalize(T(a), 1e-12f, T(out), c->err);
+}
 
 /* compute_type float16 / bfloat16 (CUDA only: the CPU has no half products).
  * The CPU computes in float32 on values the half type holds exactly (a, x,
@@ -367,6 +379,26 @@ static sw_status run_all(check *c)
     if (qo < 0)
         return c->err->code;
     CHECK_OP(matmul_q8, qo, 1e-5f, qa, qw, qs, qsum, qo);
+
+    /* the embeddings' pooling (two items, three groups, two weighted pools
+     * each; then unweighted), the VAD's magnitudes, the L2 norm: summed in
+     * the CPU's order with unfused operations, so the bits should match (the
+     * emulator's do); a GPU is still given a unit of float32 rounding */
+    int64_t sx[4] = {2, 3, 6, 5}, sw_[3] = {2, 2, 6};
+    float weights[24];
+    for (int i = 0; i < 24; i++)
+        weights[i] = (float)(i % 5) * 0.25f;
+    int sxi = pair(c, SW_F32, 4, sx, NULL), swi = pair(c, SW_F32, 3, sw_, weights);
+    int so = pair_f32(c, 2, 4, 30, 0), so1 = pair_f32(c, 2, 2, 30, 0);
+    int ma = pair_f32(c, 3, 2, 3, 10), mo = pair_f32(c, 3, 2, 3, 5);
+    int la = pair_f32(c, 2, 3, 40, 0), lo2 = pair_f32(c, 2, 3, 40, 0);
+    if (lo2 < 0)
+        return c->err->code;
+    const float exact = c->dev->kind == SW_DEVICE_CUDA ? 1e-6f : 0.0f;
+    CHECK_OP(stats_pool, so, exact, sxi, swi, so);
+    CHECK_OP(stats_pool, so1, exact, sxi, -1, so1);
+    CHECK_OP(magnitude, mo, exact, ma, mo);
+    CHECK_OP(l2_normalize, lo2, exact, la, lo2);
 
     if (c->dev->kind == SW_DEVICE_CUDA &&
         (half_checks(c, SW_F16, tol) != SW_OK || half_checks(c, SW_BF16, tol) != SW_OK))

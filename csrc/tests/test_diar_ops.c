@@ -1,6 +1,7 @@
 /* The ops pyannote's segmentation network adds to the backend table (leaky
  * ReLU, abs, max pooling, instance norm, log-softmax, LSTM layers) and the
- * strided conv1d of SincNet, on the CPU backend against naive loops, and
+ * strided conv1d of SincNet, and the embeddings' and VAD's pooling,
+ * magnitude and L2 norm (ABI 5), on the CPU backend against naive loops, and
  * their shape checks in ops.c. */
 #include <math.h>
 #include <stdlib.h>
@@ -241,6 +242,112 @@ static void test_strided_conv(sw_backend *b)
     sw_tensor_free(&o);
 }
 
+/* Statistics pooling against the textbook formulas in long double: weighted
+ * mean, and the unbiased weighted variance sum w (x - mean)^2 / (V1 - V2/V1). */
+static void test_stats_pool(sw_backend *b)
+{
+    sw_error err = {SW_OK, ""};
+    enum { B = 2, G = 3, T = 37, C = 70, M = 2 }; /* 70 channels: a full block and part of one */
+    int64_t sx[4] = {B, G, T, C}, sw3[3] = {B, M, T}, so[2] = {B * M, 2 * C * G};
+    int64_t so1[2] = {B, 2 * C * G};
+    sw_tensor x = make(b, 4, sx, 1), w = make(b, 3, sw3, 1), o = make(b, 2, so, 0);
+    sw_tensor o1 = make(b, 2, so1, 0);
+    float *X = x.data, *W = w.data;
+    for (int64_t i = 0; i < sw_tensor_numel(&x); i++)
+        X[i] = X[i] * 2.0f + 3.0f;
+    for (int64_t i = 0; i < sw_tensor_numel(&w); i++)
+        W[i] = W[i] < 0.0f ? 0.0f : W[i]; /* soft masks: some frames weigh 0 */
+    CHECK(sw_stats_pool(&x, &w, 1e-7, &o, &err) == SW_OK);
+    CHECK(sw_stats_pool(&x, NULL, 0.0, &o1, &err) == SW_OK);
+    const float *O = o.data, *O1 = o1.data;
+    double worst = 0.0;
+    for (int bi = 0; bi < B; bi++)
+        for (int j = 0; j <= M; j++) /* j == M: the unweighted pool */
+            for (int g = 0; g < G; g++)
+                for (int k = 0; k < C; k++) {
+                    long double v1 = 0, v2 = 0, s = 0, q = 0;
+                    for (int t = 0; t < T; t++) {
+                        long double wt = j < M ? W[(bi * M + j) * T + t] : 1.0L;
+                        v1 += wt;
+                        v2 += wt * wt;
+                        s += wt * X[((bi * G + g) * T + t) * C + k];
+                    }
+                    long double mean = s / v1;
+                    for (int t = 0; t < T; t++) {
+                        long double wt = j < M ? W[(bi * M + j) * T + t] : 1.0L;
+                        long double d = X[((bi * G + g) * T + t) * C + k] - mean;
+                        q += wt * d * d;
+                    }
+                    double sd = sqrtl(q / (v1 - v2 / v1) + (j < M ? 1e-7L : 0.0L));
+                    const float *row = j < M ? O + (bi * M + j) * 2 * C * G : O1 + bi * 2 * C * G;
+                    worst = fmax(worst,
+                                 fabs(row[k * G + g] - (double)mean) / (1.0 + fabs((double)mean)));
+                    worst = fmax(worst, fabs(row[C * G + k * G + g] - sd) / (1.0 + sd));
+                }
+    CHECK(worst < 1e-6);
+    /* a 3-D x is one group; a pool of zero weights is NaN (0 / 0), as pyannote's */
+    int64_t s3[3] = {1, 4, 2}, sw0[3] = {1, 1, 4}, so3[2] = {1, 4};
+    sw_tensor x3 = make(b, 3, s3, 1), w0 = make(b, 3, sw0, 0), o3 = make(b, 2, so3, 0);
+    CHECK(sw_stats_pool(&x3, &w0, 1e-7, &o3, &err) == SW_OK);
+    CHECK(isnan(((float *)o3.data)[0]) && isnan(((float *)o3.data)[3]));
+    /* shapes */
+    CHECK(sw_stats_pool(&x, &w, 1e-7, &o1, &err) == SW_ERR_ARG);
+    sw_error_clear(&err);
+    CHECK(sw_stats_pool(&x3, &w, 1e-7, &o3, &err) == SW_ERR_ARG);
+    sw_error_clear(&err);
+    CHECK(sw_stats_pool(&x, &w, -1.0, &o, &err) == SW_ERR_ARG);
+    sw_error_clear(&err);
+    sw_tensor *all[] = {&x, &w, &o, &o1, &x3, &w0, &o3};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        sw_tensor_free(all[i]);
+}
+
+static void test_magnitude_and_l2(sw_backend *b)
+{
+    sw_error err = {SW_OK, ""};
+    int64_t sa[3] = {3, 5, 2 * 129}, so[3] = {3, 5, 129}, sl[2] = {7, 256};
+    sw_tensor a = make(b, 3, sa, 1), o = make(b, 3, so, 0);
+    CHECK(sw_magnitude(&a, &o, &err) == SW_OK);
+    const float *A = a.data, *O = o.data;
+    int bad = 0;
+    for (int r = 0; r < 15; r++)
+        for (int k = 0; k < 129; k++) {
+            float re = A[r * 258 + k], im = A[r * 258 + 129 + k];
+            double want = hypot(re, im);
+            bad += fabs(O[r * 129 + k] - want) > 1e-6 * (1.0 + want);
+        }
+    CHECK(bad == 0);
+    CHECK(sw_magnitude(&a, &a, &err) == SW_ERR_ARG);
+    sw_error_clear(&err);
+    CHECK(sw_magnitude(&o, &a, &err) == SW_ERR_ARG);
+    sw_error_clear(&err);
+
+    sw_tensor l = make(b, 2, sl, 1), lo = make(b, 2, sl, 0);
+    float *L = l.data;
+    for (int i = 0; i < 256; i++)
+        L[6 * 256 + i] = 0.0f; /* a zero row stays zero (divided by eps) */
+    CHECK(sw_l2_normalize(&l, 1e-12f, &lo, &err) == SW_OK);
+    const float *LO = lo.data;
+    double worst = 0.0;
+    for (int r = 0; r < 7; r++) {
+        double n = 0.0;
+        for (int i = 0; i < 256; i++)
+            n += (double)L[r * 256 + i] * L[r * 256 + i];
+        n = sqrt(n);
+        for (int i = 0; i < 256; i++)
+            worst = fmax(worst, fabs(LO[r * 256 + i] - (r == 6 ? 0.0 : L[r * 256 + i] / n)));
+    }
+    CHECK(worst < 1e-7);
+    CHECK(sw_l2_normalize(&l, 1e-12f, &l, &err) == SW_OK); /* in place: the same bytes */
+    CHECK(max_diff(L, LO, 7 * 256) == 0.0);
+    CHECK(sw_l2_normalize(&l, 0.0f, &lo, &err) == SW_ERR_ARG);
+    sw_error_clear(&err);
+    sw_tensor_free(&a);
+    sw_tensor_free(&o);
+    sw_tensor_free(&l);
+    sw_tensor_free(&lo);
+}
+
 static void run_all(int threads)
 {
     sw_error err = {SW_OK, ""};
@@ -257,6 +364,8 @@ static void run_all(int threads)
     test_lstm(b, 37, 5, 6, 3, 2); /* more rows than one few-rows group */
     test_lstm(b, 2, 20, 60, 128, 2);
     test_strided_conv(b);
+    test_stats_pool(b);
+    test_magnitude_and_l2(b);
     CHECK(b->memory(b).allocated == 0);
     b->destroy(b);
 }

@@ -1,13 +1,11 @@
-/* Silero VAD v6: its weights and its forward (silero.h). The STFT and the
- * convolutions of a batch of windows, and the LSTM over all of them, run on
- * the backend.
+/* Silero VAD v6: its weights and its forward (silero.h). The STFT (a
+ * convolution with the Fourier basis), its magnitudes, the convolutions of a
+ * batch of windows and the LSTM over all of them run on the backend: a batch
+ * copies its windows up, and the whole recording's logits come down once.
  *
- * The backend table has no square root, and the STFT needs |z| =
- * sqrt(re^2 + im^2) of each bin: the spectrum of a batch (4096 windows, 5 MB)
- * comes to the host for it and the 129 magnitudes per frame go back, one
- * round trip per batch (about 1 ms on a PCIe GPU for 131 s of audio). Exact
- * tricks with the ops there are (a norm over [re, im, -re, -im]) cost one GPU
- * block per bin; a sqrt op in the table would remove the round trip. */
+ * The exported network drops the first of each window's five STFT frames, so
+ * the samples only that frame reads (the first 128) are never uploaded, nor
+ * the last 64, which no frame reads. */
 #include "silero.h"
 
 #include <math.h>
@@ -23,6 +21,7 @@
 #define SILERO_TAPS    256
 #define SILERO_HOP     128
 #define SILERO_FRAMES  5 /* STFT frames per window; the first is dropped */
+#define SILERO_READ    (SILERO_HOP * (SILERO_FRAMES - 2) + SILERO_TAPS) /* 640 samples */
 #define SILERO_BINS    129
 #define SILERO_HIDDEN  128
 #define SILERO_CONVS   4
@@ -105,10 +104,11 @@ sw_status sw_silero_create(sw_backend *be, const sw_named_tensor *tensors, int n
 }
 
 /* Windows first .. first + n - 1 of the audio as the network reads them:
- * context, window, reflect padding (NumPy's "reflect": the edge not repeated). */
+ * context, window, reflect padding (NumPy's "reflect": the edge not repeated),
+ * then of those 832 samples the SILERO_READ that STFT frames 1..4 read. */
 static void windows(const float *audio, int64_t first, int64_t n, float *out)
 {
-    float w[SILERO_CONTEXT + SW_SILERO_WINDOW];
+    float w[SILERO_CONTEXT + SW_SILERO_WINDOW], o[SILERO_INPUT];
     const int len = SILERO_CONTEXT + SW_SILERO_WINDOW;
     for (int64_t i = 0; i < n; i++) {
         int64_t start = (first + i) * SW_SILERO_WINDOW;
@@ -117,12 +117,12 @@ static void windows(const float *audio, int64_t first, int64_t n, float *out)
         else
             memcpy(w, audio + start - SILERO_CONTEXT, SILERO_CONTEXT * sizeof *w);
         memcpy(w + SILERO_CONTEXT, audio + start, SW_SILERO_WINDOW * sizeof *w);
-        float *o = out + i * SILERO_INPUT;
         for (int j = 0; j < SILERO_PAD; j++) {
             o[j] = w[SILERO_PAD - j];
             o[SILERO_PAD + len + j] = w[len - 2 - j];
         }
         memcpy(o + SILERO_PAD, w, len * sizeof *w);
+        memcpy(out + i * SILERO_READ, o + SILERO_HOP, SILERO_READ * sizeof *o);
     }
 }
 
@@ -131,32 +131,17 @@ static sw_status encode(sw_silero *m, const float *host_windows, int64_t n, sw_t
                         sw_error *err)
 {
     sw_backend *be = m->be;
-    const int64_t kept = SILERO_FRAMES - 1, spec_len = n * SILERO_FRAMES * 2 * SILERO_BINS;
+    const int64_t kept = SILERO_FRAMES - 1;
     sw_tensor x = {0}, spec = {0}, mag = {0}, a = {0}, b = {0};
-    int64_t x_shape[3] = {n, SILERO_INPUT, 1}, spec_shape[3] = {n, SILERO_FRAMES, 2 * SILERO_BINS};
+    int64_t x_shape[3] = {n, SILERO_READ, 1}, spec_shape[3] = {n, kept, 2 * SILERO_BINS};
     int64_t mag_shape[3] = {n, kept, SILERO_BINS};
-    float *host = malloc((size_t)spec_len * sizeof *host);
-    if (!host)
-        return sw_fail(err, SW_ERR_NOMEM, "Silero VAD: out of host memory");
+    /* the STFT of frames 1..4 and their magnitudes */
     if (sw_tensor_new(be, SW_F32, 3, x_shape, &x, err) == SW_OK &&
         be->upload(be, x.data, host_windows, sw_tensor_nbytes(&x), err) == SW_OK &&
         sw_tensor_new(be, SW_F32, 3, spec_shape, &spec, err) == SW_OK &&
         sw_conv1d(&x, &m->basis, NULL, SILERO_HOP, 0, &spec, err) == SW_OK &&
-        be->download(be, host, spec.data, (size_t)spec_len * sizeof *host, err) == SW_OK) {
-        /* magnitudes of frames 1..4 (the export drops the first), in place */
-        float *dst = host;
-        for (int64_t w = 0; w < n; w++)
-            for (int64_t t = 1; t < SILERO_FRAMES; t++) {
-                const float *row = host + (w * SILERO_FRAMES + t) * 2 * SILERO_BINS;
-                for (int k = 0; k < SILERO_BINS; k++) {
-                    float re = row[k], im = row[SILERO_BINS + k];
-                    *dst++ = sqrtf(re * re + im * im);
-                }
-            }
-        if (sw_tensor_new(be, SW_F32, 3, mag_shape, &mag, err) == SW_OK)
-            be->upload(be, mag.data, host, sw_tensor_nbytes(&mag), err);
-    }
-    free(host);
+        sw_tensor_new(be, SW_F32, 3, mag_shape, &mag, err) == SW_OK)
+        sw_magnitude(&spec, &mag, err);
     sw_tensor_free(&x);
     sw_tensor_free(&spec);
     /* four convolutions with ReLU: 4 frames -> 4, 2, 1, 1 */
@@ -206,7 +191,7 @@ sw_status sw_silero_run(sw_silero *m, const float *audio, int64_t n_samples, int
     sw_backend *be = m->be;
     int64_t f_shape[3] = {1, n, SILERO_HIDDEN};
     sw_tensor feat = {0}, h = {0}, logits = {0};
-    float *host = malloc((size_t)(batch < n ? batch : n) * SILERO_INPUT * sizeof *host);
+    float *host = malloc((size_t)(batch < n ? batch : n) * SILERO_READ * sizeof *host);
     if (!host)
         return sw_fail(err, SW_ERR_NOMEM, "Silero VAD: out of host memory");
     if (sw_tensor_new(be, SW_F32, 3, f_shape, &feat, err) == SW_OK)

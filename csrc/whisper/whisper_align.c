@@ -7,24 +7,21 @@
 #include "whisper_internal.h"
 
 /* Copies the alignment heads' rows of the last decode (n_tok positions) to
- * attention[:, pos .. pos + n_tok, :]. */
+ * att [n_heads, n_pos, ctx], rows pos .. pos + n_tok - 1, on the device (a
+ * scale by one is the backend table's copy): the rows of every step come to
+ * the host in one download at the end. */
 static sw_status take_heads(sw_whisper_state *st, const int *heads, int n_heads, int n_pos, int pos,
-                            int n_tok, float *host, float *attention, sw_error *err)
+                            int n_tok, sw_tensor *att, sw_error *err)
 {
-    sw_whisper *m = st->model;
-    int ctx = m->dims.n_audio_ctx;
-    size_t row = (size_t)ctx;
+    int64_t ctx = st->model->dims.n_audio_ctx, block = (int64_t)n_tok * ctx;
     for (int h = 0; h < n_heads; h++) {
         const sw_tensor *t = sw_whisper_state_cross_attention(st, heads[2 * h]);
         if (!t)
             return sw_fail(err, SW_ERR_INTERNAL, "whisper align: no cross-attention kept");
-        /* download a layer once for all its heads in a row */
-        if (h == 0 || heads[2 * h] != heads[2 * (h - 1)])
-            if (m->be->download(m->be, host, t->data, sw_tensor_nbytes(t), err))
-                return err->code;
-        for (int k = 0; k < n_tok; k++)
-            memcpy(attention + ((size_t)h * n_pos + pos + k) * row,
-                   host + ((size_t)heads[2 * h + 1] * n_tok + k) * row, row * sizeof(float));
+        sw_tensor src = sw_tensor_slice(t, heads[2 * h + 1] * block, 1, block, 0, 0);
+        sw_tensor dst = sw_tensor_slice(att, ((int64_t)h * n_pos + pos) * ctx, 1, block, 0, 0);
+        if (sw_scale(&src, 1.0f, &dst, err))
+            return err->code;
     }
     return SW_OK;
 }
@@ -61,30 +58,33 @@ sw_status sw_whisper_align(sw_whisper *m, const sw_whisper_audio *audio, const i
             return sw_fail(err, SW_ERR_ARG, "whisper align: no head (%d, %d) in this model",
                            heads[2 * h], heads[2 * h + 1]);
     sw_whisper_state *st = NULL;
-    float *host = malloc((size_t)d->n_text_head * n_start * d->n_audio_ctx * sizeof *host);
+    sw_tensor att = {0};
+    int64_t att_shape[3] = {n_heads, n_pos, d->n_audio_ctx};
     float *logits = malloc((size_t)d->n_vocab * sizeof *logits);
-    if (!host || !logits) {
+    if (!logits) {
         sw_fail(err, SW_ERR_NOMEM, "whisper align: out of host memory");
         goto done;
     }
-    if (sw_whisper_state_new(m, audio, 1, &st, err))
+    if (sw_tensor_new(m->be, SW_F32, 3, att_shape, &att, err) ||
+        sw_whisper_state_new(m, audio, 1, &st, err))
         goto done;
     sw_whisper_state_capture_cross_attention(st, 1);
     if (sw_whisper_decode(st, start, 1, n_start, logits, err) ||
-        take_heads(st, heads, n_heads, n_pos, 0, n_start, host, attention, err))
+        take_heads(st, heads, n_heads, n_pos, 0, n_start, &att, err))
         goto done;
     for (int p = n_start; p < n_pos; p++) {
         int k = p - n_start; /* 0: <|notimestamps|>, then the text, then eot */
         int32_t tok = k == 0 ? no_timestamps : k <= n_text ? text[k - 1] : eot;
         if (sw_whisper_decode(st, &tok, 1, 1, logits, err) ||
-            take_heads(st, heads, n_heads, n_pos, p, 1, host, attention, err))
+            take_heads(st, heads, n_heads, n_pos, p, 1, &att, err))
             goto done;
         if (k < n_text)
             text_probs[k] = text_prob(logits, eot, text[k]);
     }
+    m->be->download(m->be, attention, att.data, sw_tensor_nbytes(&att), err);
 done:
     sw_whisper_state_free(st);
-    free(host);
+    sw_tensor_free(&att);
     free(logits);
     return err->code;
 }

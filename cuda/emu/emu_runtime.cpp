@@ -5,6 +5,7 @@
  * often does not). Streams and events are in program order: a launch has
  * finished when it returns. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,11 +124,13 @@ cudaError_t cudaFree(void *ptr)
 }
 
 /* SAYWHO_CUDA_EMU_COPY_LOG=file: each copy between host and device appends
- * "H2D <bytes>" or "D2H <bytes>" to the file as it happens, so a test can
- * mark its stages in the same file and count what each moved
- * (tests/test_device_copies.py). Read at every copy: a test turns it on
- * after the library is loaded. */
-static void log_copy(size_t bytes, cudaMemcpyKind kind)
+ * "H2D <bytes> <hash>" or "D2H <bytes> <hash>" to the file as it happens
+ * (hash: FNV-1a 64 of the bytes, in hex), so a test can mark its stages in the
+ * same file, count what each moved, and tell an upload that depends only on
+ * shapes (an index table: the same bytes whatever the input) from one that
+ * carries data (tests/test_device_copies.py). Read at every copy: a test
+ * turns it on after the library is loaded. */
+static void log_copy(const void *src, size_t bytes, cudaMemcpyKind kind)
 {
     if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToHost)
         return;
@@ -135,13 +138,18 @@ static void log_copy(size_t bytes, cudaMemcpyKind kind)
     FILE *f = path && *path ? fopen(path, "a") : NULL;
     if (!f)
         return;
-    fprintf(f, "%s %zu\n", kind == cudaMemcpyHostToDevice ? "H2D" : "D2H", bytes);
+    uint64_t h = 14695981039346656037ull;
+    const unsigned char *p = (const unsigned char *)src;
+    for (size_t i = 0; i < bytes; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    fprintf(f, "%s %zu %016llx\n", kind == cudaMemcpyHostToDevice ? "H2D" : "D2H", bytes,
+            (unsigned long long)h);
     fclose(f);
 }
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
 {
-    log_copy(bytes, kind);
+    log_copy(src, bytes, kind);
     if (bytes)
         memmove(dst, src, bytes);
     return cudaSuccess;
