@@ -79,6 +79,23 @@ def test_batch_equals_one_by_one(tensors, runtime):
             )
 
 
+def test_items_of_any_length_equal_one_by_one(tensors, runtime):
+    """run_items packs sequences of different lengths in one call (what the
+    diarizer does with a batch's speakers); each is computed as alone."""
+    audio = load_audio(shared_file("two_speakers.wav"))
+    seqs = [
+        campp_features(audio[s : s + n]) for s, n in ((0, 48000), (160000, 20000), (320000, 9000))
+    ]
+    seqs = [f - f.mean(axis=0) for f in seqs]
+    with _core.CamppModel(runtime, tensors) as model:
+        packed = model.run_items(np.concatenate(seqs), [len(f) for f in seqs])
+        for f, row in zip(seqs, packed):
+            np.testing.assert_allclose(model.run(f[None])[0], row, atol=1e-5)
+        for lengths in ([len(seqs[0]) - 1], [10, len(seqs[0]) - 10 + 1], [2, len(seqs[0]) - 2], []):
+            with pytest.raises(_core.OptionError):
+                model.run_items(seqs[0], lengths)
+
+
 def test_masks_choose_the_frames(tensors, runtime):
     audio = load_audio(shared_file("two_speakers.wav"))[: 10 * 16000]
     mask = np.zeros(589, np.float32)

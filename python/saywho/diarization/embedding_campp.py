@@ -180,15 +180,26 @@ class CamppEmbedding(RuntimeUser):
 
     def embed_sequences(self, sequences: list[np.ndarray]) -> np.ndarray:
         """One embedding per fbank sequence [T_i, 80] (raw, not normalised);
-        NaN for one shorter than MIN_FRAMES. Equally long sequences share calls."""
+        NaN for one shorter than MIN_FRAMES. Sequences of any lengths share a
+        call (``run_items``) up to ``batch_frames`` frames: each is computed
+        as alone, and bigger products run faster than one call per length."""
+        if self._model is None:
+            raise _core.ModelError("this CamppEmbedding is closed")
         out = np.full((len(sequences), EMBED_DIM), np.nan, dtype=np.float32)
-        by_length: dict[int, list[int]] = {}
-        for k, seq in enumerate(sequences):
-            if len(seq) >= MIN_FRAMES:
-                by_length.setdefault(len(seq), []).append(k)
-        for items in by_length.values():
-            batch = np.stack([_normalised(sequences[k]) for k in items])
-            out[items] = self.embed_features(batch)
+        todo = [k for k, seq in enumerate(sequences) if len(seq) >= MIN_FRAMES]
+        start = 0
+        while start < len(todo):
+            stop, frames = start, 0
+            while stop < len(todo) and (
+                stop == start or frames + len(sequences[todo[stop]]) <= self.batch_frames
+            ):
+                frames += len(sequences[todo[stop]])
+                stop += 1
+            items = todo[start:stop]
+            batch = np.concatenate([_normalised(sequences[k]) for k in items])
+            lengths = np.array([len(sequences[k]) for k in items], dtype=np.int64)
+            out[items] = self._model.run_items(batch, lengths)
+            start = stop
         return out
 
     # -- the embedding interface --------------------------------------------------
