@@ -497,19 +497,36 @@ static sw_status cpu_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor 
     return SW_OK;
 }
 
+typedef struct gather_job {
+    const float *table;
+    const int32_t *ids;
+    float *out;
+    int64_t len, rows;
+} gather_job;
+
+static void gather_range(void *ctx, size_t begin, size_t end)
+{
+    const gather_job *j = ctx;
+    for (size_t i = begin; i < end; i++) {
+        float *dst = j->out + (int64_t)i * j->len;
+        int32_t id = j->ids[i];
+        if (id >= 0 && id < j->rows)
+            memcpy(dst, j->table + (int64_t)id * j->len, (size_t)j->len * sizeof(float));
+        else
+            memset(dst, 0, (size_t)j->len * sizeof(float));
+    }
+}
+
+/* Split over the pool: the convolutions of CAM++ and the ResNet gather
+ * their im2col rows with it, and a serial copy left the other threads
+ * waiting. */
 static sw_status cpu_gather_rows(sw_backend *be, const sw_tensor *table, const sw_tensor *ids,
                                  sw_tensor *out, sw_error *err)
 {
-    int64_t len = sw_row_len(table), rows = sw_rows(table), n = sw_tensor_numel(ids);
-    const int32_t *id = ids->data;
-    for (int64_t i = 0; i < n; i++) {
-        float *dst = (float *)out->data + i * len;
-        if (id[i] >= 0 && id[i] < rows)
-            memcpy(dst, (const float *)table->data + (int64_t)id[i] * len,
-                   (size_t)len * sizeof(float));
-        else
-            memset(dst, 0, (size_t)len * sizeof(float));
-    }
+    int64_t len = sw_row_len(table), n = sw_tensor_numel(ids);
+    gather_job j = {table->data, ids->data, out->data, len, sw_rows(table)};
+    size_t min_rows = len > 0 && len < 4096 ? (size_t)(4096 / len) : 1;
+    sw_parallel_for(impl_of(be)->threads, (size_t)n, min_rows, gather_range, &j);
     return SW_OK;
 }
 
