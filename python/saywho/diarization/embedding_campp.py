@@ -141,7 +141,12 @@ def _normalised(features: np.ndarray) -> np.ndarray:
 
 
 class CamppEmbedding(RuntimeUser):
-    """``model(waveforms [B, samples], masks [B, frames] or None) -> [B, 192]``."""
+    """``model(waveforms [B, samples], masks [B, frames] or None) -> [B, 192]``.
+
+    ``batch_frames`` bounds the fbank frames of one call: 2000 gives the
+    products their full speed (8000 was no faster on 2 cores) and keeps the
+    pool's peak near 80 MB (the 2-D front's activations are 32 channels x
+    80 rows a frame)."""
 
     dimension = EMBED_DIM
     sample_rate = SAMPLE_RATE
@@ -151,7 +156,7 @@ class CamppEmbedding(RuntimeUser):
         self,
         source: str | os.PathLike[str] | dict[str, np.ndarray],
         runtime: _core.Runtime | None = None,
-        batch_frames: int = 8000,
+        batch_frames: int = 2000,
     ) -> None:
         if batch_frames < 1:
             raise _core.OptionError("batch_frames must be at least 1")
