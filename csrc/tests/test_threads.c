@@ -36,7 +36,10 @@ static void run_jobs(int threads, int jobs, int slow_every)
     for (int k = 0; k < jobs; k++) {
         size_t n = 1 + (size_t)(k * 37 % 400);
         int *hits = calloc(n, sizeof *hits);
-        CHECK(hits != NULL);
+        if (!hits) {
+            CHECK(hits != NULL);
+            break;
+        }
         job j = {hits, slow_every};
         sw_parallel_for(tp, n, 1 + (size_t)(k % 5), count, &j);
         /* all done on return: nothing may still be running on this job */
