@@ -126,6 +126,23 @@ def test_cuda_backend_matches_the_cpu(tensors, runtime, runtimes, device):
     assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
 
 
+def test_span_fbank_equals_each_chunks_own(tensors, runtime):
+    """The diarizer's overlapping chunks share one fbank of their span: the
+    same embeddings, bit for bit, as each chunk's own fbank."""
+    audio = load_audio(shared_file("two_speakers.wav"))[: 14 * 16000]
+    offsets = np.array([0, 16000, 64000], np.int64)
+    chunks = np.stack([audio[o : o + 160000] for o in offsets])
+    masks = np.zeros((3, 3, 589), np.float32)
+    masks[:, 0, 50:400] = 1
+    masks[1, 1, 300:589] = 1
+    masks[2, 2, :] = 1
+    with CamppEmbedding(tensors, runtime) as model:
+        want = model.embed_speakers(chunks, masks)
+        got = model.embed_speakers_in_span(audio, offsets, 160000, masks)
+        np.testing.assert_array_equal(got, want)
+        assert np.isfinite(got[:, 0]).all() and np.isnan(got[0, 1]).all()
+
+
 def test_close_returns_every_byte(tensors, runtime):
     before = runtime.memory()["allocated"]
     model = CamppEmbedding(tensors, runtime)

@@ -34,6 +34,7 @@ EMBED_DIM = 192
 BN_EPS = 1e-5
 BLOCKS = ((12, 1), (24, 2), (16, 2))  # (CAM layers, dilation) per dense block
 MIN_FRAMES = 3  # fbank frames the network needs (two after its stride-2 layer)
+FBANK_FRAME, FBANK_HOP = 400, 160  # Kaldi's 25 ms frames every 10 ms at 16 kHz
 # 3D-Speaker's front end: torchaudio's kaldi.fbank defaults on the [-1, 1] waveform.
 FBANK = {"num_mel_bins": FEAT_DIM, "povey_window": True, "input_scale": 1.0}
 
@@ -212,15 +213,34 @@ class CamppEmbedding(RuntimeUser):
         """Chunks [B, samples] and their local speakers' masks [B, S, frames]
         -> [B, S, 192]; NaN where a mask keeps fewer than MIN_FRAMES frames."""
         w = waveform_batch(waveforms)
+        return self._embed_masked([campp_features(row, self.runtime.threads) for row in w], masks)
+
+    def embed_speakers_in_span(
+        self, span: np.ndarray, offsets: np.ndarray, window: int, masks: np.ndarray
+    ) -> np.ndarray:
+        """``embed_speakers`` for the chunks span[o : o + window] at each
+        offset o (the span reaching the last one's end): the fbank is taken
+        once for the span. A frame's fbank reads only its own 400 samples,
+        so on the 160-sample grid each chunk's frames are the span's, bit for
+        bit; pyannote's chunks overlap nine tenths, and the fbank of each
+        was done ten times."""
+        offsets = np.asarray(offsets, dtype=np.int64)
+        if len(offsets) == 0 or (offsets % FBANK_HOP).any():
+            chunks = np.stack([span[o : o + window] for o in offsets])
+            return self.embed_speakers(chunks, masks)
+        feats = campp_features(np.ascontiguousarray(span, np.float32), self.runtime.threads)
+        n = 1 + (window - FBANK_FRAME) // FBANK_HOP
+        return self._embed_masked([feats[o // FBANK_HOP :][:n] for o in offsets], masks)
+
+    def _embed_masked(self, feats: list[np.ndarray], masks: np.ndarray) -> np.ndarray:
         sequences, owners = [], []
-        for b in range(len(w)):
-            feats = campp_features(w[b], self.runtime.threads)
+        for b, f in enumerate(feats):
             for j in range(masks.shape[1]):
-                keep = resample_mask(np.asarray(masks[b, j], np.float32), len(feats)) > 0.5
+                keep = resample_mask(np.asarray(masks[b, j], np.float32), len(f)) > 0.5
                 if keep.sum() >= MIN_FRAMES:
-                    sequences.append(feats[keep])
+                    sequences.append(f[keep])
                     owners.append((b, j))
-        out = np.full((len(w), masks.shape[1], EMBED_DIM), np.nan, dtype=np.float32)
+        out = np.full((len(feats), masks.shape[1], EMBED_DIM), np.nan, dtype=np.float32)
         if sequences:
             for (b, j), row in zip(owners, self.embed_sequences(sequences)):
                 out[b, j] = row
