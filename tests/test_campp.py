@@ -79,6 +79,23 @@ def test_batch_equals_one_by_one(tensors, runtime):
             )
 
 
+def test_items_of_any_length_equal_one_by_one(tensors, runtime):
+    """run_items packs sequences of different lengths in one call (what the
+    diarizer does with a batch's speakers); each is computed as alone."""
+    audio = load_audio(shared_file("two_speakers.wav"))
+    seqs = [
+        campp_features(audio[s : s + n]) for s, n in ((0, 48000), (160000, 20000), (320000, 9000))
+    ]
+    seqs = [f - f.mean(axis=0) for f in seqs]
+    with _core.CamppModel(runtime, tensors) as model:
+        packed = model.run_items(np.concatenate(seqs), [len(f) for f in seqs])
+        for f, row in zip(seqs, packed):
+            np.testing.assert_allclose(model.run(f[None])[0], row, atol=1e-5)
+        for lengths in ([len(seqs[0]) - 1], [10, len(seqs[0]) - 10 + 1], [2, len(seqs[0]) - 2], []):
+            with pytest.raises(_core.OptionError):
+                model.run_items(seqs[0], lengths)
+
+
 def test_masks_choose_the_frames(tensors, runtime):
     audio = load_audio(shared_file("two_speakers.wav"))[: 10 * 16000]
     mask = np.zeros(589, np.float32)
@@ -107,6 +124,23 @@ def test_cuda_backend_matches_the_cpu(tensors, runtime, runtimes, device):
     with CamppEmbedding(tensors, runtimes[device]) as on_device:
         got = on_device.embed_features(feats)
     assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
+
+
+def test_span_fbank_equals_each_chunks_own(tensors, runtime):
+    """The diarizer's overlapping chunks share one fbank of their span: the
+    same embeddings, bit for bit, as each chunk's own fbank."""
+    audio = load_audio(shared_file("two_speakers.wav"))[: 14 * 16000]
+    offsets = np.array([0, 16000, 64000], np.int64)
+    chunks = np.stack([audio[o : o + 160000] for o in offsets])
+    masks = np.zeros((3, 3, 589), np.float32)
+    masks[:, 0, 50:400] = 1
+    masks[1, 1, 300:589] = 1
+    masks[2, 2, :] = 1
+    with CamppEmbedding(tensors, runtime) as model:
+        want = model.embed_speakers(chunks, masks)
+        got = model.embed_speakers_in_span(audio, offsets, 160000, masks)
+        np.testing.assert_array_equal(got, want)
+        assert np.isfinite(got[:, 0]).all() and np.isnan(got[0, 1]).all()
 
 
 def test_close_returns_every_byte(tensors, runtime):

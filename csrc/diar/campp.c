@@ -4,14 +4,59 @@
  * row each tap reads; an id out of range reads zeros, which is the zero
  * padding) followed by one matrix product with tap-major weights.
  *
- * A dense block keeps its growing feature map channel-major, [channels,
- * rows], so that each layer's 32 new channels are appended contiguously; a
- * layer reads the first c channels back time-major with one transpose. */
+ * A dense block keeps its growing feature map time-major, [rows, 1024], as
+ * chunks of 32 channels (one CAM layer's growth): a layer reads the first c
+ * channels of every row with one gather of c / 32 chunks per row, and its 32
+ * new channels go to their chunk with one scatter. (A transpose of a
+ * channel-major map, strided reads, cost twice the gather.) */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "campp_internal.h"
+
+/* Where each item of a batch lies: items may differ in length (a call packs
+ * every (chunk, speaker) sequence of a batch of chunks, whatever its length:
+ * bigger products, one call). The input has off[b] .. off[b + 1] frames of
+ * item b; after the stride-2 TDNN layer it has hoff[b] .. hoff[b + 1]; its
+ * context segments are soff[b] .. soff[b + 1], and its [segments, frames]
+ * pooling matrix starts at poff[b]. Items never read each other's rows. */
+typedef struct items {
+    int batch;
+    int64_t *off, *hoff, *soff, *poff; /* batch + 1 each */
+} items;
+
+static void items_free(items *it)
+{
+    free(it->off);
+    free(it->hoff);
+    free(it->soff);
+    free(it->poff);
+}
+
+static sw_status items_init(items *it, const int64_t *lengths, int batch, sw_error *err)
+{
+    it->batch = batch;
+    size_t n = (size_t)batch + 1;
+    it->off = malloc(n * sizeof *it->off);
+    it->hoff = malloc(n * sizeof *it->hoff);
+    it->soff = malloc(n * sizeof *it->soff);
+    it->poff = malloc(n * sizeof *it->poff);
+    if (!it->off || !it->hoff || !it->soff || !it->poff)
+        return sw_fail(err, SW_ERR_NOMEM, "CAM++: out of host memory");
+    it->off[0] = it->hoff[0] = it->soff[0] = it->poff[0] = 0;
+    for (int b = 0; b < batch; b++) {
+        int64_t half = (lengths[b] - 1) / 2 + 1;
+        int64_t segs = (half + CAMPP_SEG_LEN - 1) / CAMPP_SEG_LEN;
+        it->off[b + 1] = it->off[b] + lengths[b];
+        it->hoff[b + 1] = it->hoff[b] + half;
+        it->soff[b + 1] = it->soff[b] + segs;
+        it->poff[b + 1] = it->poff[b] + segs * half;
+    }
+    return SW_OK;
+}
+
+#define LEN(o, b) ((o)[(b) + 1] - (o)[b])
 
 static sw_status fresh(sw_backend *be, sw_tensor *t, int64_t d0, int64_t d1, sw_error *err)
 {
@@ -42,32 +87,66 @@ static sw_status linear(const sw_tensor *x, const campp_linear *l, int relu, sw_
     return err->code;
 }
 
-/* y [n_out, C_out] = a convolution of x (rows of C_in) whose taps `ids`
- * [n_out * taps] name. *y is allocated here. */
+/* Output rows a convolution gathers and multiplies at a time: its im2col
+ * block (rows x taps x C_in floats) stays in the core's cache instead of
+ * going through memory twice (the gather, then BLAS's packing of it), and
+ * the whole im2col is never allocated. */
+#define CAMPP_CONV_BLOCK_FLOATS (1 << 16)
+#define CAMPP_CONV_MIN_ROWS     256
+
+static int64_t conv_block(int taps, int64_t c_in, int64_t n_out)
+{
+    int64_t block = CAMPP_CONV_BLOCK_FLOATS / (taps * c_in);
+    block = block < CAMPP_CONV_MIN_ROWS ? CAMPP_CONV_MIN_ROWS : block;
+    return block > n_out ? n_out : block;
+}
+
+/* y [n_out, C_out] (allocated by the caller) = a convolution of x (rows of
+ * C_in) whose taps `ids` [n_out * taps] name, through `cols`, at least
+ * conv_block() x taps rows of C_in. */
+static sw_status conv_into(const sw_tensor *x, const sw_tensor *ids, int taps,
+                           const campp_linear *l, int relu, sw_tensor *cols, sw_tensor *y,
+                           sw_error *err)
+{
+    int64_t c_in = sw_row_len(x), n_out = sw_tensor_numel(ids) / taps, c_out = l->w.shape[0];
+    int64_t block = conv_block(taps, c_in, n_out);
+    sw_tensor table = sw_tensor_slice(x, 0, 2, sw_rows(x), c_in, 0);
+    for (int64_t r0 = 0; r0 < n_out && err->code == SW_OK; r0 += block) {
+        int64_t rows = n_out - r0 < block ? n_out - r0 : block;
+        sw_tensor id = sw_tensor_slice(ids, r0 * taps, 1, rows * taps, 0, 0);
+        sw_tensor part = sw_tensor_slice(cols, 0, 2, rows * taps, c_in, 0);
+        sw_tensor wide = sw_tensor_slice(cols, 0, 2, rows, taps * c_in, 0);
+        sw_tensor out = sw_tensor_slice(y, r0 * c_out, 2, rows, c_out, 0);
+        if (sw_gather_rows(&table, &id, &part, err) == SW_OK)
+            linear(&wide, l, relu, &out, err);
+    }
+    return err->code;
+}
+
+/* The same with y allocated here. */
 static sw_status conv(sw_backend *be, const sw_tensor *x, const sw_tensor *ids, int taps,
                       const campp_linear *l, int relu, sw_tensor *y, sw_error *err)
 {
     int64_t c_in = sw_row_len(x), n_out = sw_tensor_numel(ids) / taps;
-    sw_tensor table = sw_tensor_slice(x, 0, 2, sw_rows(x), c_in, 0), cols = {0};
-    if (fresh(be, &cols, n_out * taps, c_in, err) == SW_OK &&
-        sw_gather_rows(&table, ids, &cols, err) == SW_OK &&
-        fresh(be, y, n_out, l->w.shape[0], err) == SW_OK) {
-        sw_tensor wide = sw_tensor_slice(&cols, 0, 2, n_out, taps * c_in, 0);
-        linear(&wide, l, relu, y, err);
-    }
+    sw_tensor cols = {0};
+    if (fresh(be, &cols, conv_block(taps, c_in, n_out) * taps, c_in, err) == SW_OK &&
+        fresh(be, y, n_out, l->w.shape[0], err) == SW_OK)
+        conv_into(x, ids, taps, l, relu, &cols, y, err);
     sw_tensor_free(&cols);
     return err->code;
 }
 
 /* --- the 2-D front: rows (item, frequency row, frame) ---------------------- */
 
-/* 3x3 taps, padding 1, stride `stride` along frequency only */
-static sw_status conv2d_ids(sw_backend *be, int64_t batch, int64_t rows, int64_t frames, int stride,
+/* 3x3 taps, padding 1, stride `stride` along frequency only; item b's rows
+ * are (frequency row, frame) from rows * off[b] */
+static sw_status conv2d_ids(sw_backend *be, const items *it, int64_t rows, int stride,
                             sw_tensor *ids, sw_error *err)
 {
-    int64_t rows_out = (rows - 1) / stride + 1, n = batch * rows_out * frames * 9;
+    int64_t rows_out = (rows - 1) / stride + 1, n = rows_out * it->off[it->batch] * 9;
     int32_t *id = malloc((size_t)n * sizeof *id), *p = id;
-    for (int64_t b = 0; id && b < batch; b++)
+    for (int b = 0; id && b < it->batch; b++) {
+        int64_t frames = LEN(it->off, b), base = rows * it->off[b];
         for (int64_t fo = 0; fo < rows_out; fo++)
             for (int64_t t = 0; t < frames; t++)
                 for (int df = 0; df < 3; df++)
@@ -75,39 +154,41 @@ static sw_status conv2d_ids(sw_backend *be, int64_t batch, int64_t rows, int64_t
                         int64_t f = fo * stride + df - 1, s = t + dt - 1;
                         *p++ = f < 0 || f >= rows || s < 0 || s >= frames
                                    ? -1
-                                   : (int32_t)((b * rows + f) * frames + s);
+                                   : (int32_t)(base + f * frames + s);
                     }
+    }
     return upload_ids(be, id, n, ids, err);
 }
 
-static sw_status conv2d(sw_campp *m, const sw_tensor *x, int64_t batch, int64_t rows,
-                        int64_t frames, int stride, const campp_linear *l, int relu, sw_tensor *y,
-                        sw_error *err)
+static sw_status conv2d(sw_campp *m, const sw_tensor *x, const items *it, int64_t rows, int stride,
+                        const campp_linear *l, int relu, sw_tensor *y, sw_error *err)
 {
     sw_tensor ids = {0};
-    if (conv2d_ids(m->be, batch, rows, frames, stride, &ids, err) == SW_OK)
+    if (conv2d_ids(m->be, it, rows, stride, &ids, err) == SW_OK)
         conv(m->be, x, &ids, 9, l, relu, y, err);
     sw_tensor_free(&ids);
     return err->code;
 }
 
 /* BasicResBlock: relu(conv2(relu(conv1 x)) + shortcut x). *x is replaced. */
-static sw_status res_block(sw_campp *m, int i, sw_tensor *x, int64_t batch, int64_t *rows,
-                           int64_t frames, sw_error *err)
+static sw_status res_block(sw_campp *m, int i, sw_tensor *x, const items *it, int64_t *rows,
+                           sw_error *err)
 {
     int stride = i % 2 == 0 ? 2 : 1;
     int64_t rows_out = (*rows - 1) / stride + 1;
     sw_tensor a = {0}, y = {0}, ids = {0}, shortcut = {0};
-    if (conv2d(m, x, batch, *rows, frames, stride, &m->res[i][0], 1, &a, err) == SW_OK &&
-        conv2d(m, &a, batch, rows_out, frames, 1, &m->res[i][1], 0, &y, err) == SW_OK) {
+    if (conv2d(m, x, it, *rows, stride, &m->res[i][0], 1, &a, err) == SW_OK &&
+        conv2d(m, &a, it, rows_out, 1, &m->res[i][1], 0, &y, err) == SW_OK) {
         if (stride == 1) {
             sw_add(&y, x, &y, err);
         } else { /* a 1x1 conv on every other row */
-            int64_t n = batch * rows_out * frames;
-            int32_t *id = malloc((size_t)n * sizeof *id);
-            for (int64_t r = 0; id && r < n; r++) {
-                int64_t b = r / (rows_out * frames), fo = r / frames % rows_out, t = r % frames;
-                id[r] = (int32_t)((b * *rows + 2 * fo) * frames + t);
+            int64_t n = rows_out * it->off[it->batch];
+            int32_t *id = malloc((size_t)n * sizeof *id), *p = id;
+            for (int b = 0; id && b < it->batch; b++) {
+                int64_t frames = LEN(it->off, b), base = *rows * it->off[b];
+                for (int64_t fo = 0; fo < rows_out; fo++)
+                    for (int64_t t = 0; t < frames; t++)
+                        *p++ = (int32_t)(base + 2 * fo * frames + t);
             }
             if (upload_ids(m->be, id, n, &ids, err) == SW_OK &&
                 conv(m->be, x, &ids, 1, &m->res_short[i / 2], 0, &shortcut, err) == SW_OK)
@@ -125,66 +206,76 @@ static sw_status res_block(sw_campp *m, int i, sw_tensor *x, int64_t batch, int6
     return err->code;
 }
 
-/* features [B, T, 80] (on the backend) -> [B * T, 320], channel c * 10 + row f
- * as CAMPPlus flattens (channels, rows). *x is replaced. */
-static sw_status head(sw_campp *m, sw_tensor *x, int64_t batch, int64_t frames, sw_error *err)
+/* features [total, 80] (on the backend) -> [total, 320], channel c * 10 + row
+ * f as CAMPPlus flattens (channels, rows). *x is replaced. */
+static sw_status head(sw_campp *m, sw_tensor *x, const items *it, sw_error *err)
 {
     sw_backend *be = m->be;
-    int64_t rows = SW_CAMPP_FEAT_DIM;
+    int64_t rows = SW_CAMPP_FEAT_DIM, total = it->off[it->batch];
     sw_tensor by_row = {0}, y = {0};
-    int64_t shape[3] = {batch, rows, frames};
-    if (sw_tensor_new(be, SW_F32, 3, shape, &by_row, err) == SW_OK &&
-        sw_transpose(x, &by_row, err) == SW_OK) {
+    if (fresh(be, &by_row, rows * total, 1, err) == SW_OK) {
+        for (int b = 0; b < it->batch && err->code == SW_OK; b++) {
+            int64_t t = LEN(it->off, b), at = it->off[b] * rows;
+            sw_tensor src = sw_tensor_slice(x, at, 2, t, rows, 0);
+            sw_tensor dst = sw_tensor_slice(&by_row, at, 2, rows, t, 0);
+            sw_transpose(&src, &dst, err);
+        }
         sw_tensor_free(x);
-        sw_tensor col = sw_tensor_slice(&by_row, 0, 2, batch * rows * frames, 1, 0);
-        conv2d(m, &col, batch, rows, frames, 1, &m->head_conv1, 1, &y, err);
+        if (err->code == SW_OK)
+            conv2d(m, &by_row, it, rows, 1, &m->head_conv1, 1, &y, err);
     }
     sw_tensor_free(&by_row);
     sw_tensor_free(x);
     *x = y;
     for (int i = 0; i < CAMPP_RES_BLOCKS && err->code == SW_OK; i++)
-        res_block(m, i, x, batch, &rows, frames, err);
+        res_block(m, i, x, it, &rows, err);
     memset(&y, 0, sizeof y);
     if (err->code == SW_OK)
-        conv2d(m, x, batch, rows, frames, 2, &m->head_conv2, 1, &y, err);
+        conv2d(m, x, it, rows, 2, &m->head_conv2, 1, &y, err);
     sw_tensor_free(x);
     rows = (rows - 1) / 2 + 1;
     sw_tensor flat = {0};
-    if (err->code == SW_OK) {
-        int64_t s[3] = {batch, frames * CAMPP_HEAD_CHANNELS, rows};
-        sw_tensor src = sw_tensor_slice(&y, 0, 3, batch, rows, frames * CAMPP_HEAD_CHANNELS);
-        if (sw_tensor_new(be, SW_F32, 3, s, &flat, err) == SW_OK)
-            sw_transpose(&src, &flat, err);
+    if (err->code == SW_OK && fresh(be, &flat, total, CAMPP_HEAD_CHANNELS * rows, err) == SW_OK) {
+        for (int b = 0; b < it->batch && err->code == SW_OK; b++) {
+            int64_t t = LEN(it->off, b), at = it->off[b] * rows * CAMPP_HEAD_CHANNELS;
+            sw_tensor src = sw_tensor_slice(&y, at, 2, rows, t * CAMPP_HEAD_CHANNELS, 0);
+            sw_tensor dst = sw_tensor_slice(&flat, at, 2, t * CAMPP_HEAD_CHANNELS, rows, 0);
+            sw_transpose(&src, &dst, err);
+        }
     }
     sw_tensor_free(&y);
-    *x = sw_tensor_slice(&flat, 0, 2, batch * frames, CAMPP_HEAD_CHANNELS * rows, 0);
+    *x = flat;
     return err->code;
 }
 
 /* --- the TDNN part: rows (item, frame) ------------------------------------ */
 
-/* taps of a conv over frames: out frame t reads stride * t + (j - half) * dilation */
-static sw_status time_ids(sw_backend *be, int64_t batch, int64_t frames, int64_t frames_out,
+/* taps of a conv over frames: out frame t of item b reads its frame
+ * stride * t + (j - half) * dilation; in[] and out[] are the items' offsets */
+static sw_status time_ids(sw_backend *be, int batch, const int64_t *in, const int64_t *out,
                           int taps, int stride, int dilation, sw_tensor *ids, sw_error *err)
 {
-    int64_t n = batch * frames_out * taps;
+    int64_t n = out[batch] * taps;
     int32_t *id = malloc((size_t)n * sizeof *id), *p = id;
-    for (int64_t b = 0; id && b < batch; b++)
-        for (int64_t t = 0; t < frames_out; t++)
+    for (int b = 0; id && b < batch; b++) {
+        int64_t frames = LEN(in, b);
+        for (int64_t t = 0; t < LEN(out, b); t++)
             for (int j = 0; j < taps; j++) {
                 int64_t s = stride * t + (int64_t)(j - taps / 2) * dilation;
-                *p++ = s < 0 || s >= frames ? -1 : (int32_t)(b * frames + s);
+                *p++ = s < 0 || s >= frames ? -1 : (int32_t)(in[b] + s);
             }
+    }
     return upload_ids(be, id, n, ids, err);
 }
 
 /* What every CAM layer of one forward shares. */
 typedef struct dtdnn {
-    int64_t batch, frames, n, segments;
+    const items *it;
+    int64_t n;
     sw_tensor local_ids[2]; /* dilation 1 and 2 */
-    sw_tensor pool;         /* [segments, frames]: frame weights of mean + segment mean */
+    sw_tensor pool;         /* per item [segments, frames]: frame weights of mean + segment mean */
     sw_tensor mask_ids;     /* (row, channel) -> its segment's sigmoid in the softmax pairs */
-    sw_tensor buf;          /* [1024, n] channel-major block features */
+    sw_tensor buf;          /* [n * 32, 32]: each row's 1024 block features, 32 chunks of 32 */
     sw_tensor tmp, h, cols, y, ctx, ctx_h, logits, mask;
 } dtdnn;
 
@@ -212,39 +303,46 @@ static void dtdnn_free(dtdnn *d)
  * segment may be shorter, and averages what it has). */
 static sw_status dtdnn_init(sw_backend *be, dtdnn *d, sw_error *err)
 {
-    int64_t t = d->frames, s = d->segments, n = d->n;
-    float *pool = malloc((size_t)(s * t) * sizeof *pool);
+    const items *it = d->it;
+    int64_t n = d->n, segs = it->soff[it->batch];
+    float *pool = malloc((size_t)it->poff[it->batch] * sizeof *pool);
     if (!pool)
         return sw_fail(err, SW_ERR_NOMEM, "CAM++: out of host memory");
-    for (int64_t i = 0; i < s; i++) {
-        int64_t first = i * CAMPP_SEG_LEN,
-                len = t - first < CAMPP_SEG_LEN ? t - first : CAMPP_SEG_LEN;
-        for (int64_t f = 0; f < t; f++)
-            pool[i * t + f] =
-                (float)(1.0 / (double)t + (f >= first && f < first + len ? 1.0 / (double)len : 0));
+    for (int b = 0; b < it->batch; b++) {
+        int64_t t = LEN(it->hoff, b), s = LEN(it->soff, b);
+        float *pb = pool + it->poff[b];
+        for (int64_t i = 0; i < s; i++) {
+            int64_t first = i * CAMPP_SEG_LEN,
+                    len = t - first < CAMPP_SEG_LEN ? t - first : CAMPP_SEG_LEN;
+            for (int64_t f = 0; f < t; f++)
+                pb[i * t + f] = (float)(1.0 / (double)t +
+                                        (f >= first && f < first + len ? 1.0 / (double)len : 0));
+        }
     }
-    if (fresh(be, &d->pool, s, t, err) == SW_OK)
+    if (fresh(be, &d->pool, it->poff[it->batch], 1, err) == SW_OK)
         be->upload(be, d->pool.data, pool, sw_tensor_nbytes(&d->pool), err);
     free(pool);
     if (err->code != SW_OK)
         return err->code;
     int64_t nm = n * CAMPP_GROWTH;
-    int32_t *id = malloc((size_t)nm * sizeof *id);
-    for (int64_t r = 0; id && r < n; r++) {
-        int64_t b = r / t, seg = r % t / CAMPP_SEG_LEN;
-        for (int j = 0; j < CAMPP_GROWTH; j++)
-            id[r * CAMPP_GROWTH + j] = (int32_t)((b * s + seg) * 2 * CAMPP_GROWTH + 2 * j);
-    }
+    int32_t *id = malloc((size_t)nm * sizeof *id), *p = id;
+    for (int b = 0; id && b < it->batch; b++)
+        for (int64_t f = 0; f < LEN(it->hoff, b); f++) {
+            int64_t seg = it->soff[b] + f / CAMPP_SEG_LEN;
+            for (int j = 0; j < CAMPP_GROWTH; j++)
+                *p++ = (int32_t)(seg * 2 * CAMPP_GROWTH + 2 * j);
+        }
     if (upload_ids(be, id, nm, &d->mask_ids, err) != SW_OK)
         return err->code;
     for (int k = 0; k < 2; k++)
-        if (time_ids(be, d->batch, t, t, 3, 1, k + 1, &d->local_ids[k], err) != SW_OK)
+        if (time_ids(be, it->batch, it->hoff, it->hoff, 3, 1, k + 1, &d->local_ids[k], err) !=
+            SW_OK)
             return err->code;
-    int64_t segs = d->batch * s;
-    if (fresh(be, &d->buf, 2 * CAMPP_OUT_CHANNELS, n, err) == SW_OK &&
+    if (fresh(be, &d->buf, n * CAMPP_CHUNKS, CAMPP_GROWTH, err) == SW_OK &&
         fresh(be, &d->tmp, n, 2 * CAMPP_OUT_CHANNELS, err) == SW_OK &&
         fresh(be, &d->h, n, CAMPP_BN_CHANNELS, err) == SW_OK &&
-        fresh(be, &d->cols, 3 * n, CAMPP_BN_CHANNELS, err) == SW_OK &&
+        fresh(be, &d->cols, 3 * conv_block(3, CAMPP_BN_CHANNELS, n), CAMPP_BN_CHANNELS, err) ==
+            SW_OK &&
         fresh(be, &d->y, n, CAMPP_GROWTH, err) == SW_OK &&
         fresh(be, &d->ctx, segs, CAMPP_BN_CHANNELS, err) == SW_OK &&
         fresh(be, &d->ctx_h, segs, CAMPP_CTX_CHANNELS, err) == SW_OK &&
@@ -253,15 +351,42 @@ static sw_status dtdnn_init(sw_backend *be, dtdnn *d, sw_error *err)
     return err->code;
 }
 
-/* tmp [n, c] = relu(norm(buf's first c channels, read time-major)) */
+/* ids of chunks first .. first + chunks - 1 of every row of buf, row by row */
+static sw_status chunk_ids(sw_backend *be, int64_t n, int64_t first, int64_t chunks, sw_tensor *ids,
+                           sw_error *err)
+{
+    int32_t *id = malloc((size_t)(n * chunks) * sizeof *id), *p = id;
+    for (int64_t r = 0; id && r < n; r++)
+        for (int64_t k = 0; k < chunks; k++)
+            *p++ = (int32_t)(r * CAMPP_CHUNKS + first + k);
+    return upload_ids(be, id, n * chunks, ids, err);
+}
+
+/* buf's channels from `first` * 32 of every row = x [n, chunks * 32] */
+static sw_status write_block(dtdnn *d, int64_t first, const sw_tensor *x, sw_error *err)
+{
+    int64_t chunks = sw_row_len(x) / CAMPP_GROWTH;
+    sw_tensor ids = {0};
+    sw_tensor src = sw_tensor_slice(x, 0, 2, d->n * chunks, CAMPP_GROWTH, 0);
+    if (chunk_ids(d->buf.backend, d->n, first, chunks, &ids, err) == SW_OK)
+        sw_scatter_rows(&src, &ids, &d->buf, err);
+    sw_tensor_free(&ids);
+    return err->code;
+}
+
+/* tmp [n, c] = relu(norm(buf's first c channels)) */
 static sw_status read_block(dtdnn *d, int64_t c, const campp_affine *norm, sw_tensor *x,
                             sw_error *err)
 {
-    sw_tensor src = sw_tensor_slice(&d->buf, 0, 2, c, d->n, 0);
+    int64_t chunks = c / CAMPP_GROWTH;
+    sw_tensor ids = {0};
+    sw_tensor dst = sw_tensor_slice(&d->tmp, 0, 2, d->n * chunks, CAMPP_GROWTH, 0);
     *x = sw_tensor_slice(&d->tmp, 0, 2, d->n, c, 0);
-    if (sw_transpose(&src, x, err) == SW_OK && sw_mul(x, &norm->scale, x, err) == SW_OK &&
-        sw_add(x, &norm->shift, x, err) == SW_OK)
+    if (chunk_ids(d->buf.backend, d->n, 0, chunks, &ids, err) == SW_OK &&
+        sw_gather_rows(&d->buf, &ids, &dst, err) == SW_OK &&
+        sw_mul(x, &norm->scale, x, err) == SW_OK && sw_add(x, &norm->shift, x, err) == SW_OK)
         sw_leaky_relu(x, 0.0f, x, err);
+    sw_tensor_free(&ids);
     return err->code;
 }
 
@@ -273,31 +398,31 @@ static sw_status cam_layer(const campp_layer *l, dtdnn *d, sw_error *err)
         linear(&x, &l->bottle, 1, &d->h, err) != SW_OK)
         return err->code;
     /* y = the dilated local conv */
-    const sw_tensor *ids = &d->local_ids[l->dilation - 1];
-    sw_tensor wide = sw_tensor_slice(&d->cols, 0, 2, d->n, 3 * CAMPP_BN_CHANNELS, 0);
-    if (sw_gather_rows(&d->h, ids, &d->cols, err) != SW_OK ||
-        linear(&wide, &l->local, 0, &d->y, err) != SW_OK)
+    if (conv_into(&d->h, &d->local_ids[l->dilation - 1], 3, &l->local, 0, &d->cols, &d->y, err) !=
+        SW_OK)
         return err->code;
     /* the mask from each segment's context */
-    int64_t t = d->frames, s = d->segments;
-    for (int64_t b = 0; b < d->batch; b++) {
+    const items *it = d->it;
+    for (int b = 0; b < it->batch; b++) {
+        int64_t t = LEN(it->hoff, b), s = LEN(it->soff, b);
+        sw_tensor pb = sw_tensor_slice(&d->pool, it->poff[b], 2, s, t, 0);
         sw_tensor hb =
-            sw_tensor_slice(&d->h, b * t * CAMPP_BN_CHANNELS, 2, t, CAMPP_BN_CHANNELS, 0);
+            sw_tensor_slice(&d->h, it->hoff[b] * CAMPP_BN_CHANNELS, 2, t, CAMPP_BN_CHANNELS, 0);
         sw_tensor cb =
-            sw_tensor_slice(&d->ctx, b * s * CAMPP_BN_CHANNELS, 2, s, CAMPP_BN_CHANNELS, 0);
-        if (sw_matmul(&d->pool, &hb, &cb, 0, 1.0f, 0.0f, err) != SW_OK)
+            sw_tensor_slice(&d->ctx, it->soff[b] * CAMPP_BN_CHANNELS, 2, s, CAMPP_BN_CHANNELS, 0);
+        if (sw_matmul(&pb, &hb, &cb, 0, 1.0f, 0.0f, err) != SW_OK)
             return err->code;
     }
-    sw_tensor pairs = sw_tensor_slice(&d->logits, 0, 2, d->batch * s * CAMPP_GROWTH, 2, 0);
-    sw_tensor singles = sw_tensor_slice(&d->logits, 0, 2, d->batch * s * 2 * CAMPP_GROWTH, 1, 0);
+    int64_t segs = it->soff[it->batch];
+    sw_tensor pairs = sw_tensor_slice(&d->logits, 0, 2, segs * CAMPP_GROWTH, 2, 0);
+    sw_tensor singles = sw_tensor_slice(&d->logits, 0, 2, segs * 2 * CAMPP_GROWTH, 1, 0);
     sw_tensor mask = sw_tensor_slice(&d->mask, 0, 2, d->n * CAMPP_GROWTH, 1, 0);
-    sw_tensor dst = sw_tensor_slice(&d->buf, l->in_channels * d->n, 2, CAMPP_GROWTH, d->n, 0);
     if (linear(&d->ctx, &l->ctx_in, 1, &d->ctx_h, err) == SW_OK &&
         linear(&d->ctx_h, &l->ctx_out, 0, &d->logits, err) == SW_OK &&
         sw_softmax(&pairs, &pairs, err) == SW_OK &&
         sw_gather_rows(&singles, &d->mask_ids, &mask, err) == SW_OK &&
         sw_mul(&d->y, &d->mask, &d->y, err) == SW_OK)
-        sw_transpose(&d->y, &dst, err);
+        write_block(d, l->in_channels / CAMPP_GROWTH, &d->y, err);
     return err->code;
 }
 
@@ -305,8 +430,7 @@ static sw_status cam_layer(const campp_layer *l, dtdnn *d, sw_error *err)
  * (allocated here) after the last transition and out_nonlinear. */
 static sw_status dtdnn_run(sw_campp *m, dtdnn *d, const sw_tensor *x, sw_tensor *out, sw_error *err)
 {
-    sw_tensor first = sw_tensor_slice(&d->buf, 0, 2, CAMPP_INIT_CHANNELS, d->n, 0);
-    if (sw_transpose(x, &first, err) != SW_OK)
+    if (write_block(d, 0, x, err) != SW_OK)
         return err->code;
     int channels = CAMPP_INIT_CHANNELS, index = 0;
     for (int k = 0; k < CAMPP_BLOCKS && err->code == SW_OK; k++) {
@@ -325,38 +449,40 @@ static sw_status dtdnn_run(sw_campp *m, dtdnn *d, const sw_tensor *x, sw_tensor 
         if (last) {
             *out = y;
         } else {
-            sw_tensor dst = sw_tensor_slice(&d->buf, 0, 2, channels, d->n, 0);
-            sw_transpose(&y, &dst, err);
+            write_block(d, 0, &y, err);
             sw_tensor_free(&y);
         }
     }
     return err->code;
 }
 
-static sw_status forward(sw_campp *m, sw_tensor *x, int64_t batch, int64_t frames, float *out,
-                         sw_error *err)
+static sw_status forward(sw_campp *m, sw_tensor *x, const items *it, float *out, sw_error *err)
 {
     sw_backend *be = m->be;
-    if (head(m, x, batch, frames, err) != SW_OK)
+    if (head(m, x, it, err) != SW_OK)
         return err->code;
     dtdnn d = {0};
-    d.batch = batch;
-    d.frames = (frames - 1) / 2 + 1;
-    d.n = batch * d.frames;
-    d.segments = (d.frames + CAMPP_SEG_LEN - 1) / CAMPP_SEG_LEN;
+    d.it = it;
+    d.n = it->hoff[it->batch];
     sw_tensor ids = {0}, t1 = {0}, y = {0}, stats = {0}, emb = {0};
-    if (time_ids(be, batch, frames, d.frames, CAMPP_TDNN_TAPS, 2, 1, &ids, err) == SW_OK &&
+    if (time_ids(be, it->batch, it->off, it->hoff, CAMPP_TDNN_TAPS, 2, 1, &ids, err) == SW_OK &&
         conv(be, x, &ids, CAMPP_TDNN_TAPS, &m->tdnn, 1, &t1, err) == SW_OK) {
         sw_tensor_free(x);
         sw_tensor_free(&ids);
         /* mean and unbiased standard deviation over each item's frames
          * (summed in double), then the dense layer: only the embeddings
          * come back */
-        if (dtdnn_init(be, &d, err) == SW_OK && dtdnn_run(m, &d, &t1, &y, err) == SW_OK) {
-            sw_tensor items = sw_tensor_slice(&y, 0, 3, batch, d.frames, CAMPP_OUT_CHANNELS);
-            if (fresh(be, &stats, batch, 2 * CAMPP_OUT_CHANNELS, err) == SW_OK &&
-                sw_stats_pool(&items, NULL, 0.0, &stats, err) == SW_OK &&
-                fresh(be, &emb, batch, SW_CAMPP_EMBED_DIM, err) == SW_OK &&
+        if (dtdnn_init(be, &d, err) == SW_OK && dtdnn_run(m, &d, &t1, &y, err) == SW_OK &&
+            fresh(be, &stats, it->batch, 2 * CAMPP_OUT_CHANNELS, err) == SW_OK) {
+            for (int b = 0; b < it->batch && err->code == SW_OK; b++) {
+                sw_tensor item = sw_tensor_slice(&y, it->hoff[b] * CAMPP_OUT_CHANNELS, 3, 1,
+                                                 LEN(it->hoff, b), CAMPP_OUT_CHANNELS);
+                sw_tensor row = sw_tensor_slice(&stats, (int64_t)b * 2 * CAMPP_OUT_CHANNELS, 2, 1,
+                                                2 * CAMPP_OUT_CHANNELS, 0);
+                sw_stats_pool(&item, NULL, 0.0, &row, err);
+            }
+            if (err->code == SW_OK &&
+                fresh(be, &emb, it->batch, SW_CAMPP_EMBED_DIM, err) == SW_OK &&
                 linear(&stats, &m->dense, 0, &emb, err) == SW_OK)
                 be->download(be, out, emb.data, sw_tensor_nbytes(&emb), err);
         }
@@ -371,25 +497,51 @@ static sw_status forward(sw_campp *m, sw_tensor *x, int64_t batch, int64_t frame
     return err->code;
 }
 
+sw_status sw_campp_run_items(sw_campp *m, const float *features, const int64_t *lengths, int batch,
+                             float *out, sw_error *err)
+{
+    if (!m || !features || !lengths || !out || batch < 1)
+        return sw_fail(err, SW_ERR_ARG, "CAM++: model, features, lengths and out needed");
+    if (m->backend_lost)
+        return sw_fail(err, SW_ERR_DEVICE, "CAM++: the backend was closed");
+    int64_t total = 0;
+    for (int b = 0; b < batch; b++) {
+        if (lengths[b] < SW_CAMPP_MIN_FRAMES)
+            return sw_fail(err, SW_ERR_ARG, "CAM++: %lld frames are too few (at least %d)",
+                           (long long)lengths[b], SW_CAMPP_MIN_FRAMES);
+        /* the gathers' row ids are int32: 9 taps of every (frequency row, frame) */
+        if (lengths[b] > INT32_MAX / (SW_CAMPP_FEAT_DIM * 9) - total)
+            return sw_fail(err, SW_ERR_ARG, "CAM++: a batch of %d items is too large", batch);
+        total += lengths[b];
+    }
+    items it = {0};
+    sw_tensor x = {0};
+    if (items_init(&it, lengths, batch, err) == SW_OK &&
+        fresh(m->be, &x, total, SW_CAMPP_FEAT_DIM, err) == SW_OK &&
+        m->be->upload(m->be, x.data, features, sw_tensor_nbytes(&x), err) == SW_OK)
+        forward(m, &x, &it, out, err);
+    sw_tensor_free(&x);
+    items_free(&it);
+    return err->code;
+}
+
 sw_status sw_campp_run(sw_campp *m, const float *features, int batch, int64_t frames, float *out,
                        sw_error *err)
 {
     if (!m || !features || !out || batch < 1)
         return sw_fail(err, SW_ERR_ARG, "CAM++: model, features and out needed");
-    if (m->backend_lost)
-        return sw_fail(err, SW_ERR_DEVICE, "CAM++: the backend was closed");
     if (frames < SW_CAMPP_MIN_FRAMES)
         return sw_fail(err, SW_ERR_ARG, "CAM++: %lld frames are too few (at least %d)",
                        (long long)frames, SW_CAMPP_MIN_FRAMES);
     if ((int64_t)batch * frames * SW_CAMPP_FEAT_DIM * 9 > INT32_MAX)
         return sw_fail(err, SW_ERR_ARG, "CAM++: a batch of %d x %lld frames is too large", batch,
                        (long long)frames);
-    sw_tensor x = {0};
-    int64_t shape[3] = {batch, frames, SW_CAMPP_FEAT_DIM};
-    if (sw_tensor_new(m->be, SW_F32, 3, shape, &x, err) != SW_OK)
-        return err->code;
-    if (m->be->upload(m->be, x.data, features, sw_tensor_nbytes(&x), err) == SW_OK)
-        forward(m, &x, batch, frames, out, err);
-    sw_tensor_free(&x);
+    int64_t *lengths = malloc((size_t)batch * sizeof *lengths);
+    if (!lengths)
+        return sw_fail(err, SW_ERR_NOMEM, "CAM++: out of host memory");
+    for (int b = 0; b < batch; b++)
+        lengths[b] = frames;
+    sw_campp_run_items(m, features, lengths, batch, out, err);
+    free(lengths);
     return err->code;
 }

@@ -54,6 +54,13 @@ sw_backend *sw_campp_backend(const sw_campp *model);
 sw_status sw_campp_run(sw_campp *model, const float *features, int batch, int64_t frames,
                        float *out, sw_error *err);
 
+/* features [sum of lengths, 80] (host): item b's lengths[b] frames follow
+ * item b - 1's; out [batch, 192] (host). Items may differ in length (each
+ * at least SW_CAMPP_MIN_FRAMES) and do not influence each other: this is
+ * sw_campp_run on each item alone, in one call with bigger products. */
+sw_status sw_campp_run_items(sw_campp *model, const float *features, const int64_t *lengths,
+                             int batch, float *out, sw_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,6 +17,7 @@
 #define CAMPP_BLOCKS        3
 #define CAMPP_LAYERS        52 /* 12 + 24 + 16 */
 #define CAMPP_OUT_CHANNELS  512
+#define CAMPP_CHUNKS        (2 * CAMPP_OUT_CHANNELS / CAMPP_GROWTH) /* per row of a block */
 #define CAMPP_RES_BLOCKS    4 /* layer1.0, layer1.1, layer2.0, layer2.1 */
 
 extern const int campp_block_layers[CAMPP_BLOCKS];

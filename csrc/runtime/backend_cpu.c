@@ -430,16 +430,18 @@ static sw_status cpu_transpose(sw_backend *be, const sw_tensor *a, sw_tensor *ou
 
 typedef struct im2col_job {
     const float *x; /* [t_in, c_in] */
-    float *cols;    /* [t_out, c_in * k], column index ci * k + kk as in w's layout */
+    float *cols;    /* [rows, c_in * k], column index ci * k + kk as in w's layout */
     int64_t t_in, c_in, k, stride, pad;
+    int64_t t0; /* the output frame of cols' first row */
 } im2col_job;
 
 static void im2col_range(void *ctx, size_t begin, size_t end)
 {
     const im2col_job *j = ctx;
     int64_t width = j->c_in * j->k;
-    for (int64_t t = (int64_t)begin; t < (int64_t)end; t++) {
-        float *row = j->cols + t * width;
+    for (int64_t i = (int64_t)begin; i < (int64_t)end; i++) {
+        int64_t t = j->t0 + i;
+        float *row = j->cols + i * width;
         for (int64_t kk = 0; kk < j->k; kk++) {
             int64_t ti = t * j->stride + kk - j->pad;
             if (ti < 0 || ti >= j->t_in) {
@@ -454,7 +456,13 @@ static void im2col_range(void *ctx, size_t begin, size_t end)
     }
 }
 
-/* im2col then one sgemm per batch item: out[t, co] = cols[t, :] . w[co, :]. */
+/* Output frames a conv1d unfolds and multiplies at a time: a block of im2col
+ * rows (about 1 MB) is still in the cache when sgemm reads it, where the
+ * whole unfolding (SincNet's first layer: 16 MB a window) went to memory and
+ * back. The rows' sums are the same whatever the blocks. */
+#define CONV1D_BLOCK_FLOATS (1 << 18)
+
+/* im2col then sgemm, block by block of output frames: out[t, co] = cols[t, :] . w[co, :]. */
 static sw_status cpu_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
                             const sw_tensor *bias, int stride, int pad, sw_tensor *out,
                             sw_error *err)
@@ -464,37 +472,61 @@ static sw_status cpu_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor 
     int64_t width = c_in * k;
     if (b == 0 || t_out == 0 || c_out == 0)
         return SW_OK;
-    float *cols = cpu_alloc(be, (size_t)(t_out * width) * sizeof(float), err);
+    /* a multiple of 64 rows, so that BLAS tiles the rows as it would in one call */
+    int64_t block = CONV1D_BLOCK_FLOATS / width / 64 * 64;
+    block = block < 256 ? 256 : block > t_out ? t_out : block;
+    float *cols = cpu_alloc(be, (size_t)(block * width) * sizeof(float), err);
     if (!cols)
         return err->code;
     for (int64_t i = 0; i < b; i++) {
-        im2col_job j = {(const float *)x->data + i * t_in * c_in, cols, t_in, c_in, k, stride, pad};
-        sw_parallel_for(impl_of(be)->threads, (size_t)t_out, 32, im2col_range, &j);
+        const float *xi = (const float *)x->data + i * t_in * c_in;
         float *o = (float *)out->data + i * t_out * c_out;
         if (bias)
             for (int64_t t = 0; t < t_out; t++)
                 memcpy(o + t * c_out, bias->data, (size_t)c_out * sizeof(float));
-        /* split over the pool: SincNet's first conv has 16,000 frames a window */
-        par_sgemm(be, 1, (int)t_out, (int)c_out, (int)width, 1.0f, cols, (int)width, w->data,
-                  (int)width, bias ? 1.0f : 0.0f, o, (int)c_out);
+        for (int64_t t0 = 0; t0 < t_out; t0 += block) {
+            int64_t rows = t_out - t0 < block ? t_out - t0 : block;
+            im2col_job j = {xi, cols, t_in, c_in, k, stride, pad, t0};
+            sw_parallel_for(impl_of(be)->threads, (size_t)rows, 32, im2col_range, &j);
+            /* split over the pool: SincNet's first conv has 16,000 frames a window */
+            par_sgemm(be, 1, (int)rows, (int)c_out, (int)width, 1.0f, cols, (int)width, w->data,
+                      (int)width, bias ? 1.0f : 0.0f, o + t0 * c_out, (int)c_out);
+        }
     }
     cpu_free(be, cols);
     return SW_OK;
 }
 
+typedef struct gather_job {
+    const float *table;
+    const int32_t *ids;
+    float *out;
+    int64_t len, rows;
+} gather_job;
+
+static void gather_range(void *ctx, size_t begin, size_t end)
+{
+    const gather_job *j = ctx;
+    for (size_t i = begin; i < end; i++) {
+        float *dst = j->out + (int64_t)i * j->len;
+        int32_t id = j->ids[i];
+        if (id >= 0 && id < j->rows)
+            memcpy(dst, j->table + (int64_t)id * j->len, (size_t)j->len * sizeof(float));
+        else
+            memset(dst, 0, (size_t)j->len * sizeof(float));
+    }
+}
+
+/* Split over the pool: the convolutions of CAM++ and the ResNet gather
+ * their im2col rows with it, and a serial copy left the other threads
+ * waiting. */
 static sw_status cpu_gather_rows(sw_backend *be, const sw_tensor *table, const sw_tensor *ids,
                                  sw_tensor *out, sw_error *err)
 {
-    int64_t len = sw_row_len(table), rows = sw_rows(table), n = sw_tensor_numel(ids);
-    const int32_t *id = ids->data;
-    for (int64_t i = 0; i < n; i++) {
-        float *dst = (float *)out->data + i * len;
-        if (id[i] >= 0 && id[i] < rows)
-            memcpy(dst, (const float *)table->data + (int64_t)id[i] * len,
-                   (size_t)len * sizeof(float));
-        else
-            memset(dst, 0, (size_t)len * sizeof(float));
-    }
+    int64_t len = sw_row_len(table), n = sw_tensor_numel(ids);
+    gather_job j = {table->data, ids->data, out->data, len, sw_rows(table)};
+    size_t min_rows = len > 0 && len < 4096 ? (size_t)(4096 / len) : 1;
+    sw_parallel_for(impl_of(be)->threads, (size_t)n, min_rows, gather_range, &j);
     return SW_OK;
 }
 

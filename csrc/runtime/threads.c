@@ -16,7 +16,7 @@ struct sw_threadpool {
     sw_range_fn fn;
     void *ctx;
     size_t n, chunk, next;
-    int active; /* workers still inside the current job */
+    size_t pending; /* items of the job not finished yet */
     unsigned long generation;
 };
 
@@ -31,6 +31,12 @@ int sw_available_cpus(void)
     return 1;
 }
 
+/* Claims chunks of the job in flight until none is left. The job is done
+ * when every item is finished, whoever ran it: a worker that wakes after
+ * the caller and the other workers have taken every chunk has nothing to
+ * do, and nobody waits for it. (Waiting for every worker to check in cost a
+ * scheduler time slice per job whenever the box was busier than its cores:
+ * a descheduled worker held up each of the thousands of jobs of a forward.) */
 static void run_chunks(sw_threadpool *tp)
 {
     for (;;) {
@@ -46,6 +52,10 @@ static void run_chunks(sw_threadpool *tp)
         void *ctx = tp->ctx;
         pthread_mutex_unlock(&tp->lock);
         fn(ctx, begin, end);
+        pthread_mutex_lock(&tp->lock);
+        if (__atomic_sub_fetch(&tp->pending, end - begin, __ATOMIC_RELEASE) == 0)
+            pthread_cond_signal(&tp->work_done);
+        pthread_mutex_unlock(&tp->lock);
     }
 }
 
@@ -81,11 +91,6 @@ static void *worker_main(void *arg)
         seen = tp->generation;
         pthread_mutex_unlock(&tp->lock);
         run_chunks(tp);
-        pthread_mutex_lock(&tp->lock);
-        __atomic_store_n(&tp->active, tp->active - 1, __ATOMIC_RELEASE);
-        if (tp->active == 0)
-            pthread_cond_signal(&tp->work_done);
-        pthread_mutex_unlock(&tp->lock);
     }
     pthread_mutex_unlock(&tp->lock);
     return NULL;
@@ -163,15 +168,15 @@ void sw_parallel_for(sw_threadpool *tp, size_t n, size_t min_chunk, sw_range_fn 
     tp->n = n;
     tp->chunk = chunk;
     tp->next = 0;
-    tp->active = tp->n_workers;
+    tp->pending = n;
     __atomic_store_n(&tp->generation, tp->generation + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&tp->work_ready);
     pthread_mutex_unlock(&tp->lock);
     run_chunks(tp);
-    for (int i = 0; i < SPIN_ROUNDS && __atomic_load_n(&tp->active, __ATOMIC_ACQUIRE) > 0; i++)
+    for (int i = 0; i < SPIN_ROUNDS && __atomic_load_n(&tp->pending, __ATOMIC_ACQUIRE) > 0; i++)
         cpu_relax();
     pthread_mutex_lock(&tp->lock);
-    while (tp->active > 0)
+    while (tp->pending > 0)
         pthread_cond_wait(&tp->work_done, &tp->lock);
     pthread_mutex_unlock(&tp->lock);
     pthread_mutex_unlock(&tp->job_lock);

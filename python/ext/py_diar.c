@@ -190,9 +190,66 @@ static PyObject *campp_run(ModelObject *self, PyObject *arg)
     return out;
 }
 
+/* run_items(features [total, 80], lengths [batch]): items of any length in one call */
+static PyObject *campp_run_items(ModelObject *self, PyObject *args)
+{
+    PyObject *feat_obj, *lengths_obj;
+    if (!PyArg_ParseTuple(args, "OO:run_items", &feat_obj, &lengths_obj) || !swpy_model_open(self))
+        return NULL;
+    PyArrayObject *feat = swpy_float32_array(feat_obj, "features", 2, 2);
+    if (!feat)
+        return NULL;
+    PyArrayObject *lengths = (PyArrayObject *)PyArray_FROMANY(
+        lengths_obj, NPY_INT64, 1, 1,
+        NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST);
+    if (!lengths) {
+        Py_DECREF(feat);
+        return NULL;
+    }
+    npy_intp batch = PyArray_DIM(lengths, 0), total = 0;
+    const int64_t *len = PyArray_DATA(lengths);
+    int ok = batch >= 1 && batch <= 65536 && PyArray_DIM(feat, 1) == SW_CAMPP_FEAT_DIM;
+    for (npy_intp b = 0; ok && b < batch; b++) {
+        ok = len[b] >= SW_CAMPP_MIN_FRAMES && len[b] <= PyArray_DIM(feat, 0) - total;
+        total += ok ? (npy_intp)len[b] : 0;
+    }
+    PyObject *out = NULL;
+    if (!ok || total != PyArray_DIM(feat, 0)) {
+        PyErr_Format(SwOptionError,
+                     "features must be [total, %d] and lengths 1 to 65536 items of at least %d "
+                     "frames that sum to total; got %lld x %lld features, %lld lengths",
+                     SW_CAMPP_FEAT_DIM, SW_CAMPP_MIN_FRAMES, (long long)PyArray_DIM(feat, 0),
+                     (long long)PyArray_DIM(feat, 1), (long long)batch);
+    } else {
+        npy_intp dims[2] = {batch, SW_CAMPP_EMBED_DIM};
+        out = PyArray_SimpleNew(2, dims, NPY_FLOAT32);
+    }
+    if (out) {
+        sw_error err = {SW_OK, ""};
+        const float *src = PyArray_DATA(feat);
+        float *dst = PyArray_DATA((PyArrayObject *)out);
+        Py_BEGIN_ALLOW_THREADS
+        sw_campp *model = swpy_model_lock(self, &err);
+        if (model)
+            sw_campp_run_items(model, src, len, (int)batch, dst, &err);
+        swpy_model_unlock(self);
+        Py_END_ALLOW_THREADS
+        if (err.code != SW_OK) {
+            Py_CLEAR(out);
+            swpy_raise(&err, NULL);
+        }
+    }
+    Py_DECREF(feat);
+    Py_DECREF(lengths);
+    return out;
+}
+
 static PyMethodDef campp_methods[] = {
     {"run", CF(campp_run), METH_O,
      "run(features float32 [batch, frames, 80]) -> embeddings float32 [batch, 192]"},
+    {"run_items", CF(campp_run_items), METH_VARARGS,
+     "run_items(features float32 [total, 80], lengths int64 [batch]) -> embeddings float32 "
+     "[batch, 192]: items of different lengths, one after the other, in one call"},
     SWPY_MODEL_METHODS,
     {NULL, NULL, 0, NULL},
 };

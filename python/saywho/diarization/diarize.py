@@ -207,7 +207,7 @@ class Diarizer:
             active[i : i + len(s)] = act
             t1 = time.perf_counter()
             if not isinstance(self.embedding, GE2EEncoder):
-                self._embed_generic(chunks, act, i, embeddings, trainable, min_frames)
+                self._embed_generic(chunks, act, i, embeddings, trainable, min_frames, span, s)
                 seconds["embeddings"] += time.perf_counter() - t1
                 seconds["segmentation"] += t1 - t0
                 if progress:
@@ -240,14 +240,20 @@ class Diarizer:
                 progress("diarization", min(i + len(s), len(starts)), len(starts))
         return active, embeddings, trainable, seconds
 
-    def _embed_generic(self, chunks, act, first, embeddings, trainable, min_frames):
+    def _embed_generic(self, chunks, act, first, embeddings, trainable, min_frames, span, starts):
         """Any encoder with ``embed_speakers(chunks, masks [B, 3, frames])``
-        (the ResNet): each speaker's clean frames, or all of them when too few."""
+        (CAM++, the ResNet): each speaker's clean frames, or all of them when
+        too few. CAM++ takes the chunks as offsets in their span instead."""
         clean = act * (act.sum(axis=2, keepdims=True) < 2)
         frames_needed = min_frames * act.shape[1] / (WINDOW * SAMPLE_RATE / HOP)
         use_clean = clean.sum(axis=1) >= frames_needed  # [B, 3]
         masks = np.where(use_clean[:, None, :], clean, act).transpose(0, 2, 1)
-        emb = self.embedding.embed_speakers(chunks, masks.astype(np.float32))
+        masks = masks.astype(np.float32)
+        if isinstance(self.embedding, CamppEmbedding):
+            offsets = np.asarray(starts, np.int64) - int(starts[0])
+            emb = self.embedding.embed_speakers_in_span(span, offsets, chunks.shape[1], masks)
+        else:
+            emb = self.embedding.embed_speakers(chunks, masks)
         n = len(chunks)
         embeddings[first : first + n] = emb
         trainable[first : first + n] = masks.sum(axis=2) >= frames_needed
