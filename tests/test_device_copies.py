@@ -186,8 +186,10 @@ def test_campp_forward_copies_features_and_tables_up_embeddings_down(runtimes, c
     # index tables of the head's and the TDNN's convolutions, the context
     # pooling matrix, the mask rows and the dilated convolutions' taps
     assert all(what == "table" for kind, _, what in copies[1:-1])
-    # 17 tables: 12 for the 2-D head, 1 for the TDNN, 4 for the dense blocks
-    assert len(copies) == 19
+    # 18 tables: 12 for the 2-D head, 1 for the TDNN, 5 for the dense blocks
+    # (the pooling matrix, the mask rows, two dilations' taps and one table of
+    # every row's first k chunks for each k, which every layer slices)
+    assert len(copies) == 20
 
 
 def test_ge2e_forward_copies_mels_and_lengths_up_embeddings_down(runtimes, copy_log):

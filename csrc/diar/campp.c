@@ -276,26 +276,41 @@ typedef struct dtdnn {
     sw_tensor pool;         /* per item [segments, frames]: frame weights of mean + segment mean */
     sw_tensor mask_ids;     /* (row, channel) -> its segment's sigmoid in the softmax pairs */
     sw_tensor buf;          /* [n * 32, 32]: each row's 1024 block features, 32 chunks of 32 */
+    sw_tensor chunk_ids;    /* for every k in 1..32, chunks 0..k-1 of every row of buf */
     sw_tensor tmp, h, cols, y, ctx, ctx_h, logits, mask;
 } dtdnn;
 
 static void dtdnn_free(dtdnn *d)
 {
-    sw_tensor *all[] = {&d->local_ids[0],
-                        &d->local_ids[1],
-                        &d->pool,
-                        &d->mask_ids,
-                        &d->buf,
-                        &d->tmp,
-                        &d->h,
-                        &d->cols,
-                        &d->y,
-                        &d->ctx,
-                        &d->ctx_h,
-                        &d->logits,
-                        &d->mask};
+    sw_tensor *all[] = {&d->local_ids[0], &d->local_ids[1], &d->pool,   &d->mask_ids, &d->buf,
+                        &d->chunk_ids,    &d->tmp,          &d->h,      &d->cols,     &d->y,
+                        &d->ctx,          &d->ctx_h,        &d->logits, &d->mask};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         sw_tensor_free(all[i]);
+}
+
+/* The rows of buf that hold chunks 0 .. k - 1 of every row, row by row, for
+ * every k: one table per forward, uploaded once, instead of one upload per
+ * layer (a layer reads a prefix of every row and writes a chunk). */
+static int64_t chunk_table_at(int64_t n, int64_t k)
+{
+    return n * k * (k - 1) / 2;
+}
+
+static sw_status chunk_tables(sw_backend *be, int64_t n, sw_tensor *ids, sw_error *err)
+{
+    int64_t total = chunk_table_at(n, CAMPP_CHUNKS + 1);
+    int32_t *id = malloc((size_t)total * sizeof *id), *p = id;
+    for (int64_t k = 1; id && k <= CAMPP_CHUNKS; k++)
+        for (int64_t r = 0; r < n; r++)
+            for (int64_t c = 0; c < k; c++)
+                *p++ = (int32_t)(r * CAMPP_CHUNKS + c);
+    return upload_ids(be, id, total, ids, err);
+}
+
+static sw_tensor chunk_ids(const dtdnn *d, int64_t chunks)
+{
+    return sw_tensor_slice(&d->chunk_ids, chunk_table_at(d->n, chunks), 1, d->n * chunks, 0, 0);
 }
 
 /* The context of a CAM layer is each channel's mean over the item plus its
@@ -338,7 +353,8 @@ static sw_status dtdnn_init(sw_backend *be, dtdnn *d, sw_error *err)
         if (time_ids(be, it->batch, it->hoff, it->hoff, 3, 1, k + 1, &d->local_ids[k], err) !=
             SW_OK)
             return err->code;
-    if (fresh(be, &d->buf, n * CAMPP_CHUNKS, CAMPP_GROWTH, err) == SW_OK &&
+    if (chunk_tables(be, n, &d->chunk_ids, err) == SW_OK &&
+        fresh(be, &d->buf, n * CAMPP_CHUNKS, CAMPP_GROWTH, err) == SW_OK &&
         fresh(be, &d->tmp, n, 2 * CAMPP_OUT_CHANNELS, err) == SW_OK &&
         fresh(be, &d->h, n, CAMPP_BN_CHANNELS, err) == SW_OK &&
         fresh(be, &d->cols, 3 * conv_block(3, CAMPP_BN_CHANNELS, n), CAMPP_BN_CHANNELS, err) ==
@@ -351,27 +367,16 @@ static sw_status dtdnn_init(sw_backend *be, dtdnn *d, sw_error *err)
     return err->code;
 }
 
-/* ids of chunks first .. first + chunks - 1 of every row of buf, row by row */
-static sw_status chunk_ids(sw_backend *be, int64_t n, int64_t first, int64_t chunks, sw_tensor *ids,
-                           sw_error *err)
-{
-    int32_t *id = malloc((size_t)(n * chunks) * sizeof *id), *p = id;
-    for (int64_t r = 0; id && r < n; r++)
-        for (int64_t k = 0; k < chunks; k++)
-            *p++ = (int32_t)(r * CAMPP_CHUNKS + first + k);
-    return upload_ids(be, id, n * chunks, ids, err);
-}
-
-/* buf's channels from `first` * 32 of every row = x [n, chunks * 32] */
+/* buf's channels from `first` * 32 of every row = x [n, chunks * 32]: the
+ * table of chunks 0 .. chunks - 1 into buf seen from chunk `first` on */
 static sw_status write_block(dtdnn *d, int64_t first, const sw_tensor *x, sw_error *err)
 {
     int64_t chunks = sw_row_len(x) / CAMPP_GROWTH;
-    sw_tensor ids = {0};
     sw_tensor src = sw_tensor_slice(x, 0, 2, d->n * chunks, CAMPP_GROWTH, 0);
-    if (chunk_ids(d->buf.backend, d->n, first, chunks, &ids, err) == SW_OK)
-        sw_scatter_rows(&src, &ids, &d->buf, err);
-    sw_tensor_free(&ids);
-    return err->code;
+    sw_tensor dst = sw_tensor_slice(&d->buf, first * CAMPP_GROWTH, 2, d->n * CAMPP_CHUNKS - first,
+                                    CAMPP_GROWTH, 0);
+    sw_tensor ids = chunk_ids(d, chunks);
+    return sw_scatter_rows(&src, &ids, &dst, err);
 }
 
 /* tmp [n, c] = relu(norm(buf's first c channels)) */
@@ -379,14 +384,12 @@ static sw_status read_block(dtdnn *d, int64_t c, const campp_affine *norm, sw_te
                             sw_error *err)
 {
     int64_t chunks = c / CAMPP_GROWTH;
-    sw_tensor ids = {0};
     sw_tensor dst = sw_tensor_slice(&d->tmp, 0, 2, d->n * chunks, CAMPP_GROWTH, 0);
+    sw_tensor ids = chunk_ids(d, chunks);
     *x = sw_tensor_slice(&d->tmp, 0, 2, d->n, c, 0);
-    if (chunk_ids(d->buf.backend, d->n, 0, chunks, &ids, err) == SW_OK &&
-        sw_gather_rows(&d->buf, &ids, &dst, err) == SW_OK &&
+    if (sw_gather_rows(&d->buf, &ids, &dst, err) == SW_OK &&
         sw_mul(x, &norm->scale, x, err) == SW_OK && sw_add(x, &norm->shift, x, err) == SW_OK)
         sw_leaky_relu(x, 0.0f, x, err);
-    sw_tensor_free(&ids);
     return err->code;
 }
 
