@@ -461,6 +461,8 @@ static void im2col_range(void *ctx, size_t begin, size_t end)
  * whole unfolding (SincNet's first layer: 16 MB a window) went to memory and
  * back. The rows' sums are the same whatever the blocks. */
 #define CONV1D_BLOCK_FLOATS (1 << 18)
+/* Up to this many output frames a conv1d is one product (see below). */
+#define CONV1D_WHOLE_FRAMES 4096
 
 /* im2col then sgemm, block by block of output frames: out[t, co] = cols[t, :] . w[co, :]. */
 static sw_status cpu_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
@@ -472,9 +474,16 @@ static sw_status cpu_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor 
     int64_t width = c_in * k;
     if (b == 0 || t_out == 0 || c_out == 0)
         return SW_OK;
-    /* a multiple of 64 rows, so that BLAS tiles the rows as it would in one call */
+    /* a multiple of 64 rows. Only long inputs are cut: par_sgemm splits each
+     * block over the pool, and OpenBLAS treats a thread's partial last tile
+     * differently from full ones, so blocks change the last bits of some
+     * rows. Whisper's convolutions (3000 and 1500 frames) stay one product,
+     * as before, so the encoder keeps its bits (the int8 goldens' timestamps
+     * moved by 0.4 s when they were cut). */
     int64_t block = CONV1D_BLOCK_FLOATS / width / 64 * 64;
     block = block < 256 ? 256 : block > t_out ? t_out : block;
+    if (t_out <= CONV1D_WHOLE_FRAMES)
+        block = t_out;
     float *cols = cpu_alloc(be, (size_t)(block * width) * sizeof(float), err);
     if (!cols)
         return err->code;
