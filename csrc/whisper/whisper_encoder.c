@@ -175,10 +175,6 @@ sw_status sw_wh_audio_items(const sw_whisper_audio *au, int first, int count,
 sw_status sw_whisper_audio_item(const sw_whisper_audio *au, int item, sw_whisper_audio **out,
                                 sw_error *err)
 {
-    if (au && (item < 0 || item >= au->batch)) {
-        *out = NULL;
-        return sw_fail(err, SW_ERR_ARG, "whisper audio: item %d of a batch of %d", item, au->batch);
-    }
     return sw_wh_audio_items(au, item, 1, out, err);
 }
 

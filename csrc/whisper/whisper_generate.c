@@ -542,33 +542,20 @@ static sw_status model_narrow(void *ctx, void **state, const int *keep, int n_ke
 {
     model_ctx *m = ctx;
     sw_whisper_state *old = *state;
-    int n_old = old->n_seq / rows;
-    /* where each current position's window sits while items move: pos[p] */
-    int *pos = malloc((size_t)n_old * sizeof *pos), *who = malloc((size_t)n_old * sizeof *who);
     int *index = malloc((size_t)(n_keep * rows) * sizeof *index);
-    if (!pos || !who || !index) {
-        free(pos);
-        free(who);
-        free(index);
+    if (!index)
         return sw_fail(err, SW_ERR_NOMEM, "whisper generate: out of host memory");
-    }
-    for (int p = 0; p < n_old; p++)
-        pos[p] = who[p] = p;
+    /* keep is ascending, so position keep[i] is untouched until step i
+     * (earlier steps exchange positions j < i and keep[j] != keep[i]): one
+     * exchange brings its window forward */
     for (int i = 0; i < n_keep && err->code == SW_OK; i++) {
-        int p = pos[keep[i]];
-        if (p == i)
+        if (keep[i] == i)
             continue;
-        /* exchange positions i and p: the window at p comes forward */
-        if (sw_wh_audio_swap(m->audio, i, p, err))
+        if (sw_wh_audio_swap(m->audio, i, keep[i], err))
             break;
         m->swaps[2 * m->n_swaps] = i;
-        m->swaps[2 * m->n_swaps + 1] = p;
+        m->swaps[2 * m->n_swaps + 1] = keep[i];
         m->n_swaps++;
-        int wi = who[i], wp = who[p];
-        who[i] = wp;
-        who[p] = wi;
-        pos[wp] = i;
-        pos[wi] = p;
     }
     for (int i = 0; i < n_keep; i++)
         for (int r = 0; r < rows; r++)
@@ -584,8 +571,6 @@ static sw_status model_narrow(void *ctx, void **state, const int *keep, int n_ke
     } else {
         sw_whisper_audio_free(view);
     }
-    free(pos);
-    free(who);
     free(index);
     return err->code;
 }
