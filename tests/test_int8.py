@@ -57,15 +57,23 @@ def test_int8_weights_take_less_memory_and_give_it_all_back():
     for compute in ("float32", "int8"):
         runtime = _core.Runtime(device="cpu")
         with WhisperModel(test_model_dir("base"), runtime, compute_type=compute) as model:
-            sizes[compute] = runtime.memory()["allocated"]
+            sizes[compute] = (runtime.memory()["allocated"], model.mapped_bytes)
             assert model.compute_type == compute
         assert runtime.memory()["allocated"] == 0
+        assert model.mapped_bytes == 0
         runtime.close()
-    # base: 72.6 M parameters; int8 keeps a float32 token embedding for the
-    # lookups (51865 x 512) beside the int8 copy the output layer uses
-    linear = sizes["float32"] - 51865 * 512 * 4
-    assert sizes["int8"] < 51865 * 512 * 5 + linear / 2
-    assert sizes["int8"] < 0.7 * sizes["float32"]
+    (pool32, mapped32), (pool8, mapped8) = sizes["float32"], sizes["int8"]
+    # base: 72.6 M parameters, in float16 in its file. float32 computes from
+    # the mapped matrices; its pool holds biases, norms and convolutions
+    embedding = 51865 * 512
+    assert mapped32 > 2 * 70_000_000 and pool32 < 0.1 * mapped32
+    # int8 looks tokens up in the mapped float16 embedding and holds one
+    # byte a weight (and a scale and a sum a row) for its linear layers and
+    # the output layer's copy of the embedding
+    assert mapped8 == 2 * embedding
+    linear = (mapped32 - 2 * embedding) / 2
+    assert pool8 < pool32 + 1.1 * (linear + embedding)
+    assert pool8 + mapped8 < pool32 + mapped32
 
 
 @pytest.mark.parametrize(

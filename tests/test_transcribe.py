@@ -171,8 +171,12 @@ def test_model_memory_returns_on_close(recordings):
     runtime = _core.Runtime(device="cpu")
     with WhisperModel(test_model_dir("tiny.en"), runtime) as model:
         list(model.transcribe(recordings["jfk"][: 16000 * 3], beam_size=2)[0])
-        assert runtime.memory()["allocated"] > 30_000_000  # the weights, in float32
+        # tiny.en's file holds float16: the CPU computes from its mapped
+        # matrices (37.7 M parameters); the pool holds the rest and the work
+        assert model.mapped_bytes > 70_000_000
+        assert runtime.memory()["allocated"] > 1_000_000
     assert runtime.memory()["allocated"] == 0
+    assert model.mapped_bytes == 0
     runtime.close()
 
 
@@ -185,7 +189,7 @@ def test_pipeline_transcribes_and_gives_everything_back(recordings):
     with saywho.Pipeline(model=test_model_dir("tiny.en"), device="cpu") as p:
         segments, info = p.transcribe(recordings["jfk"], beam_size=1)
         assert "ask not what your country" in "".join(s.text for s in segments)
-        assert p.memory().allocated > 30_000_000
+        assert p.memory().allocated > 1_000_000
     assert p.memory().reserved == 0
 
 

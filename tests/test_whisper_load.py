@@ -1,17 +1,21 @@
 """Loading Whisper weights into the core without a float32 copy.
 
 The float16 checkpoint's arrays go to the core as they lie in the memory map
-(odd addresses included) and are widened straight into the backend's buffers
-(csrc/runtime/widen.c; every bit pattern is checked in the C test
-test_widen). Here, on the real tiny.en and base: the model built that way
-computes exactly what the model built from float32 arrays computes (NumPy's
-float16 -> float32 is exact, and the float32 path is a plain copy), encoder
+(odd addresses included). On the CPU the weight matrices stay there: the
+products widen them block by block as they read them (backend_cpu.c's
+matmul_half), so loading writes nothing for them; the rest is widened
+straight into the backend's buffers (csrc/runtime/widen.c; every bit
+pattern is checked in the C test test_widen). Here, on the real tiny.en and
+base: the model built that way computes exactly what the model built from
+float32 arrays computes (NumPy's float16 -> float32 is exact), encoder
 output and logits equal bit for bit, float32 and int8 (whose quantization
 reads the same widened rows). Equal outputs over every layer need equal
-weights.
+weights. The model holds the arrays it computes from until it is closed.
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 import pytest
@@ -70,3 +74,28 @@ def test_half_checkpoint_loads_bit_for_bit(name, compute, jfk_wav):
     assert np.isfinite(logits_half).all()
     np.testing.assert_array_equal(enc_half, enc_f32)
     np.testing.assert_array_equal(logits_half, logits_f32)
+
+
+def test_cpu_model_computes_from_the_mapped_halves_and_lets_them_go(jfk_wav):
+    weights, tok = _checkpoint("tiny.en")
+    halves = weights.tensors
+    matrix = halves["decoder.token_embedding.weight"]
+    refs = sys.getrefcount(matrix)
+    rt = _core.Runtime("cpu", threads=2)
+    try:
+        m = _core.WhisperModel(rt, weights.dims, halves)
+        # every linear layer and the embedding: 2 bytes a weight, none copied
+        matrices = sum(
+            v.nbytes
+            for k, v in halves.items()
+            if v.ndim == 2 and (k.endswith(".weight") and "embedding" not in k or "token" in k)
+        )
+        assert m.mapped_bytes == matrices > 70_000_000
+        assert rt.memory()["allocated"] < 0.1 * matrices
+        assert sys.getrefcount(matrix) == refs + 1  # held while the model computes from it
+        m.close()
+        assert m.mapped_bytes == 0
+        assert sys.getrefcount(matrix) == refs
+        assert rt.memory()["allocated"] == 0
+    finally:
+        rt.close()

@@ -14,6 +14,7 @@
 #include "q8_gemm.h"
 #include "cpu_dispatch.h"
 #include "small_gemm.h"
+#include "widen.h"
 #include "ops.h"
 #include "threads.h"
 
@@ -107,7 +108,7 @@ static void gemm_parts(void *ctx, size_t begin, size_t end)
                          ? j->n
                          : (int)((int64_t)j->n * (int64_t)(p + 1) / j->parts) & ~15;
             const float *b = j->trans_b ? j->b + (size_t)c0 * (size_t)j->ldb : j->b + c0;
-            if (c1 > c0 && j->trans_b && j->m > 1 && j->m < SW_SMALL_GEMM_MAX_ROWS) {
+            if (c1 > c0 && j->trans_b && j->m < SW_SMALL_GEMM_MAX_ROWS) {
                 /* a few rows (decoding, beams) against a [n, k] weight */
                 sw_small_gemm_nt(j->m, c0, c1, j->k, j->alpha, j->a, j->lda, j->b, j->ldb, j->beta,
                                  j->c, j->ldc);
@@ -147,11 +148,78 @@ static void par_sgemm(sw_backend *be, int trans_b, int m, int n, int k, float al
     sw_parallel_for(impl_of(be)->threads, (size_t)j.parts, 1, gemm_parts, &j);
 }
 
+/* Float16 weights [n, k] (ops.c admits them with trans_b only): a Whisper
+ * model's matrices as its file holds them, mapped, not copied (half the
+ * memory, and a load that writes nothing). Every output gets the bits it
+ * gets from the same weights widened to float32 beforehand: a few rows go
+ * through the few-rows kernel on blocks widened in cache; more rows get
+ * the whole weight widened into scratch for sgemm, whose packing copies it
+ * anyway. One row is the exception: float32 weights take sgemv there,
+ * halves the few-rows kernel (the same sums in another order). */
+typedef struct half_job {
+    int m, n, k, parts, rows;
+    float alpha, beta;
+    const float *a;
+    const unsigned char *w;
+    float *c, *scratch;
+} half_job;
+
+static void half_parts(void *ctx, size_t begin, size_t end)
+{
+    const half_job *j = ctx;
+    for (size_t p = begin; p < end; p++) {
+        int c0 = (int)((int64_t)j->n * (int64_t)p / j->parts) & ~15;
+        int c1 = p + 1 == (size_t)j->parts
+                     ? j->n
+                     : (int)((int64_t)j->n * (int64_t)(p + 1) / j->parts) & ~15;
+        if (c1 > c0)
+            sw_small_gemm_nt_f16(j->m, c0, c1, j->k, j->alpha, j->a, j->k, j->w, j->k, j->beta,
+                                 j->c, j->n, j->scratch + p * (size_t)j->rows * (size_t)j->k,
+                                 j->rows);
+    }
+}
+
+static void widen_rows(void *ctx, size_t begin, size_t end)
+{
+    const half_job *j = ctx;
+    sw_widen_f16_fast(j->w + begin * (size_t)j->k * 2, j->scratch + begin * (size_t)j->k,
+                      (end - begin) * (size_t)j->k);
+}
+
+static sw_status matmul_half(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *c,
+                             float alpha, float beta, sw_error *err)
+{
+    int m = (int)a->shape[0], k = (int)a->shape[1], n = (int)c->shape[1];
+    int threads = sw_threadpool_size(impl_of(be)->threads);
+    half_job j = {m, n, k, 1, 0, alpha, beta, a->data, b->data, c->data, NULL};
+    if (m < SW_SMALL_GEMM_MAX_ROWS) {
+        double flops = 2.0 * m * n * k;
+        j.parts = threads > 1 && flops > 4e5 && n >= 64 * threads ? threads : 1;
+        j.rows = sw_small_gemm_f16_rows(k);
+        j.scratch =
+            be->alloc(be, (size_t)j.parts * (size_t)j.rows * (size_t)k * sizeof(float), err);
+        if (!j.scratch)
+            return err->code;
+        sw_parallel_for(impl_of(be)->threads, (size_t)j.parts, 1, half_parts, &j);
+    } else {
+        j.scratch = be->alloc(be, (size_t)n * (size_t)k * sizeof(float), err);
+        if (!j.scratch)
+            return err->code;
+        size_t min_rows = k < 16384 ? (size_t)(16384 / k) : 1;
+        sw_parallel_for(impl_of(be)->threads, (size_t)n, min_rows, widen_rows, &j);
+        par_sgemm(be, 1, m, n, k, alpha, a->data, k, j.scratch, k, beta, c->data, n);
+    }
+    be->free(be, j.scratch);
+    return SW_OK;
+}
+
 static sw_status cpu_matmul(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *c,
                             int trans_b, float alpha, float beta, sw_error *err)
 {
     int m = (int)a->shape[0], k = (int)a->shape[1];
     int n = (int)c->shape[1];
+    if (b->dtype == SW_F16 && k > 0)
+        return matmul_half(be, a, b, c, alpha, beta, err);
     if (k == 0) {
         /* an empty sum: c = beta * c (the few-rows and sgemv paths skip it) */
         float *cd = c->data;
@@ -507,7 +575,8 @@ static sw_status cpu_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor 
 }
 
 typedef struct gather_job {
-    const float *table;
+    const void *table; /* float32, or float16 (a Whisper model's mapped embedding) */
+    int half;
     const int32_t *ids;
     float *out;
     int64_t len, rows;
@@ -519,8 +588,12 @@ static void gather_range(void *ctx, size_t begin, size_t end)
     for (size_t i = begin; i < end; i++) {
         float *dst = j->out + (int64_t)i * j->len;
         int32_t id = j->ids[i];
-        if (id >= 0 && id < j->rows)
-            memcpy(dst, j->table + (int64_t)id * j->len, (size_t)j->len * sizeof(float));
+        if (id >= 0 && id < j->rows && j->half)
+            sw_widen_f16_fast((const unsigned char *)j->table + (int64_t)id * j->len * 2, dst,
+                              (size_t)j->len);
+        else if (id >= 0 && id < j->rows)
+            memcpy(dst, (const float *)j->table + (int64_t)id * j->len,
+                   (size_t)j->len * sizeof(float));
         else
             memset(dst, 0, (size_t)j->len * sizeof(float));
     }
@@ -533,7 +606,7 @@ static sw_status cpu_gather_rows(sw_backend *be, const sw_tensor *table, const s
                                  sw_tensor *out, sw_error *err)
 {
     int64_t len = sw_row_len(table), n = sw_tensor_numel(ids);
-    gather_job j = {table->data, ids->data, out->data, len, sw_rows(table)};
+    gather_job j = {table->data, table->dtype == SW_F16, ids->data, out->data, len, sw_rows(table)};
     size_t min_rows = len > 0 && len < 4096 ? (size_t)(4096 / len) : 1;
     sw_parallel_for(impl_of(be)->threads, (size_t)n, min_rows, gather_range, &j);
     return SW_OK;

@@ -4,6 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ < 12 && !defined(__clang__)
+#include <cpuid.h>
+
+/* GCC 10's __builtin_cpu_supports has no "f16c": CPUID leaf 1, ECX bit 29 */
+static int has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+#endif
+
 /* -1: not read yet. Races only repeat the same reading. */
 static atomic_int hardware = -1, chosen = -1, vnni = -1;
 
@@ -22,7 +33,7 @@ sw_cpu_level sw_cpu_level_hardware(void)
 #else /* the features SW_TARGET_V3/V4 compile for (cpu_dispatch.h) */
         int v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
                  __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
-                 __builtin_cpu_supports("popcnt");
+                 __builtin_cpu_supports("popcnt") && has_f16c();
         int v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                  __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
                  __builtin_cpu_supports("avx512vl");

@@ -61,7 +61,7 @@ void sw_cpu_level_force(int level);
 #define SW_TARGET_V4                                                                               \
     __attribute__((target(SW_V3_FEATURES ",avx512f,avx512bw,avx512cd,avx512dq,avx512vl")))
 #define SW_TARGET_V3   __attribute__((target(SW_V3_FEATURES)))
-#define SW_V3_FEATURES "avx2,fma,bmi,bmi2,popcnt"
+#define SW_V3_FEATURES "avx2,fma,f16c,bmi,bmi2,popcnt"
 #endif
 #define SW_MULTIVERSION 1
 #else

@@ -43,6 +43,16 @@ static sw_status need_f32_or_gpu_half(const char *op, const sw_tensor *t, sw_err
                    op, sw_dtype_name(t->dtype), t->backend ? t->backend->name : "borrowed");
 }
 
+/* Float16 weights on the CPU too: a [n, k] matrix multiplied transposed,
+ * or a table of rows to gather (backend_cpu.c widens them as it reads). */
+static sw_status need_f32_or_half(const char *op, const sw_tensor *t, int cpu_half_ok,
+                                  sw_error *err)
+{
+    if (cpu_half_ok && t->dtype == SW_F16 && t->backend && t->backend->kind == SW_DEVICE_CPU)
+        return SW_OK;
+    return need_f32_or_gpu_half(op, t, err);
+}
+
 static sw_status unary_check(const char *op, const sw_tensor *a, const sw_tensor *out,
                              sw_error *err)
 {
@@ -58,7 +68,8 @@ sw_status sw_matmul(const sw_tensor *a, const sw_tensor *b, sw_tensor *c, int tr
 {
     if (same_backend("matmul", a, b, err) || same_backend("matmul", a, c, err))
         return err->code;
-    if (need_f32_or_gpu_half("matmul", b, err) || need_f32("matmul", c, err))
+    if (need_f32_or_half("matmul", b, trans_b && a->dtype == SW_F32, err) ||
+        need_f32("matmul", c, err))
         return err->code;
     if (a->dtype != b->dtype && need_f32("matmul", a, err))
         return err->code;
@@ -248,7 +259,7 @@ sw_status sw_gather_rows(const sw_tensor *table, const sw_tensor *ids, sw_tensor
                          sw_error *err)
 {
     if (same_backend("gather_rows", table, out, err) ||
-        need_f32_or_gpu_half("gather_rows", table, err) || need_f32("gather_rows", out, err) ||
+        need_f32_or_half("gather_rows", table, 1, err) || need_f32("gather_rows", out, err) ||
         ids_check("gather_rows", ids, table, err))
         return err->code;
     if (sw_row_len(out) != sw_row_len(table) || sw_rows(out) != sw_tensor_numel(ids))

@@ -1,6 +1,7 @@
 #include "small_gemm.h"
 
 #include "cpu_dispatch.h"
+#include "widen.h"
 
 #include <string.h>
 
@@ -239,6 +240,33 @@ void sw_small_gemm_nt(int m, int n0, int n1, int k, float alpha, const float *a,
     case SW_CPU_V4: small_gemm_v4(m, n0, n1, k, alpha, a, lda, w, ldw, beta, c, ldc); break;
     case SW_CPU_V3: small_gemm_v3(m, n0, n1, k, alpha, a, lda, w, ldw, beta, c, ldc); break;
     default: small_gemm_baseline(m, n0, n1, k, alpha, a, lda, w, ldw, beta, c, ldc);
+    }
+}
+
+int sw_small_gemm_f16_rows(int k)
+{
+    int rows = k > 0 ? 16384 / k : 12;
+    if (rows >= 12)
+        return rows - rows % 12;
+    return rows > 0 ? rows : 1;
+}
+
+void sw_small_gemm_nt_f16(int m, int n0, int n1, int k, float alpha, const float *a, int lda,
+                          const void *w, int ldw, float beta, float *c, int ldc, float *scratch,
+                          int rows)
+{
+    const unsigned char *halves = w;
+    for (int j0 = n0; j0 < n1; j0 += rows) {
+        int here = n1 - j0 < rows ? n1 - j0 : rows;
+        if (ldw == k) {
+            sw_widen_f16_fast(halves + (size_t)j0 * (size_t)k * 2, scratch,
+                              (size_t)here * (size_t)k);
+        } else {
+            for (int r = 0; r < here; r++)
+                sw_widen_f16_fast(halves + (size_t)(j0 + r) * (size_t)ldw * 2,
+                                  scratch + (size_t)r * (size_t)k, (size_t)k);
+        }
+        sw_small_gemm_nt(m, 0, here, k, alpha, a, lda, scratch, k, beta, c + j0, ldc);
     }
 }
 

@@ -25,6 +25,20 @@
 void sw_small_gemm_nt(int m, int n0, int n1, int k, float alpha, const float *a, int lda,
                       const float *w, int ldw, float beta, float *c, int ldc);
 
+/* The same product with w [n, k] in float16 (the weights as a CTranslate2
+ * file holds them, read where they lie): blocks of `rows` weight rows are
+ * widened into scratch (rows * k floats, from sw_small_gemm_f16_rows) and go
+ * through sw_small_gemm_nt, so every output has the bits it has with the
+ * weights widened beforehand, while memory delivers half the bytes. */
+void sw_small_gemm_nt_f16(int m, int n0, int n1, int k, float alpha, const float *a, int lda,
+                          const void *w, int ldw, float beta, float *c, int ldc, float *scratch,
+                          int rows);
+
+/* Weight rows per widened block for a row length of k: about 64 KB of
+ * floats (the block stays in L2 while the tiles read it), a multiple of 12
+ * (the tiles' widths, 3 and 4) where k allows, at least 1. */
+int sw_small_gemm_f16_rows(int k);
+
 /* dot(x, y) over k floats with the same fixed sum order. */
 float sw_dot(const float *x, const float *y, int k);
 

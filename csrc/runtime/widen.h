@@ -19,6 +19,14 @@ extern "C" {
  * returns -1. */
 int sw_widen_to_f32(const void *src, sw_dtype dtype, float *dst, size_t n);
 
+/* dst[i] = src[i] (float16 at any alignment) for i < n, with the CPU's
+ * F16C conversion where the dispatch level has it (x86-64-v3 and up): the
+ * products that read float16 weights widen blocks of them with this on every
+ * call. Every number comes out as sw_widen_to_f32 gives it; only a NaN's
+ * payload may differ (F16C quiets a signalling NaN), which no product can
+ * tell apart. */
+void sw_widen_f16_fast(const void *src, float *dst, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

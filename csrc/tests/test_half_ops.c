@@ -11,8 +11,13 @@
  *   rounding both inputs allows: each product a*b moves by at most
  *   (2u + u^2)|a b| with u = 2^-11 (float16) or 2^-8 (bfloat16), so
  *   |c - c32| <= (2u + u^2 + 1e-5) * sum_k |a_ik b_kj|.
- * On the CPU backend the same calls are a clear SW_ERR_ARG naming the CUDA
- * backend: half precision is the GPU's. */
+ * The CPU backend computes float32 and int8, but keeps float16 weights as a
+ * Whisper file holds them (mapped, not copied) and widens them as it reads
+ * them: a [n, k] weight multiplied transposed, and a table of rows to
+ * gather. Widening is exact, so every output equals the float32 product
+ * with the widened weight bit for bit, at every row count (the few-rows
+ * kernel, and sgemm). Any other half operand there is a clear SW_ERR_ARG
+ * naming the CUDA backend. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,20 +211,77 @@ static void gather_case(sw_backend *gpu, sw_dtype dtype)
     free(table);
 }
 
-/* The CPU computes float32 and int8: a half weight is refused by name. */
-static void cpu_refuses(sw_backend *cpu)
+static sw_tensor copy_of(sw_backend *b, const sw_tensor *t)
+{
+    return filled(b, SW_F32, t->ndim, t->shape, t->data);
+}
+
+/* Float16 weights on the CPU: equal to their widened float32 copy, bit for
+ * bit, through every path of the product and through gather_rows; the
+ * operands it does not take are refused by name. */
+static void cpu_half_weights(void)
 {
     sw_error err = {SW_OK, ""};
-    int64_t s[2] = {4, 4};
-    float v[16] = {0};
-    sw_tensor a = filled(cpu, SW_F32, 2, s, v), c = filled(cpu, SW_F32, 2, s, v);
-    sw_tensor h = filled(cpu, SW_F16, 2, s, v);
-    CHECK(sw_matmul(&a, &h, &c, 1, 1.0f, 0.0f, &err) == SW_ERR_ARG);
+    sw_backend *cpu = NULL;
+    CHECK(sw_cpu_backend_open(2, &cpu, &err) == SW_OK);
+    if (!cpu)
+        return;
+    int64_t n = 517, k = 83, ws[2] = {n, k};
+    float *wv = random_values(n * k, 1.0f);
+    for (int64_t i = 0; i < n * k; i++)
+        wv[i] = round_to(SW_F16, wv[i]);
+    sw_tensor wh = filled(cpu, SW_F16, 2, ws, wv), wf = filled(cpu, SW_F32, 2, ws, wv);
+    /* one row (greedy), beams, a batch of windows, the kernel's last row
+     * count, and sgemm's (the encoder's) */
+    const int64_t rows[] = {1, 2, 5, 40, 63, 64, 150};
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        int64_t as[2] = {rows[r], k}, cs[2] = {rows[r], n};
+        float *av = random_values(rows[r] * k, 1.0f), *cv = random_values(rows[r] * n, 1.0f);
+        sw_tensor a = filled(cpu, SW_F32, 2, as, av), ch = filled(cpu, SW_F32, 2, cs, cv);
+        sw_tensor cf = copy_of(cpu, &ch);
+        CHECK(sw_matmul(&a, &wh, &ch, 1, 0.75f, 0.5f, &err) == SW_OK);
+        CHECK(sw_matmul(&a, &wf, &cf, 1, 0.75f, 0.5f, &err) == SW_OK);
+        CHECK(memcmp(ch.data, cf.data, sw_tensor_nbytes(&cf)) == 0);
+        sw_tensor_free(&a);
+        sw_tensor_free(&ch);
+        sw_tensor_free(&cf);
+        free(av);
+        free(cv);
+    }
+    int32_t id[5] = {3, 0, 516, -1, 600};
+    int64_t is[1] = {5}, os[2] = {5, k};
+    sw_tensor ids, oh, of;
+    CHECK(sw_tensor_new(cpu, SW_I32, 1, is, &ids, &err) == SW_OK);
+    memcpy(ids.data, id, sizeof id);
+    CHECK(sw_tensor_new(cpu, SW_F32, 2, os, &oh, &err) == SW_OK);
+    CHECK(sw_tensor_new(cpu, SW_F32, 2, os, &of, &err) == SW_OK);
+    CHECK(sw_gather_rows(&wh, &ids, &oh, &err) == SW_OK);
+    CHECK(sw_gather_rows(&wf, &ids, &of, &err) == SW_OK);
+    CHECK(memcmp(oh.data, of.data, sw_tensor_nbytes(&of)) == 0);
+    /* refused: b [k, n] in half, a bfloat16 weight, a half convolution */
+    int64_t ks[2] = {k, n}, as[2] = {4, k}, cs[2] = {4, n};
+    float *zero = calloc((size_t)(n * k), sizeof(float));
+    sw_tensor a = filled(cpu, SW_F32, 2, as, zero), c = filled(cpu, SW_F32, 2, cs, zero);
+    sw_tensor kn = filled(cpu, SW_F16, 2, ks, zero), bf = filled(cpu, SW_BF16, 2, ws, zero);
+    CHECK(sw_matmul(&a, &kn, &c, 0, 1.0f, 0.0f, &err) == SW_ERR_ARG);
     CHECK(strstr(err.msg, "float16") && strstr(err.msg, "CUDA backend"));
     sw_error_clear(&err);
-    sw_tensor_free(&a);
-    sw_tensor_free(&c);
-    sw_tensor_free(&h);
+    CHECK(sw_matmul(&a, &bf, &c, 1, 1.0f, 0.0f, &err) == SW_ERR_ARG);
+    CHECK(strstr(err.msg, "bfloat16") && strstr(err.msg, "CUDA backend"));
+    sw_error_clear(&err);
+    int64_t xs[3] = {1, 8, 4}, cw[3] = {4, 4, 3}, co[3] = {1, 6, 4};
+    sw_tensor x = filled(cpu, SW_F32, 3, xs, zero), w3 = filled(cpu, SW_F16, 3, cw, zero);
+    sw_tensor y = filled(cpu, SW_F32, 3, co, zero);
+    CHECK(sw_conv1d(&x, &w3, NULL, 1, 0, &y, &err) == SW_ERR_ARG);
+    sw_error_clear(&err);
+    sw_tensor *all[] = {&wh, &wf, &ids, &oh, &of, &a, &c, &kn, &bf, &x, &w3, &y};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        sw_tensor_free(all[i]);
+    free(zero);
+    free(wv);
+    sw_pool_stats s = cpu->memory(cpu);
+    CHECK(s.allocated == 0);
+    cpu->destroy(cpu);
 }
 
 int main(void)
@@ -231,7 +293,7 @@ int main(void)
     if (!b || !cpu)
         return sw_check_summary("test_half_ops");
     srand(7);
-    cpu_refuses(cpu);
+    cpu_half_weights();
     if (b->kind == SW_DEVICE_CUDA) {
         sw_dtype types[2] = {SW_F16, SW_BF16};
         for (int i = 0; i < 2; i++) {

@@ -37,6 +37,9 @@ struct sw_whisper {
     sw_wh_weight tok_out; /* compute int8: the output layer's int8 copy of tok_emb */
     sw_whisper_compute compute;
     sw_wh_block *enc, *dec;
+    /* its float16 tensors point into the caller's arrays (on the CPU, only
+     * those exist): sw_wh_free leaves them alone */
+    int borrows_halves;
 };
 
 struct sw_whisper_audio {

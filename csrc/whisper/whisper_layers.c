@@ -5,6 +5,10 @@
 
 void sw_wh_free(const sw_whisper *m, sw_tensor *t)
 {
+    if (m->borrows_halves && t->dtype == SW_F16) {
+        memset(t, 0, sizeof *t); /* the caller's bytes */
+        return;
+    }
     sw_weight_free(t, m->backend_lost);
 }
 

@@ -60,6 +60,22 @@ sw_status sw_whisper_create(sw_backend *backend, const sw_whisper_dims *dims,
                             const sw_named_tensor *tensors, int n_tensors,
                             sw_whisper_compute compute, sw_whisper **out, sw_error *err);
 
+/* The same, except that on the CPU with compute float32 the float16 weight
+ * matrices (the linear layers and the token embedding, as a CTranslate2
+ * file holds them) are not copied: the model computes from them where they
+ * lie, so a memory-mapped file loads without writing its 2-3 GB anew. The
+ * caller keeps those arrays alive and unchanged until sw_whisper_destroy.
+ * The outputs are those of the copied model (bit for bit, except one-row
+ * products, see backend_cpu.c). Elsewhere it copies as sw_whisper_create. */
+/* Bytes of the caller's arrays the model computes from where they lie
+ * (0 for a model that copied everything). They are not the backend pool's:
+ * a memory-mapped file's pages, shared with the page cache. */
+size_t sw_whisper_borrowed_bytes(const sw_whisper *m);
+
+sw_status sw_whisper_create_borrowing(sw_backend *backend, const sw_whisper_dims *dims,
+                                      const sw_named_tensor *tensors, int n_tensors,
+                                      sw_whisper_compute compute, sw_whisper **out, sw_error *err);
+
 /* Returns every byte to the backend's pool; NULL is fine. */
 void sw_whisper_destroy(sw_whisper *model);
 

@@ -15,7 +15,19 @@ typedef struct loader {
     sw_whisper_compute compute;
     sw_dtype matrix; /* the weight matrices' type on the device (not int8 ones) */
     sw_error *err;
+    int borrow; /* float16 matrices used where they lie (sw_whisper_create_borrowing) */
 } loader;
+
+/* A float16 [rows, cols] matrix on the CPU, where the caller holds it: a
+ * tensor that points there and that sw_wh_free never gives to the pool. */
+static int borrowed(loader *ld, const sw_named_tensor *src, sw_tensor *dst)
+{
+    if (!ld->borrow || src->dtype != SW_F16 || ld->err->code != SW_OK)
+        return 0;
+    *dst = sw_tensor_view(SW_F16, src->ndim, src->shape, (void *)src->data);
+    dst->backend = ld->src.be;
+    return 1;
+}
 
 /* Copies src to the backend as `dtype`, converting there (once, at load). */
 static sw_status upload_as(loader *ld, const sw_named_tensor *src, sw_tensor *dst, sw_dtype dtype)
@@ -104,8 +116,9 @@ static sw_status load_linear(loader *ld, sw_wh_weight *dst, int64_t rows, int64_
     const sw_named_tensor *src = find(ld, 2, rows, cols, 0, fmt, layer);
     if (!src)
         return ld->err->code;
-    return sw_wh_compute_q8(ld->compute) ? upload_q8(ld, src, dst)
-                                         : upload_as(ld, src, &dst->w, ld->matrix);
+    if (sw_wh_compute_q8(ld->compute))
+        return upload_q8(ld, src, dst);
+    return borrowed(ld, src, &dst->w) ? SW_OK : upload_as(ld, src, &dst->w, ld->matrix);
 }
 
 static void load_attn(loader *ld, sw_wh_attn *a, const char *prefix, int layer, int64_t d,
@@ -234,9 +247,9 @@ static sw_status check_dims(const sw_whisper_dims *d, sw_error *err)
     return SW_OK;
 }
 
-sw_status sw_whisper_create(sw_backend *be, const sw_whisper_dims *dims,
-                            const sw_named_tensor *tensors, int n_tensors,
-                            sw_whisper_compute compute, sw_whisper **out, sw_error *err)
+static sw_status create(sw_backend *be, const sw_whisper_dims *dims, const sw_named_tensor *tensors,
+                        int n_tensors, sw_whisper_compute compute, int borrow, sw_whisper **out,
+                        sw_error *err)
 {
     *out = NULL;
     if (!be || !dims || (!tensors && n_tensors > 0) || n_tensors < 0)
@@ -275,8 +288,11 @@ sw_status sw_whisper_create(sw_backend *be, const sw_whisper_dims *dims,
     m->be = be;
     m->dims = *dims;
     m->compute = compute;
+    /* the CPU computes float32 from halves as they lie (backend_cpu.c's
+     * matmul_half); a GPU gets its own copy */
+    m->borrows_halves = borrow && be->kind == SW_DEVICE_CPU && matrix == SW_F32;
     loader ld = {sw_weight_source_make(be, tensors, n_tensors, "whisper weights", err), compute,
-                 matrix, err};
+                 matrix, err, m->borrows_halves};
     const sw_whisper_dims *d = dims;
     int64_t da = d->n_audio_state, dt = d->n_text_state;
     load_matrix(&ld, &m->conv1_w, 3, da, d->n_mels, 3, "encoder.conv1.weight");
@@ -291,7 +307,10 @@ sw_status sw_whisper_create(sw_backend *be, const sw_whisper_dims *dims,
     /* int8: the lookups keep float rows (CTranslate2 leaves embeddings
      * unquantized; dequantized rows moved its outputs further from ours), the
      * output layer gets an int8 copy */
-    load_matrix(&ld, &m->tok_emb, 2, d->n_vocab, dt, 0, "decoder.token_embedding.weight");
+    const sw_named_tensor *emb =
+        find(&ld, 2, d->n_vocab, dt, 0, "decoder.token_embedding.weight", 0);
+    if (emb && !borrowed(&ld, emb, &m->tok_emb))
+        upload_as(&ld, emb, &m->tok_emb, ld.matrix);
     if (sw_wh_compute_q8(compute))
         load_linear(&ld, &m->tok_out, d->n_vocab, dt, "decoder.token_embedding.weight", 0);
     load(&ld, &m->dec_pos, 2, d->n_text_ctx, dt, 0, "decoder.positional_embedding", 0);
@@ -307,4 +326,47 @@ sw_status sw_whisper_create(sw_backend *be, const sw_whisper_dims *dims,
     }
     *out = m;
     return SW_OK;
+}
+
+sw_status sw_whisper_create(sw_backend *be, const sw_whisper_dims *dims,
+                            const sw_named_tensor *tensors, int n_tensors,
+                            sw_whisper_compute compute, sw_whisper **out, sw_error *err)
+{
+    return create(be, dims, tensors, n_tensors, compute, 0, out, err);
+}
+
+sw_status sw_whisper_create_borrowing(sw_backend *be, const sw_whisper_dims *dims,
+                                      const sw_named_tensor *tensors, int n_tensors,
+                                      sw_whisper_compute compute, sw_whisper **out, sw_error *err)
+{
+    return create(be, dims, tensors, n_tensors, compute, 1, out, err);
+}
+
+static size_t borrowed_in(const sw_tensor *t)
+{
+    return t->dtype == SW_F16 ? sw_tensor_nbytes(t) : 0;
+}
+
+static size_t borrowed_in_attn(const sw_wh_attn *a)
+{
+    return borrowed_in(&a->wq.w) + borrowed_in(&a->wk.w) + borrowed_in(&a->wv.w) +
+           borrowed_in(&a->wo.w);
+}
+
+static size_t borrowed_in_block(const sw_wh_block *b)
+{
+    return borrowed_in(&b->mlp1_w.w) + borrowed_in(&b->mlp2_w.w) + borrowed_in_attn(&b->attn) +
+           borrowed_in_attn(&b->cross);
+}
+
+size_t sw_whisper_borrowed_bytes(const sw_whisper *m)
+{
+    if (!m || !m->borrows_halves)
+        return 0;
+    size_t n = borrowed_in(&m->tok_emb);
+    for (int i = 0; i < m->dims.n_audio_layer; i++)
+        n += borrowed_in_block(&m->enc[i]);
+    for (int i = 0; i < m->dims.n_text_layer; i++)
+        n += borrowed_in_block(&m->dec[i]);
+    return n;
 }

@@ -27,6 +27,9 @@ typedef struct {
     sw_whisper *model;
     WhisperChild *children;
     PyObject *dims;
+    /* the arrays a CPU model computes from where they lie (its float16
+     * matrices, sw_whisper_create_borrowing): held until the model is freed */
+    swpy_tensors held;
 } WhisperModelObject;
 
 enum { CHILD_AUDIO, CHILD_STATE };
@@ -268,15 +271,19 @@ static int model_init(WhisperModelObject *self, PyObject *args, PyObject *kwargs
     if (!rt->backend)
         sw_fail(&err, SW_ERR_DEVICE, "the Runtime was closed");
     else
-        sw_whisper_create(rt->backend, &d, h.t, (int)h.n, (sw_whisper_compute)compute, &model,
-                          &err);
+        sw_whisper_create_borrowing(rt->backend, &d, h.t, (int)h.n, (sw_whisper_compute)compute,
+                                    &model, &err);
     PyThread_release_lock(rt->lock);
     Py_END_ALLOW_THREADS
-    swpy_tensors_free(&h);
     if (err.code != SW_OK) {
+        swpy_tensors_free(&h);
         swpy_raise(&err, NULL);
         return -1;
     }
+    if (sw_whisper_backend(model)->kind == SW_DEVICE_CPU)
+        self->held = h; /* freed after the model, in model_release */
+    else
+        swpy_tensors_free(&h); /* a GPU model has its own copy */
     self->runtime = swpy_new_ref((PyObject *)runtime);
     self->model = model;
     self->dims = PyDict_New();
@@ -309,6 +316,7 @@ static void model_release(WhisperModelObject *self)
     sw_whisper_destroy(self->model);
     self->model = NULL;
     PyThread_release_lock(rt->lock);
+    swpy_tensors_free(&self->held);
 }
 
 static void model_dealloc(WhisperModelObject *self)
@@ -721,9 +729,18 @@ static PyMethodDef model_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *model_get_mapped_bytes(WhisperModelObject *self, void *closure)
+{
+    return PyLong_FromSize_t(sw_whisper_borrowed_bytes(self->model));
+}
+
 static PyGetSetDef model_getset[] = {
     {"dims", (getter)model_get_dims, NULL, "the model's dimensions", NULL},
     {"closed", (getter)model_get_closed, NULL, "whether close() ran", NULL},
+    {"mapped_bytes", (getter)model_get_mapped_bytes, NULL,
+     "bytes of the given float16 arrays the model computes from where they lie (CPU): a "
+     "memory-mapped file's pages, not the Runtime's pool; 0 once closed",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -105,6 +105,13 @@ class WhisperModel:
             vocab_size=int(self.dims["n_vocab"]),
         )
 
+    @property
+    def mapped_bytes(self) -> int:
+        """Bytes of the model file the CPU computes from where they lie (its
+        float16 matrices, memory-mapped): not in the Runtime's pool, shared
+        with the page cache, released by close()."""
+        return self.core.mapped_bytes if getattr(self, "core", None) is not None else 0
+
     def close(self) -> None:
         if getattr(self, "core", None) is not None:
             self.core.close()
