@@ -8,8 +8,10 @@ outside the timing. saywho's phases, in one process:
 - read: the model.bin memory-mapped and parsed, dims found, every tensor's
   shape checked (load_whisper);
 - tokenizer: tokenizer.json parsed (Tokenizer);
-- weights: the tensors into the core (_core.WhisperModel): float16 widened
-  (or quantized with int8) straight into the backend's buffers;
+- weights: the tensors into the core (_core.WhisperModel). float32 on the
+  CPU: the float16 weight matrices stay where they lie in the map (the
+  products widen them as they read them), the rest is widened into the
+  backend's buffers; int8: quantized straight into them;
 - of which copy: the same call given float32 arrays already widened by
   NumPy (widened outside the timing), in a process of its own: what moving
   the bytes alone costs, so "weights" minus it is the widening (float32
