@@ -780,3 +780,12 @@ sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err)
     *out = b;
     return SW_OK;
 }
+
+void sw_cpu_backend_parallel_for(sw_backend *b, size_t n, size_t min_chunk,
+                                 void (*fn)(void *ctx, size_t begin, size_t end), void *ctx)
+{
+    if (b->kind == SW_DEVICE_CPU)
+        sw_parallel_for(impl_of(b)->threads, n, min_chunk, fn, ctx);
+    else if (n > 0)
+        fn(ctx, 0, n);
+}
