@@ -245,7 +245,7 @@ void sw_small_gemm_nt(int m, int n0, int n1, int k, float alpha, const float *a,
 
 int sw_small_gemm_f16_rows(int k)
 {
-    int rows = k > 0 ? 16384 / k : 12;
+    int rows = k > 0 ? 32768 / k : 12;
     if (rows >= 12)
         return rows - rows % 12;
     return rows > 0 ? rows : 1;

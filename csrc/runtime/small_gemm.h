@@ -34,7 +34,7 @@ void sw_small_gemm_nt_f16(int m, int n0, int n1, int k, float alpha, const float
                           const void *w, int ldw, float beta, float *c, int ldc, float *scratch,
                           int rows);
 
-/* Weight rows per widened block for a row length of k: about 64 KB of
+/* Weight rows per widened block for a row length of k: about 128 KB of
  * floats (the block stays in L2 while the tiles read it), a multiple of 12
  * (the tiles' widths, 3 and 4) where k allows, at least 1. */
 int sw_small_gemm_f16_rows(int k);
