@@ -96,6 +96,27 @@ def test_items_of_any_length_equal_one_by_one(tensors, runtime):
                 model.run_items(seqs[0], lengths)
 
 
+def test_front_then_the_rest_equals_the_whole(tensors, runtime):
+    """front() and run_front_items() split the forward after the 2-D front:
+    each item's own front rows give run_items' embedding (the split is the
+    same ops in the same order)."""
+    audio = load_audio(shared_file("two_speakers.wav"))
+    seqs = [campp_features(audio[s : s + n]) for s, n in ((0, 48000), (160000, 20000))]
+    seqs = [f - f.mean(axis=0) for f in seqs]
+    with _core.CamppModel(runtime, tensors) as model:
+        want = model.run_items(np.concatenate(seqs), [len(f) for f in seqs])
+        fronts = [model.front(f) for f in seqs]
+        assert fronts[0].shape == (len(seqs[0]), 320)
+        got = model.run_front_items(np.concatenate(fronts), [len(f) for f in seqs])
+        np.testing.assert_allclose(got, want, atol=1e-5)
+        with pytest.raises(_core.OptionError):
+            model.front(np.zeros((2, 80), np.float32))
+        with pytest.raises(_core.OptionError):
+            model.run_front_items(fronts[0], [len(fronts[0]) + 1])
+        with pytest.raises(_core.OptionError):
+            model.run_front_items(seqs[0], [len(seqs[0])])  # 80 columns, not the front's 320
+
+
 def test_masks_choose_the_frames(tensors, runtime):
     audio = load_audio(shared_file("two_speakers.wav"))[: 10 * 16000]
     mask = np.zeros(589, np.float32)

@@ -79,6 +79,39 @@ def test_batch_equals_one_by_one(tensors, runtime):
             assert (alone.argmax(-1) == batch[i : i + 1].argmax(-1)).all()
 
 
+def test_span_equals_the_windows_cut_out(tensors, runtime):
+    """run_span (SincNet's first convolution once over the span, each window's
+    input norm applied after it) against run on the same windows cut out, on
+    every window of real speech at pyannote's 1 s step, and a batch's span
+    starting past the audio's start: equal up to float rounding."""
+    audio = load_audio(shared_file("two_speakers.wav"))
+    chunks, starts = sliding_windows(audio, duration=10.0, step=1.0)
+    span = np.concatenate([audio, np.zeros(160000, np.float32)])
+    offsets = np.round(starts * 16000).astype(np.int64)
+    with SegmentationModel(tensors, runtime, batch_size=8) as model:
+        want = model.run(chunks)
+        got = model.run_span(span, offsets, 160000)
+        late = model.run_span(span[32000:], offsets[3:6] - 32000, 160000)
+    assert got.shape == want.shape
+    prob = float(np.abs(np.exp(got) - np.exp(want)).max())
+    print(f"run_span vs run: {len(chunks)} windows, max probability difference {prob:.3g}")
+    assert prob <= 1e-3
+    assert (got.argmax(-1) == want.argmax(-1)).mean() > 0.999
+    assert np.abs(np.exp(late) - np.exp(want[3:6])).max() <= 1e-3
+
+
+def test_span_offsets_are_checked(tensors, runtime):
+    before = runtime.memory()["allocated"]
+    with SegmentationModel(tensors, runtime) as model:
+        span = np.zeros(64000, np.float32)
+        for offsets in ([5], [-10], [32010]):  # off the 10-sample grid, outside the span
+            with pytest.raises(_core.OptionError, match="span"):
+                model._model.run_span(span, np.array(offsets), 32000)
+        with pytest.raises(_core.OptionError):
+            model._model.run_span(span, np.array([0]), 500)
+    assert runtime.memory()["allocated"] == before
+
+
 def test_close_returns_every_byte(tensors, runtime):
     before = runtime.memory()["allocated"]
     model = SegmentationModel(tensors, runtime)

@@ -459,11 +459,10 @@ static sw_status dtdnn_run(sw_campp *m, dtdnn *d, const sw_tensor *x, sw_tensor 
     return err->code;
 }
 
-static sw_status forward(sw_campp *m, sw_tensor *x, const items *it, float *out, sw_error *err)
+/* From the 2-D front's output x [total, 320] (freed here) to the embeddings. */
+static sw_status forward_rest(sw_campp *m, sw_tensor *x, const items *it, float *out, sw_error *err)
 {
     sw_backend *be = m->be;
-    if (head(m, x, it, err) != SW_OK)
-        return err->code;
     dtdnn d = {0};
     d.it = it;
     d.n = it->hoff[it->batch];
@@ -500,6 +499,72 @@ static sw_status forward(sw_campp *m, sw_tensor *x, const items *it, float *out,
     return err->code;
 }
 
+static sw_status forward(sw_campp *m, sw_tensor *x, const items *it, float *out, sw_error *err)
+{
+    if (head(m, x, it, err) != SW_OK)
+        return err->code;
+    return forward_rest(m, x, it, out, err);
+}
+
+/* lengths[b] >= SW_CAMPP_MIN_FRAMES and the gathers' int32 row ids (9 taps of
+ * every (frequency row, frame)) in range; *total their sum */
+static sw_status check_lengths(const int64_t *lengths, int batch, int64_t *total, sw_error *err)
+{
+    *total = 0;
+    for (int b = 0; b < batch; b++) {
+        if (lengths[b] < SW_CAMPP_MIN_FRAMES)
+            return sw_fail(err, SW_ERR_ARG, "CAM++: %lld frames are too few (at least %d)",
+                           (long long)lengths[b], SW_CAMPP_MIN_FRAMES);
+        if (lengths[b] > INT32_MAX / (SW_CAMPP_FEAT_DIM * 9) - *total)
+            return sw_fail(err, SW_ERR_ARG, "CAM++: a batch of %d items is too large", batch);
+        *total += lengths[b];
+    }
+    return SW_OK;
+}
+
+sw_status sw_campp_front(sw_campp *m, const float *features, int64_t frames, float *out,
+                         sw_error *err)
+{
+    if (!m || !features || !out || frames < 1)
+        return sw_fail(err, SW_ERR_ARG, "CAM++: model, features, frames and out needed");
+    if (m->backend_lost)
+        return sw_fail(err, SW_ERR_DEVICE, "CAM++: the backend was closed");
+    int64_t total;
+    if (check_lengths(&frames, 1, &total, err) != SW_OK)
+        return err->code;
+    items it = {0};
+    sw_tensor x = {0};
+    if (items_init(&it, &frames, 1, err) == SW_OK &&
+        fresh(m->be, &x, frames, SW_CAMPP_FEAT_DIM, err) == SW_OK &&
+        m->be->upload(m->be, x.data, features, sw_tensor_nbytes(&x), err) == SW_OK &&
+        head(m, &x, &it, err) == SW_OK)
+        m->be->download(m->be, out, x.data, sw_tensor_nbytes(&x), err);
+    sw_tensor_free(&x);
+    items_free(&it);
+    return err->code;
+}
+
+sw_status sw_campp_run_front_items(sw_campp *m, const float *front, const int64_t *lengths,
+                                   int batch, float *out, sw_error *err)
+{
+    if (!m || !front || !lengths || !out || batch < 1)
+        return sw_fail(err, SW_ERR_ARG, "CAM++: model, front rows, lengths and out needed");
+    if (m->backend_lost)
+        return sw_fail(err, SW_ERR_DEVICE, "CAM++: the backend was closed");
+    int64_t total;
+    if (check_lengths(lengths, batch, &total, err) != SW_OK)
+        return err->code;
+    items it = {0};
+    sw_tensor x = {0};
+    if (items_init(&it, lengths, batch, err) == SW_OK &&
+        fresh(m->be, &x, total, SW_CAMPP_FRONT_DIM, err) == SW_OK &&
+        m->be->upload(m->be, x.data, front, sw_tensor_nbytes(&x), err) == SW_OK)
+        forward_rest(m, &x, &it, out, err);
+    sw_tensor_free(&x);
+    items_free(&it);
+    return err->code;
+}
+
 sw_status sw_campp_run_items(sw_campp *m, const float *features, const int64_t *lengths, int batch,
                              float *out, sw_error *err)
 {
@@ -507,16 +572,9 @@ sw_status sw_campp_run_items(sw_campp *m, const float *features, const int64_t *
         return sw_fail(err, SW_ERR_ARG, "CAM++: model, features, lengths and out needed");
     if (m->backend_lost)
         return sw_fail(err, SW_ERR_DEVICE, "CAM++: the backend was closed");
-    int64_t total = 0;
-    for (int b = 0; b < batch; b++) {
-        if (lengths[b] < SW_CAMPP_MIN_FRAMES)
-            return sw_fail(err, SW_ERR_ARG, "CAM++: %lld frames are too few (at least %d)",
-                           (long long)lengths[b], SW_CAMPP_MIN_FRAMES);
-        /* the gathers' row ids are int32: 9 taps of every (frequency row, frame) */
-        if (lengths[b] > INT32_MAX / (SW_CAMPP_FEAT_DIM * 9) - total)
-            return sw_fail(err, SW_ERR_ARG, "CAM++: a batch of %d items is too large", batch);
-        total += lengths[b];
-    }
+    int64_t total;
+    if (check_lengths(lengths, batch, &total, err) != SW_OK)
+        return err->code;
     items it = {0};
     sw_tensor x = {0};
     if (items_init(&it, lengths, batch, err) == SW_OK &&

@@ -61,6 +61,23 @@ sw_status sw_campp_run(sw_campp *model, const float *features, int batch, int64_
 sw_status sw_campp_run_items(sw_campp *model, const float *features, const int64_t *lengths,
                              int batch, float *out, sw_error *err);
 
+/* The 2-D front's output per frame: 32 channels x 10 frequency rows. */
+#define SW_CAMPP_FRONT_DIM 320
+
+/* The 2-D front alone on one sequence: features [frames, 80] (host) -> out
+ * [frames, 320] (host), channel c * 10 + row f, what the TDNN layer reads.
+ * Its receptive field is 10 frames either side (ten 3-tap layers). */
+sw_status sw_campp_front(sw_campp *model, const float *features, int64_t frames, float *out,
+                         sw_error *err);
+
+/* sw_campp_run_items from the front's output on: front [sum of lengths, 320]
+ * (host), item b's rows after item b - 1's; out [batch, 192] (host). With
+ * rows sw_campp_front made of an item's own features this is
+ * sw_campp_run_items; rows gathered from a longer sequence's front (the
+ * diarizer's shared front) are an approximation of it. */
+sw_status sw_campp_run_front_items(sw_campp *model, const float *front, const int64_t *lengths,
+                                   int batch, float *out, sw_error *err);
+
 #ifdef __cplusplus
 }
 #endif

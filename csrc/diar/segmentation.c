@@ -1,6 +1,8 @@
 /* The segmentation forward: SincNet, the LSTM stack, the dense head. Every
  * intermediate lives in the backend's pool only for as long as the next
  * layer needs it, so the peak is two layers' activations. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "segmentation_internal.h"
@@ -66,17 +68,42 @@ static sw_status dense(const sw_tensor *x, const sw_tensor *w, const sw_tensor *
     return err->code;
 }
 
+/* SincNet's first layer after its convolution: |conv| -> max pool 3 ->
+ * instance norm -> leaky ReLU; conv is freed. */
+static sw_status sinc_first_rest(sw_segmentation *m, sw_tensor *conv, sw_tensor *y, sw_error *err)
+{
+    int64_t b = conv->shape[0], t_conv = conv->shape[1], c = conv->shape[2];
+    if (sw_abs(conv, conv, err) == SW_OK &&
+        fresh(m->be, y, b, sw_window_frames(t_conv, SEG_POOL, SEG_POOL), c, err) == SW_OK &&
+        sw_max_pool1d(conv, SEG_POOL, SEG_POOL, y, err) == SW_OK &&
+        sw_instance_norm(y, &m->norm_w[0], &m->norm_b[0], SEG_NORM_EPS, y, err) == SW_OK)
+        sw_leaky_relu(y, SEG_LEAKY_SLOPE, y, err);
+    sw_tensor_free(conv);
+    return err->code;
+}
+
+static sw_status forward_tail(sw_segmentation *m, sw_tensor *x, float *out, sw_error *err);
+
 static sw_status forward(sw_segmentation *m, sw_tensor *wave, float *out, sw_error *err)
 {
-    sw_backend *be = m->be;
-    int64_t b = wave->shape[0];
     sw_tensor x = {0}, y = {0};
     /* the waveform is [B, T, 1]: one channel normalised over time */
     if (sw_instance_norm(wave, &m->wav_norm_w, &m->wav_norm_b, SEG_NORM_EPS, wave, err) != SW_OK)
         return err->code;
     x = *wave;
     memset(wave, 0, sizeof *wave); /* x owns it now */
-    for (int i = 0; i < 3 && err->code == SW_OK; i++) {
+    sinc_block(m, 0, &x, &y, err);
+    return forward_tail(m, &y, out, err);
+}
+
+/* From SincNet's first layer's output x (freed here) to the log-probabilities. */
+static sw_status forward_tail(sw_segmentation *m, sw_tensor *x_in, float *out, sw_error *err)
+{
+    sw_backend *be = m->be;
+    int64_t b = x_in->shape[0];
+    sw_tensor x = *x_in, y = {0};
+    memset(x_in, 0, sizeof *x_in);
+    for (int i = 1; i < 3 && err->code == SW_OK; i++) {
         sinc_block(m, i, &x, &y, err);
         x = y;
         memset(&y, 0, sizeof y);
@@ -127,5 +154,94 @@ sw_status sw_segmentation_run(sw_segmentation *m, const float *waveforms, int ba
     if (m->be->upload(m->be, wave.data, waveforms, sw_tensor_nbytes(&wave), err) == SW_OK)
         forward(m, &wave, out, err);
     sw_tensor_free(&wave);
+    return err->code;
+}
+
+/* Each window's mean and 1 / std over its samples (in double, as the
+ * instance norm takes them), as the affine pair its first layer needs:
+ * conv(norm(w))[t, c] = scale * conv(w)[t, c] + shift * sum of filter c. */
+static void window_affine(const sw_segmentation *m, const float *w, int64_t n, double *scale,
+                          double *shift)
+{
+    double mean = 0.0, var = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        mean += w[i];
+    mean /= (double)n;
+    for (int64_t i = 0; i < n; i++) {
+        double d = w[i] - mean;
+        var += d * d;
+    }
+    double inv = 1.0 / sqrt(var / (double)n + (double)SEG_NORM_EPS);
+    *scale = inv * m->wav_gamma;
+    *shift = m->wav_beta - mean * inv * m->wav_gamma;
+}
+
+sw_status sw_segmentation_run_span(sw_segmentation *m, const float *span, int64_t span_samples,
+                                   const int64_t *offsets, int batch, int64_t samples, float *out,
+                                   sw_error *err)
+{
+    if (!m || !span || !offsets || !out || batch < 1)
+        return sw_fail(err, SW_ERR_ARG, "segmentation: model, span, offsets and out needed");
+    if (m->backend_lost)
+        return sw_fail(err, SW_ERR_DEVICE, "segmentation: the backend was closed");
+    if (sw_segmentation_frames(samples) < 1)
+        return sw_fail(err, SW_ERR_ARG,
+                       "segmentation: %lld samples are too few for one frame (10 s is 160000)",
+                       (long long)samples);
+    for (int i = 0; i < batch; i++)
+        if (offsets[i] < 0 || offsets[i] % SEG_SINC_STRIDE || offsets[i] > span_samples - samples)
+            return sw_fail(err, SW_ERR_ARG,
+                           "segmentation: window %d at %lld is not a multiple of %d samples "
+                           "inside the span of %lld",
+                           i, (long long)offsets[i], SEG_SINC_STRIDE, (long long)span_samples);
+    sw_backend *be = m->be;
+    int64_t t_conv = sw_window_frames(samples, SEG_SINC_TAPS, SEG_SINC_STRIDE);
+    int64_t t_span = sw_window_frames(span_samples, SEG_SINC_TAPS, SEG_SINC_STRIDE);
+    float *host = malloc((size_t)batch * SEG_SINC_FILTERS * sizeof *host);
+    if (!host)
+        return sw_fail(err, SW_ERR_NOMEM, "segmentation: out of host memory");
+    sw_tensor wave = {0}, whole = {0}, shifts = {0}, conv = {0}, y = {0};
+    double *scale = malloc((size_t)batch * sizeof *scale);
+    if (!scale) {
+        free(host);
+        return sw_fail(err, SW_ERR_NOMEM, "segmentation: out of host memory");
+    }
+    for (int i = 0; i < batch; i++) {
+        double shift;
+        window_affine(m, span + offsets[i], samples, &scale[i], &shift);
+        for (int c = 0; c < SEG_SINC_FILTERS; c++)
+            host[(int64_t)i * SEG_SINC_FILTERS + c] = (float)(shift * m->sinc_sum[c]);
+    }
+    /* the span's convolution of the raw samples, then each window's stretch
+     * of it scaled and shifted into the batch */
+    if (fresh(be, &wave, 1, span_samples, 1, err) == SW_OK &&
+        be->upload(be, wave.data, span, sw_tensor_nbytes(&wave), err) == SW_OK &&
+        fresh(be, &whole, 1, t_span, SEG_SINC_FILTERS, err) == SW_OK &&
+        sw_conv1d(&wave, &m->conv_w[0], NULL, SEG_SINC_STRIDE, 0, &whole, err) == SW_OK &&
+        fresh(be, &shifts, batch, SEG_SINC_FILTERS, 1, err) == SW_OK &&
+        be->upload(be, shifts.data, host, sw_tensor_nbytes(&shifts), err) == SW_OK &&
+        fresh(be, &conv, batch, t_conv, SEG_SINC_FILTERS, err) == SW_OK) {
+        sw_tensor_free(&wave);
+        for (int i = 0; i < batch && err->code == SW_OK; i++) {
+            int64_t first = offsets[i] / SEG_SINC_STRIDE * SEG_SINC_FILTERS;
+            sw_tensor src = sw_tensor_slice(&whole, first, 2, t_conv, SEG_SINC_FILTERS, 0);
+            sw_tensor dst = sw_tensor_slice(&conv, (int64_t)i * t_conv * SEG_SINC_FILTERS, 2,
+                                            t_conv, SEG_SINC_FILTERS, 0);
+            sw_tensor sh =
+                sw_tensor_slice(&shifts, (int64_t)i * SEG_SINC_FILTERS, 1, SEG_SINC_FILTERS, 0, 0);
+            if (sw_scale(&src, (float)scale[i], &dst, err) == SW_OK)
+                sw_add(&dst, &sh, &dst, err);
+        }
+        sw_tensor_free(&whole);
+        if (err->code == SW_OK && sinc_first_rest(m, &conv, &y, err) == SW_OK)
+            forward_tail(m, &y, out, err);
+    }
+    free(host);
+    free(scale);
+    sw_tensor_free(&wave);
+    sw_tensor_free(&whole);
+    sw_tensor_free(&shifts);
+    sw_tensor_free(&conv);
+    sw_tensor_free(&y);
     return err->code;
 }

@@ -30,6 +30,9 @@ struct sw_segmentation {
     sw_tensor lstm_ih[SEG_LSTM_LAYERS], lstm_hh[SEG_LSTM_LAYERS], lstm_b[SEG_LSTM_LAYERS];
     sw_tensor lin_w[2], lin_b[2];
     sw_tensor cls_w, cls_b;
+    /* on the host, for sw_segmentation_run_span: the waveform norm's affine
+     * pair and each sinc filter's sum of taps */
+    double wav_gamma, wav_beta, sinc_sum[SEG_SINC_FILTERS];
 };
 
 #endif

@@ -55,6 +55,30 @@ sw_backend *sw_segmentation_backend(const sw_segmentation *m)
     return m->be;
 }
 
+/* What sw_segmentation_run_span computes on the host: the waveform norm's
+ * gamma and beta, and the sum of each sinc filter's taps. */
+static sw_status host_copies(sw_segmentation *m, sw_error *err)
+{
+    float pair[2], *w = malloc(SEG_SINC_FILTERS * SEG_SINC_TAPS * sizeof *w);
+    if (!w)
+        return sw_fail(err, SW_ERR_NOMEM, "segmentation: out of host memory");
+    if (m->be->download(m->be, pair, m->wav_norm_w.data, sizeof(float), err) == SW_OK &&
+        m->be->download(m->be, pair + 1, m->wav_norm_b.data, sizeof(float), err) == SW_OK &&
+        m->be->download(m->be, w, m->conv_w[0].data, sw_tensor_nbytes(&m->conv_w[0]), err) ==
+            SW_OK) {
+        m->wav_gamma = pair[0];
+        m->wav_beta = pair[1];
+        for (int c = 0; c < SEG_SINC_FILTERS; c++) {
+            double sum = 0.0;
+            for (int k = 0; k < SEG_SINC_TAPS; k++)
+                sum += w[c * SEG_SINC_TAPS + k];
+            m->sinc_sum[c] = sum;
+        }
+    }
+    free(w);
+    return err->code;
+}
+
 sw_status sw_segmentation_create(sw_backend *be, const sw_named_tensor *tensors, int n_tensors,
                                  sw_segmentation **out, sw_error *err)
 {
@@ -100,6 +124,8 @@ sw_status sw_segmentation_create(sw_backend *be, const sw_named_tensor *tensors,
     load(&ld, &m->lin_b[1], "linear.1.bias", 1, SEG_LINEAR, 0, 0);
     load(&ld, &m->cls_w, "classifier.weight", 2, SW_SEG_CLASSES, SEG_LINEAR, 0);
     load(&ld, &m->cls_b, "classifier.bias", 1, SW_SEG_CLASSES, 0, 0);
+    if (err->code == SW_OK)
+        host_copies(m, err);
     if (err->code == SW_OK)
         be->synchronize(be, err);
     if (err->code != SW_OK) {

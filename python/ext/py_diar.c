@@ -78,6 +78,58 @@ static PyObject *seg_run(ModelObject *self, PyObject *arg)
     return out;
 }
 
+/* run_span(span [samples], offsets int64 [batch], window samples) */
+static PyObject *seg_run_span(ModelObject *self, PyObject *args)
+{
+    PyObject *span_obj, *offsets_obj;
+    long long samples;
+    if (!PyArg_ParseTuple(args, "OOL:run_span", &span_obj, &offsets_obj, &samples) ||
+        !swpy_model_open(self))
+        return NULL;
+    PyArrayObject *span = swpy_float32_array(span_obj, "span", 1, 1);
+    if (!span)
+        return NULL;
+    PyArrayObject *offsets = (PyArrayObject *)PyArray_FROMANY(
+        offsets_obj, NPY_INT64, 1, 1,
+        NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST);
+    if (!offsets) {
+        Py_DECREF(span);
+        return NULL;
+    }
+    npy_intp batch = PyArray_DIM(offsets, 0);
+    int64_t frames = sw_segmentation_frames(samples);
+    PyObject *out = NULL;
+    if (batch < 1 || batch > 65536 || frames < 1) {
+        PyErr_Format(SwOptionError,
+                     "run_span needs 1 to 65536 offsets and a window of enough samples for one "
+                     "frame; got %lld offsets, %lld samples",
+                     (long long)batch, samples);
+    } else {
+        npy_intp dims[3] = {batch, (npy_intp)frames, SW_SEG_CLASSES};
+        out = PyArray_SimpleNew(3, dims, NPY_FLOAT32);
+    }
+    if (out) {
+        sw_error err = {SW_OK, ""};
+        const float *src = PyArray_DATA(span);
+        const int64_t *off = PyArray_DATA(offsets);
+        npy_intp n = PyArray_DIM(span, 0);
+        float *dst = PyArray_DATA((PyArrayObject *)out);
+        Py_BEGIN_ALLOW_THREADS
+        sw_segmentation *model = swpy_model_lock(self, &err);
+        if (model)
+            sw_segmentation_run_span(model, src, n, off, (int)batch, samples, dst, &err);
+        swpy_model_unlock(self);
+        Py_END_ALLOW_THREADS
+        if (err.code != SW_OK) {
+            Py_CLEAR(out);
+            swpy_raise(&err, NULL);
+        }
+    }
+    Py_DECREF(span);
+    Py_DECREF(offsets);
+    return out;
+}
+
 static PyObject *segmentation_frames(PyObject *unused, PyObject *arg)
 {
     long long samples = PyLong_AsLongLong(arg);
@@ -92,6 +144,10 @@ static PyMethodDef seg_methods[] = {
     {"run", CF(seg_run), METH_O,
      "run(waveforms float32 [batch, samples] or [samples]) -> log-probabilities float32 "
      "[batch, frames, 7]"},
+    {"run_span", CF(seg_run_span), METH_VARARGS,
+     "run_span(span float32 [samples], offsets int64 [batch], window int) -> log-probabilities "
+     "float32 [batch, frames, 7]: run() on span[o : o + window] for each offset o (multiples of "
+     "10), SincNet's first convolution once over the span"},
     SWPY_MODEL_METHODS,
     {NULL, NULL, 0, NULL},
 };
@@ -190,11 +246,16 @@ static PyObject *campp_run(ModelObject *self, PyObject *arg)
     return out;
 }
 
-/* run_items(features [total, 80], lengths [batch]): items of any length in one call */
-static PyObject *campp_run_items(ModelObject *self, PyObject *args)
+typedef sw_status (*campp_items_fn)(sw_campp *, const float *, const int64_t *, int, float *,
+                                    sw_error *);
+
+/* run_items(features [total, 80], lengths [batch]): items of any length in
+ * one call; run_front_items the same from the front's rows [total, 320] */
+static PyObject *campp_items(ModelObject *self, PyObject *args, const char *format, int dim,
+                             campp_items_fn run)
 {
     PyObject *feat_obj, *lengths_obj;
-    if (!PyArg_ParseTuple(args, "OO:run_items", &feat_obj, &lengths_obj) || !swpy_model_open(self))
+    if (!PyArg_ParseTuple(args, format, &feat_obj, &lengths_obj) || !swpy_model_open(self))
         return NULL;
     PyArrayObject *feat = swpy_float32_array(feat_obj, "features", 2, 2);
     if (!feat)
@@ -208,7 +269,7 @@ static PyObject *campp_run_items(ModelObject *self, PyObject *args)
     }
     npy_intp batch = PyArray_DIM(lengths, 0), total = 0;
     const int64_t *len = PyArray_DATA(lengths);
-    int ok = batch >= 1 && batch <= 65536 && PyArray_DIM(feat, 1) == SW_CAMPP_FEAT_DIM;
+    int ok = batch >= 1 && batch <= 65536 && PyArray_DIM(feat, 1) == dim;
     for (npy_intp b = 0; ok && b < batch; b++) {
         ok = len[b] >= SW_CAMPP_MIN_FRAMES && len[b] <= PyArray_DIM(feat, 0) - total;
         total += ok ? (npy_intp)len[b] : 0;
@@ -218,7 +279,7 @@ static PyObject *campp_run_items(ModelObject *self, PyObject *args)
         PyErr_Format(SwOptionError,
                      "features must be [total, %d] and lengths 1 to 65536 items of at least %d "
                      "frames that sum to total; got %lld x %lld features, %lld lengths",
-                     SW_CAMPP_FEAT_DIM, SW_CAMPP_MIN_FRAMES, (long long)PyArray_DIM(feat, 0),
+                     dim, SW_CAMPP_MIN_FRAMES, (long long)PyArray_DIM(feat, 0),
                      (long long)PyArray_DIM(feat, 1), (long long)batch);
     } else {
         npy_intp dims[2] = {batch, SW_CAMPP_EMBED_DIM};
@@ -231,7 +292,7 @@ static PyObject *campp_run_items(ModelObject *self, PyObject *args)
         Py_BEGIN_ALLOW_THREADS
         sw_campp *model = swpy_model_lock(self, &err);
         if (model)
-            sw_campp_run_items(model, src, len, (int)batch, dst, &err);
+            run(model, src, len, (int)batch, dst, &err);
         swpy_model_unlock(self);
         Py_END_ALLOW_THREADS
         if (err.code != SW_OK) {
@@ -244,12 +305,67 @@ static PyObject *campp_run_items(ModelObject *self, PyObject *args)
     return out;
 }
 
+static PyObject *campp_run_items(ModelObject *self, PyObject *args)
+{
+    return campp_items(self, args, "OO:run_items", SW_CAMPP_FEAT_DIM, sw_campp_run_items);
+}
+
+static PyObject *campp_run_front_items(ModelObject *self, PyObject *args)
+{
+    return campp_items(self, args, "OO:run_front_items", SW_CAMPP_FRONT_DIM,
+                       sw_campp_run_front_items);
+}
+
+/* front(features [frames, 80]) -> [frames, 320] */
+static PyObject *campp_front(ModelObject *self, PyObject *arg)
+{
+    if (!swpy_model_open(self))
+        return NULL;
+    PyArrayObject *feat = swpy_float32_array(arg, "features", 2, 2);
+    if (!feat)
+        return NULL;
+    npy_intp frames = PyArray_DIM(feat, 0);
+    if (frames < SW_CAMPP_MIN_FRAMES || frames > INT32_MAX / (SW_CAMPP_FEAT_DIM * 9) ||
+        PyArray_DIM(feat, 1) != SW_CAMPP_FEAT_DIM) {
+        PyErr_Format(SwOptionError,
+                     "features must be [frames, %d] with %d to %d frames; got %lld x %lld",
+                     SW_CAMPP_FEAT_DIM, SW_CAMPP_MIN_FRAMES, INT32_MAX / (SW_CAMPP_FEAT_DIM * 9),
+                     (long long)frames, (long long)PyArray_DIM(feat, 1));
+        Py_DECREF(feat);
+        return NULL;
+    }
+    npy_intp dims[2] = {frames, SW_CAMPP_FRONT_DIM};
+    PyObject *out = PyArray_SimpleNew(2, dims, NPY_FLOAT32);
+    if (out) {
+        sw_error err = {SW_OK, ""};
+        const float *src = PyArray_DATA(feat);
+        float *dst = PyArray_DATA((PyArrayObject *)out);
+        Py_BEGIN_ALLOW_THREADS
+        sw_campp *model = swpy_model_lock(self, &err);
+        if (model)
+            sw_campp_front(model, src, (int64_t)frames, dst, &err);
+        swpy_model_unlock(self);
+        Py_END_ALLOW_THREADS
+        if (err.code != SW_OK) {
+            Py_CLEAR(out);
+            swpy_raise(&err, NULL);
+        }
+    }
+    Py_DECREF(feat);
+    return out;
+}
+
 static PyMethodDef campp_methods[] = {
     {"run", CF(campp_run), METH_O,
      "run(features float32 [batch, frames, 80]) -> embeddings float32 [batch, 192]"},
     {"run_items", CF(campp_run_items), METH_VARARGS,
      "run_items(features float32 [total, 80], lengths int64 [batch]) -> embeddings float32 "
      "[batch, 192]: items of different lengths, one after the other, in one call"},
+    {"front", CF(campp_front), METH_O,
+     "front(features float32 [frames, 80]) -> float32 [frames, 320]: the 2-D front alone"},
+    {"run_front_items", CF(campp_run_front_items), METH_VARARGS,
+     "run_front_items(front float32 [total, 320], lengths int64 [batch]) -> embeddings float32 "
+     "[batch, 192]: run_items from the front's rows on"},
     SWPY_MODEL_METHODS,
     {NULL, NULL, 0, NULL},
 };

@@ -203,7 +203,10 @@ class Diarizer:
         seconds = {"segmentation": 0.0, "embeddings": 0.0}
         for i, s, span, chunks in self._batches(audio, starts):
             t0 = time.perf_counter()
-            act = reconstruct.binarize_powerset(self.segmentation.run(chunks))
+            # the chunks are the span's (offsets on the 10 ms grid): SincNet's
+            # first convolution once over the span
+            logp = self.segmentation.run_span(span, s - s[0], chunks.shape[1])
+            act = reconstruct.binarize_powerset(logp)
             active[i : i + len(s)] = act
             t1 = time.perf_counter()
             if not isinstance(self.embedding, GE2EEncoder):
