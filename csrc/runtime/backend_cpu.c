@@ -527,12 +527,46 @@ static void im2col_range(void *ctx, size_t begin, size_t end)
 /* Output frames a conv1d unfolds and multiplies at a time: a block of im2col
  * rows (about 1 MB) is still in the cache when sgemm reads it, where the
  * whole unfolding (SincNet's first layer: 16 MB a window) went to memory and
- * back. The rows' sums are the same whatever the blocks. */
+ * back. */
 #define CONV1D_BLOCK_FLOATS (1 << 18)
 /* Up to this many output frames a conv1d is one product (see below). */
 #define CONV1D_WHOLE_FRAMES 4096
 
-/* im2col then sgemm, block by block of output frames: out[t, co] = cols[t, :] . w[co, :]. */
+typedef struct conv1d_job {
+    const float *x, *w, *bias;
+    float *out, *cols; /* cols: one block of im2col rows per part */
+    int64_t t_in, c_in, k, stride, pad, t_out, c_out, block;
+    int parts;
+} conv1d_job;
+
+/* One part of the output frames (par_sgemm's rows split), unfolded and
+ * multiplied a block at a time by the thread that owns it: its im2col block
+ * stays in that core's cache, and a convolution is one job on the pool
+ * instead of two per block. */
+static void conv1d_parts(void *ctx, size_t begin, size_t end)
+{
+    const conv1d_job *j = ctx;
+    int64_t width = j->c_in * j->k;
+    for (size_t p = begin; p < end; p++) {
+        int64_t r0 = j->t_out * (int64_t)p / j->parts, r1 = j->t_out * (int64_t)(p + 1) / j->parts;
+        float *cols = j->cols + (int64_t)p * j->block * width;
+        for (int64_t t0 = r0; t0 < r1; t0 += j->block) {
+            int64_t rows = r1 - t0 < j->block ? r1 - t0 : j->block;
+            float *o = j->out + t0 * j->c_out;
+            im2col_job u = {j->x, cols, j->t_in, j->c_in, j->k, j->stride, j->pad, t0};
+            im2col_range(&u, 0, (size_t)rows);
+            if (j->bias)
+                for (int64_t t = 0; t < rows; t++)
+                    memcpy(o + t * j->c_out, j->bias, (size_t)j->c_out * sizeof(float));
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)j->c_out,
+                        (int)width, 1.0f, cols, (int)width, j->w, (int)width, j->bias ? 1.0f : 0.0f,
+                        o, (int)j->c_out);
+        }
+    }
+}
+
+/* im2col then sgemm: out[t, co] = cols[t, :] . w[co, :], each thread on its
+ * own range of output frames, block by block (conv1d_parts). */
 static sw_status cpu_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
                             const sw_tensor *bias, int stride, int pad, sw_tensor *out,
                             sw_error *err)
@@ -542,33 +576,55 @@ static sw_status cpu_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor 
     int64_t width = c_in * k;
     if (b == 0 || t_out == 0 || c_out == 0)
         return SW_OK;
-    /* a multiple of 64 rows. Only long inputs are cut: par_sgemm splits each
-     * block over the pool, and OpenBLAS treats a thread's partial last tile
-     * differently from full ones, so blocks change the last bits of some
-     * rows. Whisper's convolutions (3000 and 1500 frames) stay one product,
-     * as before, so the encoder keeps its bits (the int8 goldens' timestamps
-     * moved by 0.4 s when they were cut). */
-    int64_t block = CONV1D_BLOCK_FLOATS / width / 64 * 64;
-    block = block < 256 ? 256 : block > t_out ? t_out : block;
-    if (t_out <= CONV1D_WHOLE_FRAMES)
-        block = t_out;
-    float *cols = cpu_alloc(be, (size_t)(block * width) * sizeof(float), err);
+    int threads = sw_threadpool_size(impl_of(be)->threads);
+    double flops = 2.0 * (double)t_out * (double)c_out * (double)width;
+    /* Only long inputs are cut (SincNet's): OpenBLAS chooses how it tiles
+     * the rows of a product from their count (a last chunk between one and
+     * two of its panels is halved), so a block's rows may fall on other
+     * tiles than in one product and change their last bits; rows at the end
+     * of a 1088-row block differed by up to 1.3e-5 (test_diar_ops). Whisper's
+     * convolutions (3000 and 1500 frames) stay one product, as par_sgemm
+     * splits it, and keep their bits (cutting them had moved an int8
+     * golden's timestamp by 0.4 s). */
+    int parts = threads > 1 && flops > 2e6 && t_out >= 16 * threads ? threads : 1;
+    int by_parts = t_out > CONV1D_WHOLE_FRAMES;
+    int64_t per_part = (t_out + parts - 1) / parts, block = t_out;
+    if (by_parts) { /* a multiple of 64 rows, at most a part */
+        block = CONV1D_BLOCK_FLOATS / width / 64 * 64;
+        block = block < 256 ? 256 : block > per_part ? per_part : block;
+    }
+    int64_t floats = by_parts ? parts * block * width : t_out * width;
+    float *cols = cpu_alloc(be, (size_t)floats * sizeof(float), err);
     if (!cols)
         return err->code;
     for (int64_t i = 0; i < b; i++) {
-        const float *xi = (const float *)x->data + i * t_in * c_in;
-        float *o = (float *)out->data + i * t_out * c_out;
+        conv1d_job j = {(const float *)x->data + i * t_in * c_in,
+                        w->data,
+                        bias ? bias->data : NULL,
+                        (float *)out->data + i * t_out * c_out,
+                        cols,
+                        t_in,
+                        c_in,
+                        k,
+                        stride,
+                        pad,
+                        t_out,
+                        c_out,
+                        block,
+                        parts};
+        if (by_parts) {
+            sw_parallel_for(impl_of(be)->threads, (size_t)parts, 1, conv1d_parts, &j);
+            continue;
+        }
+        /* one product: unfold on the pool, multiply through par_sgemm */
+        float *o = j.out;
         if (bias)
             for (int64_t t = 0; t < t_out; t++)
                 memcpy(o + t * c_out, bias->data, (size_t)c_out * sizeof(float));
-        for (int64_t t0 = 0; t0 < t_out; t0 += block) {
-            int64_t rows = t_out - t0 < block ? t_out - t0 : block;
-            im2col_job j = {xi, cols, t_in, c_in, k, stride, pad, t0};
-            sw_parallel_for(impl_of(be)->threads, (size_t)rows, 32, im2col_range, &j);
-            /* split over the pool: SincNet's first conv has 16,000 frames a window */
-            par_sgemm(be, 1, (int)rows, (int)c_out, (int)width, 1.0f, cols, (int)width, w->data,
-                      (int)width, bias ? 1.0f : 0.0f, o + t0 * c_out, (int)c_out);
-        }
+        im2col_job u = {j.x, cols, t_in, c_in, k, stride, pad, 0};
+        sw_parallel_for(impl_of(be)->threads, (size_t)t_out, 32, im2col_range, &u);
+        par_sgemm(be, 1, (int)t_out, (int)c_out, (int)width, 1.0f, cols, (int)width, w->data,
+                  (int)width, bias ? 1.0f : 0.0f, o, (int)c_out);
     }
     cpu_free(be, cols);
     return SW_OK;

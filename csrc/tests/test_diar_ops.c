@@ -3,6 +3,7 @@
  * strided conv1d of SincNet, and the embeddings' and VAD's pooling,
  * magnitude and L2 norm (ABI 5), on the CPU backend against naive loops, and
  * their shape checks in ops.c. */
+#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,6 +349,44 @@ static void test_magnitude_and_l2(sw_backend *b)
     sw_tensor_free(&lo);
 }
 
+/* A conv1d long enough to be unfolded in blocks, each thread on its own
+ * range of frames, against the whole im2col in one product per thread: the
+ * same sums to float rounding (OpenBLAS may tile a block's rows otherwise
+ * than the whole range's, so not always the same bits). */
+static void test_blocked_conv(sw_backend *b, int threads)
+{
+    sw_error err = {SW_OK, ""};
+    int64_t T = 6001, C_IN = 80, K = 3, C = 48, W = C_IN * K;
+    int64_t sx[3] = {1, T, C_IN}, sw[3] = {C, C_IN, K}, sb[1] = {C}, so[3] = {1, T, C};
+    sw_tensor x = make(b, 3, sx, 1), w = make(b, 3, sw, 1), bias = make(b, 1, sb, 1);
+    sw_tensor o = make(b, 3, so, 0);
+    CHECK(sw_conv1d(&x, &w, &bias, 1, 1, &o, &err) == SW_OK);
+    /* the whole im2col (column ci * K + kk as w's layout), then each
+     * thread's rows in one product on top of the bias */
+    float *cols = calloc((size_t)(T * W), sizeof *cols), *want = malloc((size_t)(T * C) * 4);
+    const float *X = x.data, *B = bias.data;
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t kk = 0; kk < K; kk++)
+            for (int64_t ci = 0; ci < C_IN; ci++) {
+                int64_t ti = t + kk - 1;
+                cols[t * W + ci * K + kk] = ti < 0 || ti >= T ? 0.0f : X[ti * C_IN + ci];
+            }
+    for (int64_t t = 0; t < T; t++)
+        memcpy(want + t * C, B, (size_t)C * sizeof *B);
+    for (int p = 0; p < threads; p++) {
+        int64_t r0 = T * p / threads, r1 = T * (p + 1) / threads;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(r1 - r0), (int)C, (int)W, 1.0f,
+                    cols + r0 * W, (int)W, w.data, (int)W, 1.0f, want + r0 * C, (int)C);
+    }
+    CHECK(max_diff(o.data, want, T * C) < 1e-4);
+    free(cols);
+    free(want);
+    sw_tensor_free(&x);
+    sw_tensor_free(&w);
+    sw_tensor_free(&bias);
+    sw_tensor_free(&o);
+}
+
 static void run_all(int threads)
 {
     sw_error err = {SW_OK, ""};
@@ -364,6 +403,7 @@ static void run_all(int threads)
     test_lstm(b, 37, 5, 6, 3, 2); /* more rows than one few-rows group */
     test_lstm(b, 2, 20, 60, 128, 2);
     test_strided_conv(b);
+    test_blocked_conv(b, threads);
     test_stats_pool(b);
     test_magnitude_and_l2(b);
     CHECK(b->memory(b).allocated == 0);
