@@ -18,6 +18,7 @@ from saywho.diarization.embedding_campp import (
     load_campp,
 )
 from saywho.models.test_weights import test_weights_root
+from saywho.rttm import read_rttm
 
 from .conftest import GPU_DEVICES, shared_file
 
@@ -162,6 +163,60 @@ def test_span_fbank_equals_each_chunks_own(tensors, runtime):
         got = model.embed_speakers_in_span(audio, offsets, 160000, masks)
         np.testing.assert_array_equal(got, want)
         assert np.isfinite(got[:, 0]).all() and np.isnan(got[0, 1]).all()
+
+
+def test_front_in_pieces_equals_the_whole(tensors, runtime):
+    """The shared front runs a long span in pieces of about batch_frames that
+    overlap by more than the front's reach: each piece's rows are the whole
+    span's front, to float rounding."""
+    audio = load_audio(shared_file("two_speakers.wav"))[: 12 * 16000]
+    feats = campp_features(audio)
+    feats -= feats.mean(axis=0)
+    with CamppEmbedding(tensors, runtime, batch_frames=250) as model:
+        whole = model._model.front(feats)
+        pieces = model._front(feats)
+    assert pieces.shape == whole.shape == (len(feats), 320)
+    assert np.abs(pieces - whole).max() <= 1e-4 * np.abs(whole).max()
+
+
+def test_shared_front_stays_near_each_sequences_own(tensors, runtime):
+    """shared_front is an approximation (a sliding speech mean instead of each
+    sequence's own, real neighbours at the seams): on real speech at the
+    diarizer's 1 s step its embeddings stay close to the exact ones, the same
+    (chunk, speaker) pairs get one, and chunks' turns of one voice still
+    agree with each other more than with the other voice's."""
+    audio = load_audio(shared_file("two_speakers.wav"))[: 16 * 16000]
+    (reference,) = read_rttm(shared_file("two_speakers.rttm")).values()
+    offsets = np.arange(0, 6 * 16000 + 1, 16000, dtype=np.int64)
+    masks = np.zeros((len(offsets), 2, 589), np.float32)
+    t = offsets[:, None] / 16000 + (np.arange(589) + 0.5) * 10 / 589  # frame centres
+    for j, name in enumerate(sorted({turn.speaker for turn in reference})):
+        for turn in reference:
+            if turn.speaker == name:
+                masks[:, j] += (t >= turn.start) & (t < turn.end)
+    masks = np.minimum(masks, 1)
+    with CamppEmbedding(tensors, runtime) as model:
+        exact = model.embed_speakers_in_span(audio, offsets, 160000, masks)
+        shared = model.embed_speakers_in_span(audio, offsets, 160000, masks, shared_front=True)
+    assert (np.isnan(exact) == np.isnan(shared)).all()
+    ok = np.isfinite(exact[..., 0])
+    assert ok.sum() >= 10
+    unit = lambda e: e / np.linalg.norm(e, axis=-1, keepdims=True)  # noqa: E731
+    cos = np.sum(unit(exact[ok]) * unit(shared[ok]), axis=-1)
+    print(f"shared front vs exact: cosine {cos.min():.3f} .. {cos.max():.3f}")
+    assert cos.min() >= 0.8
+    e = unit(shared)
+    same = [
+        e[b, j] @ e[c, j]
+        for b in range(len(e))
+        for c in range(b)
+        for j in (0, 1)
+        if ok[b, j] and ok[c, j]
+    ]
+    other = [
+        e[b, 0] @ e[c, 1] for b in range(len(e)) for c in range(len(e)) if ok[b, 0] and ok[c, 1]
+    ]
+    assert min(same) > max(other)
 
 
 def test_close_returns_every_byte(tensors, runtime):

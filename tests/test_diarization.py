@@ -205,6 +205,21 @@ def test_bad_options_are_option_errors(diarizer):
     seg, emb = test_diarization_models()
     with pytest.raises(saywho.OptionError, match="step"):
         Diarizer(seg, emb, step=0.0)
+    with pytest.raises(saywho.OptionError, match="CAM\\+\\+"):
+        Diarizer(seg, emb, shared_front=True)  # GE2E has no 2-D front
+
+
+def test_campp_shared_front_finds_the_two_voices(two_speakers):
+    """The default models with CAM++'s shared front (the approximation the
+    speed option makes): the same two voices, DER within the exact path's
+    bound (docs/diarization.md has its DER on the assemblies)."""
+    from saywho.models.bundled import resolve_embedding, resolve_segmentation
+
+    audio, reference = two_speakers
+    with Diarizer(resolve_segmentation(None), resolve_embedding(None), shared_front=True) as d:
+        result = d(audio)
+    assert result.speakers == ["SPEAKER_00", "SPEAKER_01"]
+    assert diarization_error_rate(reference, result.turns, collar=0.0).der <= 0.10
 
 
 def test_weights_swapped_are_model_errors():
