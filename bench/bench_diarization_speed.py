@@ -11,12 +11,14 @@ Prints the CPU, the load average around each run (the box may be shared:
 compare ratios taken in one go), seconds, x realtime and saywho's stage
 seconds (segmentation, embeddings) per recording, saywho's speed over
 pyannote.audio's, and the DER between the two engines' turns.
+``--shared-front`` also times saywho with CAM++'s shared 2-D front (an
+approximation, off by default: docs/diarization.md), in the same go.
 
 To compare two builds of saywho, run it twice with PYTHONPATH pointing at
 each (the figures in docs/diarization.md were taken that way).
 
     python3 bench/bench_diarization_speed.py [--threads 2] [--minutes 1.0] \
-        [--recordings two,meeting] [--no-peer] [--peer-python PATH]
+        [--recordings two,meeting] [--no-peer] [--peer-python PATH] [--shared-front]
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ def main() -> None:
     ap.add_argument("--recordings", default="two,meeting")
     ap.add_argument("--no-peer", action="store_true", help="saywho only")
     ap.add_argument("--peer-python", help="the bench venv's python (default: set it up)")
+    ap.add_argument("--shared-front", action="store_true", help="also saywho's shared_front")
     args = ap.parse_args()
     python = None if args.no_peer else peer_python(args.peer_python)
     seg, emb = resolve_segmentation(None), resolve_embedding(None)
@@ -65,24 +68,32 @@ def main() -> None:
     with (
         _core.Runtime(device="cpu", threads=args.threads) as rt,
         Diarizer(seg, emb, rt) as d,
+        Diarizer(seg, emb, rt, shared_front=True) as shared,
     ):
         for name in args.recordings.split(","):
             label, audio = audio_of(name, args.minutes)
             dur = len(audio) / SR
-            before = load()
-            d(audio[: int(WARMUP * SR)])
-            t0 = time.perf_counter()
-            ours = d(audio)
-            seconds = time.perf_counter() - t0
-            stages = ours.performance["stages"]
-            line = (
-                f"{label}: saywho {seconds:.2f} s = {dur / seconds:.1f}x realtime "
-                f"(segmentation {stages['segmentation']['seconds']:.2f} s, embeddings "
-                f"{stages['embeddings']['seconds']:.2f} s), {len(ours.speakers)} speakers "
-                f"({before} before, {load()} after)"
+            runs = [("saywho", d)] + (
+                [("saywho shared_front", shared)] if args.shared_front else []
             )
-            print(line, flush=True)
+            for engine, diarizer in runs:
+                before = load()
+                diarizer(audio[: int(WARMUP * SR)])
+                t0 = time.perf_counter()
+                result = diarizer(audio)
+                spent = time.perf_counter() - t0
+                stages = result.performance["stages"]
+                print(f"{label}: {engine} {spent:.2f} s = {dur / spent:.1f}x realtime "
+                      f"(segmentation {stages['segmentation']['seconds']:.2f} s, embeddings "
+                      f"{stages['embeddings']['seconds']:.2f} s), {len(result.speakers)} speakers "
+                      f"({before} before, {load()} after)", flush=True)  # fmt: skip
+                if diarizer is d:
+                    ours, seconds = result, spent
+                else:
+                    shared_seconds = spent
             row = [label, f"{seconds:.2f}", f"{dur / seconds:.1f}"]
+            if args.shared_front:
+                row += [f"{shared_seconds:.2f}", f"{dur / shared_seconds:.1f}"]
             if python:
                 before = load()
                 peer = run_peer(python, audio, seg, emb, d.threshold, d.min_cluster_size,
@@ -94,12 +105,15 @@ def main() -> None:
                       f"({before} before, {load()} after); saywho {ratio:.1f}x faster; "
                       f"DER between the engines' turns {100 * between.der:.1f}%", flush=True)  # fmt: skip
                 row += [f"{peer['seconds']:.2f}", f"{dur / peer['seconds']:.1f}", f"{ratio:.1f}"]
+                if args.shared_front:
+                    row.append(f"{peer['seconds'] / shared_seconds:.1f}")
             rows.append(row)
-    print(
-        "\n| recording | saywho s | saywho x RT |"
-        + (" pyannote s | pyannote x RT | ratio |" if python else "")
-    )
-    print("|---|---|---|" + ("---|---|---|" if python else ""))
+    shared_cols = " shared_front s | shared_front x RT |" if args.shared_front else ""
+    peer_cols = " pyannote s | pyannote x RT | ratio |" if python else ""
+    if python and args.shared_front:
+        peer_cols += " ratio, shared_front |"
+    print("\n| recording | saywho s | saywho x RT |" + shared_cols + peer_cols)
+    print("|---|---|---|" + "---|" * (shared_cols + peer_cols).count("|"))
     for row in rows:
         print("| " + " | ".join(row) + " |")
     print(f"load average at the end: {os.getloadavg()}")
