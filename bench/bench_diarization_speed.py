@@ -27,6 +27,7 @@ import argparse
 import os
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,17 +66,15 @@ def main() -> None:
     seg, emb = resolve_segmentation(None), resolve_embedding(None)
     print(f"{describe()}; {args.threads} threads each; saywho from {Path(saywho.__file__).parent}")
     rows = []
-    with (
-        _core.Runtime(device="cpu", threads=args.threads) as rt,
-        Diarizer(seg, emb, rt) as d,
-        Diarizer(seg, emb, rt, shared_front=True) as shared,
-    ):
+    with _core.Runtime(device="cpu", threads=args.threads) as rt, ExitStack() as stack:
+        d = stack.enter_context(Diarizer(seg, emb, rt))
+        runs = [("saywho", d)]
+        if args.shared_front:
+            shared = stack.enter_context(Diarizer(seg, emb, rt, shared_front=True))
+            runs.append(("saywho shared_front", shared))
         for name in args.recordings.split(","):
             label, audio = audio_of(name, args.minutes)
             dur = len(audio) / SR
-            runs = [("saywho", d)] + (
-                [("saywho shared_front", shared)] if args.shared_front else []
-            )
             for engine, diarizer in runs:
                 before = load()
                 diarizer(audio[: int(WARMUP * SR)])
