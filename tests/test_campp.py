@@ -148,6 +148,22 @@ def test_cuda_backend_matches_the_cpu(tensors, runtime, runtimes, device):
     assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
 
 
+@pytest.mark.parametrize("device", GPU_DEVICES)
+def test_cuda_front_halves_match_the_cpu(tensors, runtime, runtimes, device):
+    """front() and run_front_items() through the CUDA backend's kernels."""
+    audio = load_audio(shared_file("two_speakers.wav"))
+    feats = campp_features(audio[16000 * 8 : 16000 * 9 + 8000])  # 150 frames
+    feats -= feats.mean(axis=0)
+    halves = []
+    for rt in (runtime, runtimes[device]):
+        with _core.CamppModel(rt, tensors) as model:
+            front = model.front(feats)
+            halves.append((front, model.run_front_items(front, [len(front)])))
+    (front_cpu, emb_cpu), (front_dev, emb_dev) = halves
+    assert np.abs(front_dev - front_cpu).max() <= 1e-4 * np.abs(front_cpu).max()
+    assert np.abs(emb_dev - emb_cpu).max() <= 1e-4 * np.abs(emb_cpu).max()
+
+
 def test_span_fbank_equals_each_chunks_own(tensors, runtime):
     """The diarizer's overlapping chunks share one fbank of their span: the
     same embeddings, bit for bit, as each chunk's own fbank."""

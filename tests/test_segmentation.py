@@ -17,7 +17,7 @@ from saywho.diarization import (
 )
 from saywho.models.test_weights import test_weights_root
 
-from .conftest import shared_file
+from .conftest import GPU_DEVICES, shared_file
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -98,6 +98,19 @@ def test_span_equals_the_windows_cut_out(tensors, runtime):
     assert prob <= 1e-3
     assert (got.argmax(-1) == want.argmax(-1)).mean() > 0.999
     assert np.abs(np.exp(late) - np.exp(want[3:6])).max() <= 1e-3
+
+
+@pytest.mark.parametrize("device", GPU_DEVICES)
+def test_cuda_span_matches_the_cpu(tensors, runtime, runtimes, device):
+    """run_span's scale-and-shift of the span's convolution through the CUDA
+    backend's kernels: two 3 s windows 1 s apart (the emulator is slow)."""
+    audio = load_audio(shared_file("two_speakers.wav"))[: 16000 * 4]
+    offsets = np.array([0, 16000], np.int64)
+    with SegmentationModel(tensors, runtime) as model:
+        want = model.run_span(audio, offsets, 48000)
+    with SegmentationModel(tensors, runtimes[device]) as model:
+        got = model.run_span(audio, offsets, 48000)
+    assert np.abs(np.exp(got) - np.exp(want)).max() <= 1e-3
 
 
 def test_span_offsets_are_checked(tensors, runtime):
