@@ -544,11 +544,16 @@ sw_status sw_campp_front(sw_campp *m, const float *features, int64_t frames, flo
     return err->code;
 }
 
-sw_status sw_campp_run_front_items(sw_campp *m, const float *front, const int64_t *lengths,
-                                   int batch, float *out, sw_error *err)
+/* Items of any lengths packed in one call: `rows` [sum of lengths, dim]
+ * from the host, then `pass` (the whole network, or what follows the front). */
+typedef sw_status (*campp_pass)(sw_campp *m, sw_tensor *x, const items *it, float *out,
+                                sw_error *err);
+
+static sw_status run_packed(sw_campp *m, const float *rows, int64_t dim, campp_pass pass,
+                            const int64_t *lengths, int batch, float *out, sw_error *err)
 {
-    if (!m || !front || !lengths || !out || batch < 1)
-        return sw_fail(err, SW_ERR_ARG, "CAM++: model, front rows, lengths and out needed");
+    if (!m || !rows || !lengths || !out || batch < 1)
+        return sw_fail(err, SW_ERR_ARG, "CAM++: model, input rows, lengths and out needed");
     if (m->backend_lost)
         return sw_fail(err, SW_ERR_DEVICE, "CAM++: the backend was closed");
     int64_t total;
@@ -557,33 +562,24 @@ sw_status sw_campp_run_front_items(sw_campp *m, const float *front, const int64_
     items it = {0};
     sw_tensor x = {0};
     if (items_init(&it, lengths, batch, err) == SW_OK &&
-        fresh(m->be, &x, total, SW_CAMPP_FRONT_DIM, err) == SW_OK &&
-        m->be->upload(m->be, x.data, front, sw_tensor_nbytes(&x), err) == SW_OK)
-        forward_rest(m, &x, &it, out, err);
+        fresh(m->be, &x, total, dim, err) == SW_OK &&
+        m->be->upload(m->be, x.data, rows, sw_tensor_nbytes(&x), err) == SW_OK)
+        pass(m, &x, &it, out, err);
     sw_tensor_free(&x);
     items_free(&it);
     return err->code;
 }
 
+sw_status sw_campp_run_front_items(sw_campp *m, const float *front, const int64_t *lengths,
+                                   int batch, float *out, sw_error *err)
+{
+    return run_packed(m, front, SW_CAMPP_FRONT_DIM, forward_rest, lengths, batch, out, err);
+}
+
 sw_status sw_campp_run_items(sw_campp *m, const float *features, const int64_t *lengths, int batch,
                              float *out, sw_error *err)
 {
-    if (!m || !features || !lengths || !out || batch < 1)
-        return sw_fail(err, SW_ERR_ARG, "CAM++: model, features, lengths and out needed");
-    if (m->backend_lost)
-        return sw_fail(err, SW_ERR_DEVICE, "CAM++: the backend was closed");
-    int64_t total;
-    if (check_lengths(lengths, batch, &total, err) != SW_OK)
-        return err->code;
-    items it = {0};
-    sw_tensor x = {0};
-    if (items_init(&it, lengths, batch, err) == SW_OK &&
-        fresh(m->be, &x, total, SW_CAMPP_FEAT_DIM, err) == SW_OK &&
-        m->be->upload(m->be, x.data, features, sw_tensor_nbytes(&x), err) == SW_OK)
-        forward(m, &x, &it, out, err);
-    sw_tensor_free(&x);
-    items_free(&it);
-    return err->code;
+    return run_packed(m, features, SW_CAMPP_FEAT_DIM, forward, lengths, batch, out, err);
 }
 
 sw_status sw_campp_run(sw_campp *m, const float *features, int batch, int64_t frames, float *out,

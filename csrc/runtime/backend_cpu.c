@@ -79,6 +79,14 @@ static sw_status cpu_sync(sw_backend *b, sw_error *err)
  * (decoding: a few rows against a wide weight). One pool of threads means no
  * BLAS threads spinning while our own loops run, and sgemm may be called
  * from inside a parallel loop (attention heads). */
+/* Part p of `parts` column blocks of n outputs: [*c0, *c1), starting on
+ * multiples of 16 floats; the last part ends at n. */
+static void column_part(int n, int p, int parts, int *c0, int *c1)
+{
+    *c0 = (int)((int64_t)n * p / parts) & ~15;
+    *c1 = p + 1 == parts ? n : (int)((int64_t)n * (p + 1) / parts) & ~15;
+}
+
 typedef struct gemm_job {
     int trans_b, m, n, k, lda, ldb, ldc, parts, by_rows;
     float alpha, beta;
@@ -102,11 +110,8 @@ static void gemm_parts(void *ctx, size_t begin, size_t end)
                             j->lda, j->b, j->ldb, j->beta, j->c + (size_t)r0 * (size_t)j->ldc,
                             j->ldc);
         } else {
-            /* column blocks start on multiples of 16 floats */
-            int c0 = (int)((int64_t)j->n * (int64_t)p / j->parts) & ~15;
-            int c1 = p + 1 == (size_t)j->parts
-                         ? j->n
-                         : (int)((int64_t)j->n * (int64_t)(p + 1) / j->parts) & ~15;
+            int c0, c1;
+            column_part(j->n, (int)p, j->parts, &c0, &c1);
             const float *b = j->trans_b ? j->b + (size_t)c0 * (size_t)j->ldb : j->b + c0;
             if (c1 > c0 && j->trans_b && j->m < SW_SMALL_GEMM_MAX_ROWS) {
                 /* a few rows (decoding, beams) against a [n, k] weight */
@@ -168,10 +173,8 @@ static void half_parts(void *ctx, size_t begin, size_t end)
 {
     const half_job *j = ctx;
     for (size_t p = begin; p < end; p++) {
-        int c0 = (int)((int64_t)j->n * (int64_t)p / j->parts) & ~15;
-        int c1 = p + 1 == (size_t)j->parts
-                     ? j->n
-                     : (int)((int64_t)j->n * (int64_t)(p + 1) / j->parts) & ~15;
+        int c0, c1;
+        column_part(j->n, (int)p, j->parts, &c0, &c1);
         if (c1 > c0)
             sw_small_gemm_nt_f16(j->m, c0, c1, j->k, j->alpha, j->a, j->k, j->w, j->k, j->beta,
                                  j->c, j->n, j->scratch + p * (size_t)j->rows * (size_t)j->k,
@@ -259,10 +262,8 @@ static void q8_gemm_part(void *ctx, size_t begin, size_t end)
 {
     const q8_job *j = ctx;
     for (size_t p = begin; p < end; p++) {
-        int c0 = (int)((int64_t)j->n * (int64_t)p / j->parts) & ~15;
-        int c1 = p + 1 == (size_t)j->parts
-                     ? j->n
-                     : (int)((int64_t)j->n * (int64_t)(p + 1) / j->parts) & ~15;
+        int c0, c1;
+        column_part(j->n, (int)p, j->parts, &c0, &c1);
         for (int r0 = 0; r0 < j->m && c1 > c0; r0 += Q8_ROW_CHUNK) {
             int rows = j->m - r0 < Q8_ROW_CHUNK ? j->m - r0 : Q8_ROW_CHUNK;
             sw_q8_gemm_nt(rows, c0, c1, j->k, j->qa + (size_t)r0 * (size_t)j->k, j->sa + r0, j->w,
