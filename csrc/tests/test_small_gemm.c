@@ -1,9 +1,13 @@
 /* The few-rows kernel against a double-precision loop, over the shapes the
- * decoder uses, and its sum order independent of where the rows start. */
+ * decoder uses, and its sum order independent of where the rows start; its
+ * float16-weight form bit for bit the float32 one on the widened weight. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
+#include "elementwise_math.h"
 #include "small_gemm.h"
 
 static float frand(void)
@@ -48,6 +52,39 @@ static void check_shape(int m, int n, int k)
     free(c);
 }
 
+/* Halves in rows of ldw (a view of a wider matrix), in blocks of `rows`
+ * weight rows and in two column ranges: every output equals the float32
+ * kernel's on the widened weight. */
+static void check_halves(int m, int n, int k, int ldw, int rows)
+{
+    float *a = malloc(sizeof(float) * (size_t)(m * k)),
+          *w = malloc(sizeof(float) * (size_t)(n * k));
+    uint16_t *h = malloc(sizeof *h * (size_t)(n * ldw));
+    float *c = malloc(sizeof(float) * (size_t)(m * n)),
+          *c16 = malloc(sizeof(float) * (size_t)(m * n));
+    float *scratch = malloc(sizeof(float) * (size_t)(rows * k));
+    for (int i = 0; i < m * k; i++)
+        a[i] = frand();
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < ldw; i++) {
+            h[j * ldw + i] = sw_f32_to_f16(frand());
+            if (i < k)
+                w[j * k + i] = sw_f16_to_f32(h[j * ldw + i]);
+        }
+    for (int i = 0; i < m * n; i++)
+        c[i] = c16[i] = frand();
+    sw_small_gemm_nt(m, 0, n, k, 0.5f, a, k, w, k, 0.25f, c, n);
+    sw_small_gemm_nt_f16(m, 0, n / 3, k, 0.5f, a, k, h, ldw, 0.25f, c16, n, scratch, rows);
+    sw_small_gemm_nt_f16(m, n / 3, n, k, 0.5f, a, k, h, ldw, 0.25f, c16, n, scratch, rows);
+    CHECK(memcmp(c, c16, sizeof(float) * (size_t)(m * n)) == 0);
+    free(a);
+    free(w);
+    free(h);
+    free(c);
+    free(c16);
+    free(scratch);
+}
+
 int main(void)
 {
     srand(3);
@@ -55,5 +92,9 @@ int main(void)
                        {2, 33, 100},    {40, 300, 384}, {63, 20, 1536}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         check_shape(shapes[i][0], shapes[i][1], shapes[i][2]);
+    check_halves(5, 1000, 384, 384, sw_small_gemm_f16_rows(384));
+    check_halves(1, 517, 83, 83, sw_small_gemm_f16_rows(83));
+    check_halves(7, 100, 64, 80, 12); /* rows of a wider matrix */
+    check_halves(40, 90, 1536, 1536, 1);
     return sw_check_summary("test_small_gemm");
 }
