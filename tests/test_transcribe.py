@@ -189,8 +189,12 @@ def test_pipeline_transcribes_and_gives_everything_back(recordings):
     with saywho.Pipeline(model=test_model_dir("tiny.en"), device="cpu") as p:
         segments, info = p.transcribe(recordings["jfk"], beam_size=1)
         assert "ask not what your country" in "".join(s.text for s in segments)
-        assert p.memory().allocated > 1_000_000
+        report = p.memory()
+        assert report.allocated > 1_000_000
+        assert report.mapped > 70_000_000  # tiny.en's float16 matrices, in the mapped file
+        assert "| Mapped 0.07 GB |" in report.line("After Whisper")
     assert p.memory().reserved == 0
+    assert p.memory().mapped == 0
 
 
 def test_pipeline_without_a_model_refuses_to_transcribe(recordings):

@@ -21,7 +21,11 @@ CRITICAL_FRACTION = 0.85
 
 @dataclass(frozen=True)
 class MemoryReport:
-    """Bytes held by saywho's pools on one device, and the device's own state."""
+    """Bytes held by saywho's pools on one device, and the device's own state.
+
+    ``mapped``: bytes of model files a CPU model computes from where they lie
+    (a Whisper file's float16 matrices, memory-mapped): page cache, shared,
+    not in the pools; the line shows them when there are any."""
 
     device: str
     allocated: int
@@ -31,9 +35,10 @@ class MemoryReport:
     live_blocks: int
     free: int
     total: int
+    mapped: int = 0
 
     @classmethod
-    def from_counts(cls, device: str, counts: dict) -> MemoryReport:
+    def from_counts(cls, device: str, counts: dict, mapped: int = 0) -> MemoryReport:
         return cls(
             device=device,
             allocated=counts["allocated"],
@@ -43,6 +48,7 @@ class MemoryReport:
             live_blocks=counts["live_blocks"],
             free=counts["free"],
             total=counts["total"],
+            mapped=mapped,
         )
 
     @property
@@ -56,10 +62,11 @@ class MemoryReport:
         def pct(n: int) -> str:
             return f"{100.0 * n / self.total:.1f}%" if self.total else "n/a"
 
+        mapped = f" | Mapped {self.mapped / GB:.2f} GB" if self.mapped else ""
         return (
             f"[{label} Memory] {stage}: "
             f"Allocated {self.allocated / GB:.2f} GB ({pct(self.allocated)}) | "
-            f"Reserved {self.reserved / GB:.2f} GB ({pct(self.reserved)}) | "
+            f"Reserved {self.reserved / GB:.2f} GB ({pct(self.reserved)}){mapped} | "
             f"Free {self.free / GB:.2f} GB | Total {self.total / GB:.2f} GB"
         )
 

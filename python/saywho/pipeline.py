@@ -132,12 +132,14 @@ class Pipeline:
         return self._runtime.fallback_reason
 
     def memory(self) -> MemoryReport:
-        """The pools' allocated, reserved and peak bytes, and the device's free/total.
+        """The pools' allocated, reserved and peak bytes, the model file bytes
+        computed from where they lie (``mapped``), and the device's free/total.
 
         After close() every count is zero.
         """
         device = self._runtime.device or "closed"
-        return MemoryReport.from_counts(device, self._runtime.memory())
+        mapped = self._whisper.mapped_bytes if self._whisper is not None else 0
+        return MemoryReport.from_counts(device, self._runtime.memory(), mapped)
 
     def checkpoint(self, stage: str) -> MemoryReport:
         """Logs the memory line for ``stage`` (and a warning above 70% / 85%)."""
