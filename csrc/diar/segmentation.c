@@ -137,17 +137,25 @@ static sw_status forward_tail(sw_segmentation *m, sw_tensor *x_in, float *out, s
     return err->code;
 }
 
-sw_status sw_segmentation_run(sw_segmentation *m, const float *waveforms, int batch,
-                              int64_t samples, float *out, sw_error *err)
+/* The checks both entries share: a live backend, windows of at least a frame. */
+static sw_status usable(const sw_segmentation *m, int64_t samples, sw_error *err)
 {
-    if (!m || !waveforms || !out || batch < 1)
-        return sw_fail(err, SW_ERR_ARG, "segmentation: model, waveforms and out needed");
     if (m->backend_lost)
         return sw_fail(err, SW_ERR_DEVICE, "segmentation: the backend was closed");
     if (sw_segmentation_frames(samples) < 1)
         return sw_fail(err, SW_ERR_ARG,
                        "segmentation: %lld samples are too few for one frame (10 s is 160000)",
                        (long long)samples);
+    return SW_OK;
+}
+
+sw_status sw_segmentation_run(sw_segmentation *m, const float *waveforms, int batch,
+                              int64_t samples, float *out, sw_error *err)
+{
+    if (!m || !waveforms || !out || batch < 1)
+        return sw_fail(err, SW_ERR_ARG, "segmentation: model, waveforms and out needed");
+    if (usable(m, samples, err) != SW_OK)
+        return err->code;
     sw_tensor wave = {0};
     if (fresh(m->be, &wave, batch, samples, 1, err) != SW_OK)
         return err->code;
@@ -182,12 +190,8 @@ sw_status sw_segmentation_run_span(sw_segmentation *m, const float *span, int64_
 {
     if (!m || !span || !offsets || !out || batch < 1)
         return sw_fail(err, SW_ERR_ARG, "segmentation: model, span, offsets and out needed");
-    if (m->backend_lost)
-        return sw_fail(err, SW_ERR_DEVICE, "segmentation: the backend was closed");
-    if (sw_segmentation_frames(samples) < 1)
-        return sw_fail(err, SW_ERR_ARG,
-                       "segmentation: %lld samples are too few for one frame (10 s is 160000)",
-                       (long long)samples);
+    if (usable(m, samples, err) != SW_OK)
+        return err->code;
     for (int i = 0; i < batch; i++)
         if (offsets[i] < 0 || offsets[i] % SEG_SINC_STRIDE || offsets[i] > span_samples - samples)
             return sw_fail(err, SW_ERR_ARG,
