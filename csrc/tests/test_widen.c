@@ -10,21 +10,32 @@
 #include "elementwise_math.h"
 #include "widen.h"
 
-static void check_all_patterns(sw_dtype dtype)
+/* Every 16-bit pattern in order (wrapping after 65,535) from raw + 1, an
+ * odd address on purpose, and room for n floats; 0 when memory ran out. */
+static int patterns(size_t n, unsigned char **raw, float **out)
 {
-    size_t n = 65536;
-    unsigned char *raw = malloc(2 * n + 1);
-    float *out = malloc(n * sizeof *out);
-    CHECK(raw && out);
-    if (!raw || !out) {
-        free(raw);
-        free(out);
-        return;
+    *raw = malloc(2 * n + 1);
+    *out = malloc(n * sizeof **out);
+    CHECK(*raw && *out);
+    if (!*raw || !*out) {
+        free(*raw);
+        free(*out);
+        return 0;
     }
     for (size_t i = 0; i < n; i++) {
         uint16_t h = (uint16_t)i;
-        memcpy(raw + 1 + 2 * i, &h, sizeof h); /* odd address on purpose */
+        memcpy(*raw + 1 + 2 * i, &h, sizeof h);
     }
+    return 1;
+}
+
+static void check_all_patterns(sw_dtype dtype)
+{
+    size_t n = 65536;
+    unsigned char *raw;
+    float *out;
+    if (!patterns(n, &raw, &out))
+        return;
     CHECK(sw_widen_to_f32(raw + 1, dtype, out, n) == 0);
     size_t wrong = 0;
     for (size_t i = 0; i < n; i++) {
@@ -59,18 +70,10 @@ static void check_f32_and_bad_type(void)
 static void check_fast_halves(void)
 {
     size_t n = 65536 + 5;
-    unsigned char *raw = malloc(2 * n + 1);
-    float *out = malloc(n * sizeof *out);
-    CHECK(raw && out);
-    if (!raw || !out) {
-        free(raw);
-        free(out);
+    unsigned char *raw;
+    float *out;
+    if (!patterns(n, &raw, &out))
         return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint16_t h = (uint16_t)i;
-        memcpy(raw + 1 + 2 * i, &h, sizeof h);
-    }
     const int levels[3] = {SW_CPU_V4, SW_CPU_V3, SW_CPU_BASELINE};
     for (int l = 0; l < 3; l++) {
         sw_cpu_level_force(levels[l]);
