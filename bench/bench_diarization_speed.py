@@ -12,13 +12,15 @@ compare ratios taken in one go), seconds, x realtime and saywho's stage
 seconds (segmentation, embeddings) per recording, saywho's speed over
 pyannote.audio's, and the DER between the two engines' turns.
 ``--shared-front`` also times saywho with CAM++'s shared 2-D front (an
-approximation, off by default: docs/diarization.md), in the same go.
+approximation, off by default: docs/diarization.md), and ``--embedding-step
+S`` saywho with embeddings reused between chunks S seconds apart (reuse.py),
+in the same go, each with its own ratio to pyannote.audio.
 
 To compare two builds of saywho, run it twice with PYTHONPATH pointing at
 each (the figures in docs/diarization.md were taken that way).
 
     python3 bench/bench_diarization_speed.py [--threads 2] [--minutes 1.0] \
-        [--recordings two,meeting] [--no-peer] [--peer-python PATH] [--shared-front]
+        [--recordings two,meeting] [--no-peer] [--peer-python PATH] [--shared-front] [--embedding-step S]
 """
 
 from __future__ import annotations
@@ -61,6 +63,10 @@ def main() -> None:
     ap.add_argument("--no-peer", action="store_true", help="saywho only")
     ap.add_argument("--peer-python", help="the bench venv's python (default: set it up)")
     ap.add_argument("--shared-front", action="store_true", help="also saywho's shared_front")
+    ap.add_argument(
+        "--embedding-step", type=float, action="append", default=[],
+        help="also saywho with this embedding step in seconds (repeatable)",
+    )  # fmt: skip
     args = ap.parse_args()
     python = None if args.no_peer else peer_python(args.peer_python)
     seg, emb = resolve_segmentation(None), resolve_embedding(None)
@@ -71,48 +77,50 @@ def main() -> None:
         runs = [("saywho", d)]
         if args.shared_front:
             shared = stack.enter_context(Diarizer(seg, emb, rt, shared_front=True))
-            runs.append(("saywho shared_front", shared))
+            runs.append(("shared_front", shared))
+        for every in args.embedding_step:
+            reusing = stack.enter_context(Diarizer(seg, emb, rt, embedding_step=every))
+            runs.append((f"embedding_step {every:g}", reusing))
         for name in args.recordings.split(","):
             label, audio = audio_of(name, args.minutes)
             dur = len(audio) / SR
+            seconds = {}
             for engine, diarizer in runs:
                 before = load()
                 diarizer(audio[: int(WARMUP * SR)])
                 t0 = time.perf_counter()
                 result = diarizer(audio)
-                spent = time.perf_counter() - t0
+                seconds[engine] = spent = time.perf_counter() - t0
                 stages = result.performance["stages"]
                 print(f"{label}: {engine} {spent:.2f} s = {dur / spent:.1f}x realtime "
                       f"(segmentation {stages['segmentation']['seconds']:.2f} s, embeddings "
                       f"{stages['embeddings']['seconds']:.2f} s), {len(result.speakers)} speakers "
                       f"({before} before, {load()} after)", flush=True)  # fmt: skip
                 if diarizer is d:
-                    ours, seconds = result, spent
-                else:
-                    shared_seconds = spent
-            row = [label, f"{seconds:.2f}", f"{dur / seconds:.1f}"]
-            if args.shared_front:
-                row += [f"{shared_seconds:.2f}", f"{dur / shared_seconds:.1f}"]
+                    ours = result
+            row = [label]
+            for engine, _ in runs:
+                row += [f"{seconds[engine]:.2f}", f"{dur / seconds[engine]:.1f}"]
             if python:
                 before = load()
                 peer = run_peer(python, audio, seg, emb, d.threshold, d.min_cluster_size,
                                 args.threads, None)  # fmt: skip
                 between = diarization_error_rate(peer["turns"], ours.turns, collar=0.0)
-                ratio = peer["seconds"] / seconds
                 print(f"{label}: pyannote.audio {peer['seconds']:.2f} s = "
                       f"{dur / peer['seconds']:.1f}x realtime, {peer['speakers']} speakers "
-                      f"({before} before, {load()} after); saywho {ratio:.1f}x faster; "
+                      f"({before} before, {load()} after); saywho "
+                      f"{peer['seconds'] / seconds['saywho']:.1f}x faster; "
                       f"DER between the engines' turns {100 * between.der:.1f}%", flush=True)  # fmt: skip
-                row += [f"{peer['seconds']:.2f}", f"{dur / peer['seconds']:.1f}", f"{ratio:.1f}"]
-                if args.shared_front:
-                    row.append(f"{peer['seconds'] / shared_seconds:.1f}")
+                row += [f"{peer['seconds']:.2f}", f"{dur / peer['seconds']:.1f}"]
+                row += [f"{peer['seconds'] / seconds[engine]:.1f}" for engine, _ in runs]
             rows.append(row)
-    shared_cols = " shared_front s | shared_front x RT |" if args.shared_front else ""
-    peer_cols = " pyannote s | pyannote x RT | ratio |" if python else ""
-    if python and args.shared_front:
-        peer_cols += " ratio, shared_front |"
-    print("\n| recording | saywho s | saywho x RT |" + shared_cols + peer_cols)
-    print("|---|---|---|" + "---|" * (shared_cols + peer_cols).count("|"))
+    cols = "".join(f" {engine} s | {engine} x RT |" for engine, _ in runs)
+    if python:
+        cols += " pyannote s | pyannote x RT |" + "".join(
+            f" pyannote / {engine} |" for engine, _ in runs
+        )
+    print("\n| recording |" + cols)
+    print("|---|" + "---|" * cols.count("|"))
     for row in rows:
         print("| " + " | ".join(row) + " |")
     print(f"load average at the end: {os.getloadavg()}")

@@ -7,8 +7,10 @@ five synthetic espeak-ng voices and Kennedy, and real voices: the five of
 PyPI sdists (run it first). ``--sweep`` instead prints DER and speakers
 found for a range of clustering thresholds (the embeddings computed once per
 encoder), the way CAM++'s default threshold was chosen on the real assemblies.
+``--embedding-steps 1,2,3`` repeats the CAM++ rows with each embedding step
+(seconds between the chunks that embed every local speaker; reuse.py).
 
-    python3 bench/diarization_quality.py [--sweep campp] [--threads 2]
+    python3 bench/diarization_quality.py [--sweep campp] [--threads 2] [--embedding-steps 1,2]
 """
 
 from __future__ import annotations
@@ -79,6 +81,9 @@ def main() -> None:
     ap.add_argument("--threshold", type=float, help="instead of each encoder's default")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument(
+        "--embedding-steps", default="", help="e.g. 1,2,3: CAM++'s rows at each embedding step"
+    )
+    ap.add_argument(
         "--markdown", help="also write the table to this file (docs/diarization_quality.md)"
     )
     args = ap.parse_args()
@@ -89,8 +94,18 @@ def main() -> None:
     recs = list(recordings())
     with _core.Runtime(device="cpu", threads=args.threads) as rt:
         encoders = [args.sweep] if args.sweep else args.encoders.split(",")
-        for name in encoders:
-            with CachedDiarizer(seg, resolve_embedding(name), rt, threshold=args.threshold) as d:
+        runs = [(name, None) for name in encoders]
+        if args.embedding_steps:
+            runs = [(n, None) for n in encoders if n != "campp"] + [
+                ("campp", float(v)) for v in args.embedding_steps.split(",")
+            ]
+        for name, every in runs:
+            options = {} if every is None else {"embedding_step": every}
+            with CachedDiarizer(
+                seg, resolve_embedding(name), rt, threshold=args.threshold, **options
+            ) as d:
+                if every is not None:
+                    name = f"{name}, embedding step {every:g} s"
                 default = d.threshold
                 if args.sweep:
                     print(f"{name}: threshold sweep (default {default})")

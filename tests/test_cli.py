@@ -137,3 +137,20 @@ def test_batch_size_runs_the_batched_mode(tmp_path):
     proc = run("--batch-size", "4", "--no-speakers", str(shared_file("jfk.flac")), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "ask not what your country can do for you" in proc.stdout.lower()
+
+
+def test_embedding_step_reuses_embeddings_and_finds_the_two_voices(tmp_path):
+    """--embedding-step 2: speakers embedded every other chunk (an
+    approximation, about twice as fast); the same two voices."""
+    out = tmp_path / "out"
+    wav = str(shared_file("two_speakers.wav"))
+    proc = run(wav, "--embedding-step", "2", "-q", "-o", str(out), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert ", 2 speakers)" in proc.stdout
+    (hypothesis,) = read_rttm(out / "two_speakers" / "transcript.rttm").values()
+    (reference,) = read_rttm(shared_file("two_speakers.rttm")).values()
+    assert diarization_error_rate(reference, hypothesis, collar=0.25).der <= 0.10
+    for bad in ("1.5", "0", "11"):
+        proc = run(wav, "--embedding-step", bad, "-q", cwd=tmp_path)
+        assert proc.returncode == 2, bad
+        assert "embedding_step" in proc.stderr

@@ -71,6 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="Hugging Face token for --diarization's gated repos (default: HF_TOKEN, or the "
         "token huggingface_hub stored at login)",
     )
+    p.add_argument(
+        "--embedding-step",
+        type=float,
+        metavar="SECONDS",
+        help="embed each speaker only in chunks this far apart, the chunks between reusing "
+        "those embeddings (a multiple of the 1 s chunk step; 2 is about twice as fast, an "
+        "approximation); default: every chunk, as pyannote",
+    )
     p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0: one per CPU)")
     p.add_argument(
@@ -180,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             compute_type=args.compute_type,
             diarization=args.diarization,
             token=args.hf_token,
+            embedding_step=args.embedding_step,
         )
     except _core.SaywhoError as e:
         print(f"saywho: {e}", file=sys.stderr)

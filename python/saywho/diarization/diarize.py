@@ -44,6 +44,7 @@ from .embedding_campp import CamppEmbedding
 from .embedding_campp import prepare as prepare_campp
 from .embedding_ge2e import HOP, GE2EEncoder, resample_mask
 from .embedding_resnet import ResNetEmbedding, load_resnet
+from .reuse import match_anchor
 from .segmentation import SAMPLE_RATE, SegmentationModel, frame_timing, num_frames
 
 WINDOW = 10.0  # seconds: what segmentation-3.0 was trained on
@@ -128,6 +129,11 @@ class Diarizer:
     instead of once per (chunk, speaker) sequence: CAM++ about a third
     faster, an approximation that moved DER (docs/diarization.md), so off
     by default.
+
+    ``embedding_step`` (seconds, a multiple of ``step``; default ``step``,
+    pyannote's own way) embeds every local speaker only in the chunks that
+    lie that far apart; the chunks between them reuse the embedding of the
+    speaker they continue (reuse.py). Not for GE2E.
     """
 
     def __init__(
@@ -141,6 +147,7 @@ class Diarizer:
         batch_size: int = 16,
         clustering: Callable | None = None,
         shared_front: bool = False,
+        embedding_step: float | None = None,
     ) -> None:
         if not 0 < step <= WINDOW:
             raise _core.OptionError(f"step must be in (0, {WINDOW}] seconds, not {step}")
@@ -160,12 +167,29 @@ class Diarizer:
             raise _core.OptionError("shared_front is for the CAM++ embedding only")
         self.shared_front = shared_front
         self.step = step
+        self.every = self._embedding_every(step, embedding_step)
         # each encoder's embeddings have their own spread (clustering.py)
         self.threshold = threshold if threshold is not None else self.embedding.threshold
         self.min_cluster_size = min_cluster_size
         self.clustering = clustering
         self.batch_size = batch_size
         self.timing = frame_timing()
+
+    def _embedding_every(self, step: float, embedding_step: float | None) -> int:
+        """How many chunks apart the anchors lie (1: every chunk embeds)."""
+        if embedding_step is None:
+            return 1
+        every = round(embedding_step / step) if step > 0 else 0
+        if every < 1 or abs(every * step - embedding_step) > 1e-6 or embedding_step > WINDOW:
+            self.close()
+            raise _core.OptionError(
+                f"embedding_step must be a multiple of step ({step} s) up to {WINDOW} s, "
+                f"not {embedding_step}"
+            )
+        if every > 1 and isinstance(self.embedding, GE2EEncoder):
+            self.close()
+            raise _core.OptionError("embedding_step is not for the GE2E embedding")
+        return every
 
     def close(self) -> None:
         if self.segmentation is not None:
@@ -220,11 +244,15 @@ class Diarizer:
             active[i : i + len(s)] = act
             t1 = time.perf_counter()
             if not isinstance(self.embedding, GE2EEncoder):
-                self._embed_generic(chunks, act, i, embeddings, trainable, min_frames, span, s)
+                # with embedding_step the embeddings wait for every chunk's
+                # segmentation (a chunk may reuse the next anchor's)
+                passes = 1 if self.every == 1 else 2
+                if passes == 1:
+                    self._embed_generic(chunks, act, i, embeddings, trainable, span, s)
                 seconds["embeddings"] += time.perf_counter() - t1
                 seconds["segmentation"] += t1 - t0
                 if progress:
-                    progress("diarization", min(i + len(s), len(starts)), len(starts))
+                    progress("diarization", min(i + len(s), len(starts)), passes * len(starts))
                 continue
             mel, energy = self.embedding.features(span)
             sequences, owners = [], []
@@ -251,27 +279,80 @@ class Diarizer:
             seconds["embeddings"] += t2 - t1
             if progress:
                 progress("diarization", min(i + len(s), len(starts)), len(starts))
+        if self.every > 1:
+            t0 = time.perf_counter()
+            self._embed_reusing(audio, starts, active, embeddings, trainable, progress)
+            seconds["embeddings"] += time.perf_counter() - t0
         return active, embeddings, trainable, seconds
 
-    def _embed_generic(self, chunks, act, first, embeddings, trainable, min_frames, span, starts):
-        """Any encoder with ``embed_speakers(chunks, masks [B, 3, frames])``
-        (CAM++, the ResNet): each speaker's clean frames, or all of them when
-        too few. CAM++ takes the chunks as offsets in their span instead."""
+    def _masks(self, act: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """What each local speaker is embedded from: its clean frames (no one
+        else speaking), or all its frames when too few are clean; [B, 3,
+        frames] float32. And whether that is enough speech to be clustered."""
+        min_frames = int(MIN_EMBED_SECONDS * SAMPLE_RATE) // HOP
         clean = act * (act.sum(axis=2, keepdims=True) < 2)
         frames_needed = min_frames * act.shape[1] / (WINDOW * SAMPLE_RATE / HOP)
         use_clean = clean.sum(axis=1) >= frames_needed  # [B, 3]
         masks = np.where(use_clean[:, None, :], clean, act).transpose(0, 2, 1)
         masks = masks.astype(np.float32)
+        return masks, masks.sum(axis=2) >= frames_needed
+
+    def _embed_generic(self, chunks, act, first, embeddings, trainable, span, starts):
+        """Any encoder with ``embed_speakers(chunks, masks [B, 3, frames])``
+        (CAM++, the ResNet), each speaker from ``_masks``. CAM++ takes the
+        chunks as offsets in their span instead."""
+        masks, enough = self._masks(act)
+        n = len(chunks)
+        embeddings[first : first + n] = self._embed_masks(chunks, masks, span, starts)
+        trainable[first : first + n] = enough
+
+    def _embed_reusing(self, audio, starts, active, embeddings, trainable, progress):
+        """The embeddings once every chunk is segmented, with ``embedding_step``:
+        anchors (every ``self.every``-th chunk) embed all their speakers; a
+        speaker between anchors that continues a speaker of the anchor before
+        and/or after it (reuse.py) takes that embedding, or the mean of the
+        two, and is embedded itself otherwise."""
+        offsets = reconstruct.chunk_frame_offsets(starts / SAMPLE_RATE, self.timing)
+        for c in range(0, len(starts), self.batch_size):
+            trainable[c : c + self.batch_size] = self._masks(active[c : c + self.batch_size])[1]
+        links: list[tuple[int, int, list[tuple[int, int]]]] = []
+        for i, s, span, chunks in self._batches(audio, starts):
+            masks, _ = self._masks(active[i : i + len(s)])
+            for b in range(len(s)):
+                c = i + b
+                if c % self.every == 0:
+                    continue
+                prev = c - c % self.every
+                found = [[] for _ in range(3)]
+                for a in (prev, prev + self.every):
+                    if a >= len(starts):
+                        continue
+                    shift = int(offsets[c] - offsets[a])
+                    match = match_anchor(active[c], active[a], shift)
+                    for j in range(3):
+                        if match[j] >= 0 and trainable[a, match[j]]:
+                            found[j].append((a, int(match[j])))
+                for j in range(3):
+                    if found[j] and masks[b, j].any():
+                        links.append((c, j, found[j]))
+                        masks[b, j] = 0.0
+            embeddings[i : i + len(s)] = self._embed_masks(chunks, masks, span, s)
+            if progress:
+                progress("diarization", len(starts) + min(i + len(s), len(starts)), 2 * len(starts))
+        for c, j, sources in links:
+            # a clustered anchor speaker has an embedding: half a second of
+            # speech is far more than any encoder's least
+            embeddings[c, j] = np.mean([embeddings[a, k] for a, k in sources], axis=0)
+        if not np.isfinite(embeddings[trainable]).all():
+            raise _core.ModelError("an embedding is missing for speech long enough to cluster")
+
+    def _embed_masks(self, chunks, masks, span, starts):
         if isinstance(self.embedding, CamppEmbedding):
             offsets = np.asarray(starts, np.int64) - int(starts[0])
-            emb = self.embedding.embed_speakers_in_span(
+            return self.embedding.embed_speakers_in_span(
                 span, offsets, chunks.shape[1], masks, shared_front=self.shared_front
             )
-        else:
-            emb = self.embedding.embed_speakers(chunks, masks)
-        n = len(chunks)
-        embeddings[first : first + n] = emb
-        trainable[first : first + n] = masks.sum(axis=2) >= frames_needed
+        return self.embedding.embed_speakers(chunks, masks)
 
     def __call__(
         self,

@@ -23,12 +23,14 @@ def open_pipeline(
     local_files_only: bool | None = None,
     revision: str | None = None,
     batch_size: int = 16,
+    embedding_step: float | None = None,
 ) -> Diarizer:
     """``"pyannote/speaker-diarization-3.1"`` or ``"...-community-1"`` (or a
     folder laid out like their repos) as a Diarizer on ``runtime``: its
     segmentation and embedding checkpoints, its chunk step, and its
     clustering with the config's thresholds (AHC for 3.1, VBx on the PLDA
-    for community-1). ``name`` may also be what resolve_pipeline found."""
+    for community-1). ``name`` may also be what resolve_pipeline found.
+    ``embedding_step``: see Diarizer (None: every chunk, as pyannote)."""
     if isinstance(name, PipelineFiles):
         files = name
     else:
@@ -61,6 +63,7 @@ def open_pipeline(
             step=files.step,
             batch_size=batch_size,
             clustering=clustering,
+            embedding_step=embedding_step,
         )
     return Diarizer(
         files.segmentation,
@@ -70,4 +73,5 @@ def open_pipeline(
         threshold=files.params["threshold"],
         min_cluster_size=files.params["min_cluster_size"],
         batch_size=batch_size,
+        embedding_step=embedding_step,
     )
