@@ -14,7 +14,8 @@ pyannote.audio's, and the DER between the two engines' turns.
 ``--shared-front`` also times saywho with CAM++'s shared 2-D front (an
 approximation, off by default: docs/diarization.md), and ``--embedding-step
 S`` saywho with embeddings reused between chunks S seconds apart (reuse.py),
-in the same go, each with its own ratio to pyannote.audio.
+and with both options given, the two together, in the same go, each with its
+own ratio to pyannote.audio.
 
 To compare two builds of saywho, run it twice with PYTHONPATH pointing at
 each (the figures in docs/diarization.md were taken that way).
@@ -81,6 +82,9 @@ def main() -> None:
         for every in args.embedding_step:
             reusing = stack.enter_context(Diarizer(seg, emb, rt, embedding_step=every))
             runs.append((f"embedding_step {every:g}", reusing))
+            if args.shared_front:  # the two approximations together
+                both = Diarizer(seg, emb, rt, shared_front=True, embedding_step=every)
+                runs.append((f"both, step {every:g}", stack.enter_context(both)))
         for name in args.recordings.split(","):
             label, audio = audio_of(name, args.minutes)
             dur = len(audio) / SR

@@ -10,7 +10,7 @@ encoder), the way CAM++'s default threshold was chosen on the real assemblies.
 ``--embedding-steps 1,2,3`` repeats the CAM++ rows with each embedding step
 (seconds between the chunks that embed every local speaker; reuse.py).
 
-    python3 bench/diarization_quality.py [--sweep campp] [--threads 2] [--embedding-steps 1,2]
+    python3 bench/diarization_quality.py [--sweep campp] [--threads 2] [--embedding-steps 1,2] [--shared-front]
 """
 
 from __future__ import annotations
@@ -83,6 +83,7 @@ def main() -> None:
     ap.add_argument(
         "--embedding-steps", default="", help="e.g. 1,2,3: CAM++'s rows at each embedding step"
     )
+    ap.add_argument("--shared-front", action="store_true", help="CAM++ with its shared 2-D front")
     ap.add_argument(
         "--markdown", help="also write the table to this file (docs/diarization_quality.md)"
     )
@@ -94,18 +95,21 @@ def main() -> None:
     recs = list(recordings())
     with _core.Runtime(device="cpu", threads=args.threads) as rt:
         encoders = [args.sweep] if args.sweep else args.encoders.split(",")
-        runs = [(name, None) for name in encoders]
+        runs = [(name, {}) for name in encoders]
         if args.embedding_steps:
-            runs = [(n, None) for n in encoders if n != "campp"] + [
-                ("campp", float(v)) for v in args.embedding_steps.split(",")
+            runs = [(n, {}) for n in encoders if n != "campp"] + [
+                ("campp", {"embedding_step": float(v)}) for v in args.embedding_steps.split(",")
             ]
-        for name, every in runs:
-            options = {} if every is None else {"embedding_step": every}
+        if args.shared_front:
+            runs = [(n, {**o, "shared_front": True}) if n == "campp" else (n, o) for n, o in runs]
+        for name, options in runs:
             with CachedDiarizer(
                 seg, resolve_embedding(name), rt, threshold=args.threshold, **options
             ) as d:
-                if every is not None:
-                    name = f"{name}, embedding step {every:g} s"
+                if "embedding_step" in options:
+                    name = f"{name}, embedding step {options['embedding_step']:g} s"
+                if options.get("shared_front"):
+                    name = f"{name}, shared front"
                 default = d.threshold
                 if args.sweep:
                     print(f"{name}: threshold sweep (default {default})")
