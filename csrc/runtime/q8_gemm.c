@@ -129,6 +129,15 @@ VNNI static void gemm_vnni(int m, int n0, int n1, int k, const int8_t *qa, const
  * +-127), so a pair of products is at most 32,258 and the 16-bit sums
  * cannot saturate; vpmaddwd by ones widens them to int32. The sums are
  * exact, as in every other path. */
+/* The bytes from..k of a row pair that a 32-byte vector step did not reach. */
+static inline int32_t tail_dot(const int8_t *a, const int8_t *w, int from, int k)
+{
+    int32_t dot = 0;
+    for (int t = from; t < k; t++)
+        dot += (int32_t)a[t] * (int32_t)w[t];
+    return dot;
+}
+
 #define AVX2    __attribute__((target("avx2")))
 #define AVX2_RB 3 /* rows of a per tile: 9 accumulators, 3 weight vectors */
 #define AVX2_CB 3
@@ -163,10 +172,7 @@ AVX2 static inline __attribute__((always_inline)) void block_avx2(int rb, int nc
                                       _mm256_extracti128_si256(acc[r][j], 1));
             s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
             s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-            int32_t dot = _mm_cvtsi128_si32(s);
-            const int8_t *ar = qa + (long)r * k, *wj = qw + (long)j * k;
-            for (int t = i; t < k; t++)
-                dot += (int32_t)ar[t] * (int32_t)wj[t];
+            int32_t dot = _mm_cvtsi128_si32(s) + tail_dot(qa + (long)r * k, qw + (long)j * k, i, k);
             store(c + (long)r * ldc + j, (float)dot / (sa[r] * sw[j]), beta);
         }
 }
@@ -205,12 +211,8 @@ AVX2 static void row_by_eight(int k, const int8_t *ar, float sa, const int8_t *q
                                     _mm256_permute2x128_si256(q0, q1, 0x31));
     if (i < k) {
         int32_t tail[8];
-        for (int j = 0; j < 8; j++) {
-            int32_t t = 0;
-            for (int u = i; u < k; u++)
-                t += (int32_t)ar[u] * (int32_t)qw[(long)j * k + u];
-            tail[j] = t;
-        }
+        for (int j = 0; j < 8; j++)
+            tail[j] = tail_dot(ar, qw + (long)j * k, i, k);
         dots = _mm256_add_epi32(dots, _mm256_loadu_si256((const __m256i *)(const void *)tail));
     }
     __m256 v = _mm256_div_ps(_mm256_cvtepi32_ps(dots),

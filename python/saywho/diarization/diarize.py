@@ -49,6 +49,7 @@ from .segmentation import SAMPLE_RATE, SegmentationModel, frame_timing, num_fram
 
 WINDOW = 10.0  # seconds: what segmentation-3.0 was trained on
 MIN_EMBED_SECONDS = 0.5  # speech a (chunk, speaker) needs to join the clustering
+MIN_EMBED_FRAMES = int(MIN_EMBED_SECONDS * SAMPLE_RATE) // HOP  # the same in 10 ms frames
 
 Progress = Callable[[str, int, int], None]
 
@@ -233,7 +234,6 @@ class Diarizer:
         active = np.zeros((len(starts), frames, 3), dtype=np.uint8)
         embeddings = np.full((len(starts), 3, self.embedding.dimension), np.nan, np.float32)
         trainable = np.zeros((len(starts), 3), dtype=bool)
-        min_frames = int(MIN_EMBED_SECONDS * SAMPLE_RATE) // HOP
         seconds = {"segmentation": 0.0, "embeddings": 0.0}
         for i, s, span, chunks in self._batches(audio, starts):
             t0 = time.perf_counter()
@@ -249,6 +249,8 @@ class Diarizer:
                 passes = 1 if self.every == 1 else 2
                 if passes == 1:
                     self._embed_generic(chunks, act, i, embeddings, trainable, span, s)
+                else:  # which speakers may be reused is known now
+                    trainable[i : i + len(s)] = self._masks(act)[1]
                 seconds["embeddings"] += time.perf_counter() - t1
                 seconds["segmentation"] += t1 - t0
                 if progress:
@@ -264,10 +266,10 @@ class Diarizer:
                     if not act[b, :, j].any():
                         continue
                     mask = resample_mask(clean[b, :, j].astype(np.float32), len(m))
-                    if mask.sum() < min_frames:  # too little clean speech: use it all
+                    if mask.sum() < MIN_EMBED_FRAMES:  # too little clean speech: use it all
                         mask = resample_mask(act[b, :, j].astype(np.float32), len(m))
                     seq = self.embedding.select(m, e, mask)
-                    trainable[i + b, j] = len(seq) >= min_frames
+                    trainable[i + b, j] = len(seq) >= MIN_EMBED_FRAMES
                     sequences.append(seq)
                     owners.append((i + b, j))
             if sequences:
@@ -289,9 +291,8 @@ class Diarizer:
         """What each local speaker is embedded from: its clean frames (no one
         else speaking), or all its frames when too few are clean; [B, 3,
         frames] float32. And whether that is enough speech to be clustered."""
-        min_frames = int(MIN_EMBED_SECONDS * SAMPLE_RATE) // HOP
         clean = act * (act.sum(axis=2, keepdims=True) < 2)
-        frames_needed = min_frames * act.shape[1] / (WINDOW * SAMPLE_RATE / HOP)
+        frames_needed = MIN_EMBED_FRAMES * act.shape[1] / (WINDOW * SAMPLE_RATE / HOP)
         use_clean = clean.sum(axis=1) >= frames_needed  # [B, 3]
         masks = np.where(use_clean[:, None, :], clean, act).transpose(0, 2, 1)
         masks = masks.astype(np.float32)
@@ -307,14 +308,13 @@ class Diarizer:
         trainable[first : first + n] = enough
 
     def _embed_reusing(self, audio, starts, active, embeddings, trainable, progress):
-        """The embeddings once every chunk is segmented, with ``embedding_step``:
+        """The embeddings once every chunk is segmented (and ``trainable``
+        filled from its activity), with ``embedding_step``:
         anchors (every ``self.every``-th chunk) embed all their speakers; a
         speaker between anchors that continues a speaker of the anchor before
         and/or after it (reuse.py) takes that embedding, or the mean of the
         two, and is embedded itself otherwise."""
         offsets = reconstruct.chunk_frame_offsets(starts / SAMPLE_RATE, self.timing)
-        for c in range(0, len(starts), self.batch_size):
-            trainable[c : c + self.batch_size] = self._masks(active[c : c + self.batch_size])[1]
         links: list[tuple[int, int, list[tuple[int, int]]]] = []
         for i, s, span, chunks in self._batches(audio, starts):
             masks, _ = self._masks(active[i : i + len(s)])
