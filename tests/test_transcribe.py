@@ -20,7 +20,14 @@ Which comparisons hold on every x86-64 CPU:
   steps (0.2 s) later than the golden, and faster-whisper's own int8 run there
   gave one segment where its golden has two. So int8 is held to what stays
   true: the same words, every segment bound within 0.3 s of one of the
-  golden's, and close scores.
+  golden's, and close scores. Where a boundary is a near tie the int8 results
+  flip with the CPU's float kernels: with OpenBLAS's Sandybridge kernels
+  saywho's jfk_base_beam5_int8 splits at 8.0 s as the float32 golden does,
+  and faster-whisper's own int8 on an AMD EPYC (Zen 3) gives
+  jfk_base_greedy_int8 as one segment (after "Americans", "," and " ask" are
+  0.0016 nats apart in float32). So a case may be close to faster-whisper's
+  int8 golden, its int8 on another CPU (kept in the golden as "other_cpus"),
+  or its float32 golden.
 """
 
 from __future__ import annotations
@@ -111,31 +118,58 @@ INT8_BOUND_SECONDS = 0.3
 INT8_SCORE_TOLERANCE = 0.05
 
 
-@pytest.mark.parametrize("device", ["cpu", "cuda"])
-@pytest.mark.parametrize("case", _cases("int8"))
-def test_int8_segments_close_to_faster_whisper(whisper_models, recordings, case, device):
-    golden = _golden(case)
-    segments, info = _transcribe(whisper_models, recordings, golden, device)
-    assert info.language == golden["language"]
-    assert segments and all(s.temperature == 0.0 for s in segments)
-    assert _words(segments) == _words(golden["segments"])
-    ref_bounds = _bounds(golden["segments"])
-    assert segments[0].start == golden["segments"][0]["start"]
+def _int8_mismatch(segments, info, golden, ref_segments) -> str | None:
+    """What keeps ``segments`` from being close to faster-whisper's
+    ``ref_segments``, or None."""
+    if info.language != golden["language"]:
+        return f"language {info.language}"
+    if not segments or any(s.temperature != 0.0 for s in segments):
+        return "no segments, or a fallback temperature"
+    if _words(segments) != _words(ref_segments):
+        return f"words {_words(segments)} != {_words(ref_segments)}"
+    if segments[0].start != ref_segments[0]["start"]:
+        return f"first start {segments[0].start}"
+    ref_bounds = _bounds(ref_segments)
     for b in _bounds(segments):
         nearest = min(ref_bounds, key=lambda r: abs(r - b))
-        assert abs(nearest - b) <= INT8_BOUND_SECONDS, (b, ref_bounds)
+        if abs(nearest - b) > INT8_BOUND_SECONDS:
+            return f"bound {b} is {abs(nearest - b):.2f} s from the nearest of {ref_bounds}"
 
     def mean_logprob(segs):
         n = [len(s["tokens"] if isinstance(s, dict) else s.tokens) for s in segs]
         lp = [s["avg_logprob"] if isinstance(s, dict) else s.avg_logprob for s in segs]
         return float(np.dot(n, lp) / sum(n))
 
-    assert mean_logprob(segments) == pytest.approx(
-        mean_logprob(golden["segments"]), abs=INT8_SCORE_TOLERANCE
-    )
-    assert segments[0].no_speech_prob == pytest.approx(
-        golden["segments"][0]["no_speech_prob"], abs=0.03
-    )
+    ours, ref = mean_logprob(segments), mean_logprob(ref_segments)
+    same_tokens = [s.tokens for s in segments] == [r["tokens"] for r in ref_segments]
+    # on other tokens (a tie went the other way) the scores are of different
+    # sequences: held only to not being worse
+    if ours < ref - INT8_SCORE_TOLERANCE or (same_tokens and ours > ref + INT8_SCORE_TOLERANCE):
+        return f"mean log-probability {ours:.3f} against {ref:.3f}"
+    return None
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("case", _cases("int8"))
+def test_int8_segments_close_to_faster_whisper(whisper_models, recordings, case, device):
+    """Close to one of faster-whisper's runs of the case: its int8 golden,
+    what its int8 gave on another CPU ("other_cpus"), or its float32 golden
+    (same model, same options: where a segment boundary is a near tie, either
+    placement is one the model makes)."""
+    golden = _golden(case)
+    segments, info = _transcribe(whisper_models, recordings, golden, device)
+    references = [("int8 golden", golden["segments"])] + [
+        (other["cpu"], other["segments"]) for other in golden.get("other_cpus", [])
+    ]
+    float32_case = case.removesuffix("_int8")
+    assert float32_case != case and (GOLDEN / f"{float32_case}.json").exists()
+    references.append(("float32 golden", _golden(float32_case)["segments"]))
+    why = {name: _int8_mismatch(segments, info, golden, ref) for name, ref in references}
+    assert any(reason is None for reason in why.values()), why
+    # taken before the first token, so no tie is involved; faster-whisper's
+    # own value moves by ~0.015 from one CPU to another
+    no_speech = [ref[0]["no_speech_prob"] for _, ref in references]
+    assert min(abs(segments[0].no_speech_prob - p) for p in no_speech) <= 0.03, no_speech
 
 
 def test_jfk_text_is_right(whisper_models, recordings):

@@ -1,7 +1,8 @@
 /* The kernels that have several instruction-set builds (cpu_dispatch.h), run
  * at every level this CPU allows, against each other:
- *   - log-softmax, the decoder's few-rows attention and the int8 product give
- *     the same bits at every level (no contraction, or exact integer sums);
+ *   - log-softmax, the decoder's few-rows attention, the encoder's softmax,
+ *     the int8 product and GELU give the same bits at every level (no contraction, or exact
+ *     integer sums);
  *   - the few-rows product and the LSTM fuse multiply-adds at x86-64-v3 and
  *     v4, the same bits at both, and the baseline may differ in the last bits.
  * A CPU without AVX-512 compares what it can and says which levels it ran;
@@ -28,6 +29,8 @@
 #define LSTM_T  17
 #define LSTM_IN 60
 #define LSTM_H  128
+#define ENC_T   40   /* query rows: the encoder's path (sgemm, then the softmax) */
+#define GELU_N  4099 /* past 4096: whole vectors and a remainder at every width */
 
 typedef struct results {
     float softmax[2 * VOCAB];
@@ -35,6 +38,8 @@ typedef struct results {
     float q8[BEAMS * N_OUT];
     float attn[BEAMS * D];
     float lstm[LSTM_B * LSTM_T * 2 * LSTM_H];
+    float gelu[GELU_N];
+    float enc_attn[ENC_T * D];
 } results;
 
 static float frand(void)
@@ -113,6 +118,26 @@ static void run_all(sw_backend *b, results *r)
     sw_tensor_free(&whh);
     sw_tensor_free(&bias);
     sw_tensor_free(&lo);
+
+    /* the encoder's self-attention: many queries, a head at a time */
+    int64_t es[3] = {1, ENC_T, D};
+    sw_tensor eq = tensor(b, 3, es, 1.0f), ek = tensor(b, 3, es, 1.0f), ev = tensor(b, 3, es, 1.0f);
+    sw_tensor eo = tensor(b, 3, es, 0.0f);
+    sw_attention_params ep = {HEADS, ENC_T, -1, 0.125f};
+    CHECK(sw_attention(&eq, &ek, &ev, &ep, &eo, NULL, &err) == SW_OK);
+    memcpy(r->enc_attn, eo.data, sizeof r->enc_attn);
+    sw_tensor_free(&eq);
+    sw_tensor_free(&ek);
+    sw_tensor_free(&ev);
+    sw_tensor_free(&eo);
+
+    /* -6 .. 6: both of erf's ranges, the clamp at |x / sqrt 2| = 4 */
+    int64_t gs[1] = {GELU_N};
+    sw_tensor g = tensor(b, 1, gs, 6.0f), go = tensor(b, 1, gs, 0.0f);
+    CHECK(sw_gelu(&g, &go, &err) == SW_OK);
+    memcpy(r->gelu, go.data, sizeof r->gelu);
+    sw_tensor_free(&g);
+    sw_tensor_free(&go);
 }
 
 /* the largest difference over the largest magnitude: sums that cancel make
@@ -159,6 +184,8 @@ int main(void)
         CHECK(SAME(softmax, r, base));
         CHECK(SAME(q8, r, base));
         CHECK(SAME(attn, r, base));
+        CHECK(SAME(gelu, r, base));
+        CHECK(SAME(enc_attn, r, base));
         /* fused multiply-adds against separate ones: a few ulps apart */
         CHECK_NEAR(worst_rel(r->gemm, base->gemm, BEAMS * N_OUT), 0.0, 1e-5);
         CHECK_NEAR(worst_rel(r->lstm, base->lstm, sizeof r->lstm / sizeof(float)), 0.0, 1e-5);

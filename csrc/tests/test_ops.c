@@ -59,6 +59,35 @@ static void test_matmul(sw_backend *b)
     sw_tensor_free(&c2);
 }
 
+/* GELU has its own erf (elementwise_math.h): across -12 .. 12, both of its
+ * ranges and the clamp, against erf in double; NaN stays NaN. */
+static void check_gelu_sweep(sw_backend *b)
+{
+    sw_error err = {SW_OK, ""};
+    enum { N = 1 << 18 };
+    int64_t shape[1] = {N};
+    sw_tensor x, out;
+    CHECK(sw_tensor_new(b, SW_F32, 1, shape, &x, &err) == SW_OK);
+    CHECK(sw_tensor_new(b, SW_F32, 1, shape, &out, &err) == SW_OK);
+    float *X = x.data;
+    for (int i = 0; i < N; i++)
+        X[i] = -12.0f + 24.0f * (float)i / (float)(N - 1);
+    X[7] = NAN;
+    CHECK(sw_gelu(&x, &out, &err) == SW_OK);
+    const float *O = out.data;
+    double worst = 0.0;
+    for (int i = 0; i < N; i++) {
+        if (i == 7)
+            continue;
+        double v = X[i], exact = 0.5 * v * erfc(-v / sqrt(2.0));
+        worst = fmax(worst, fabs(exact - O[i]) / fmax(1.0, fabs(exact)));
+    }
+    CHECK_NEAR(worst, 0.0, 3e-7); /* 2.5 units in the last place of 1.0f */
+    CHECK(isnan(O[7]));
+    sw_tensor_free(&x);
+    sw_tensor_free(&out);
+}
+
 static void test_elementwise(sw_backend *b)
 {
     sw_error err = {SW_OK, ""};
@@ -91,6 +120,7 @@ static void test_elementwise(sw_backend *b)
         worst = fmax(worst, fabs(0.5 * v * (1.0 + erf(v / sqrt(2.0))) - O[i]));
     }
     CHECK_NEAR(worst, 0.0, 1e-6);
+    check_gelu_sweep(b);
 
     CHECK(sw_softmax(&x, &out, &err) == SW_OK);
     worst = 0;
