@@ -75,13 +75,31 @@ static void disable_range(float *logits, int start, int stop)
         logits[i] = SW_LOGIT_DISABLED;
 }
 
+/* The largest of x[0..n), n >= 1, in eight running maxima so that the loop
+ * vectorises (a maximum is exact in any order; one chain was a compare's
+ * latency per vocabulary entry, per beam and step). */
+static float max_f32(const float *x, int n)
+{
+    float m8[8];
+    for (int l = 0; l < 8; l++)
+        m8[l] = x[0];
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++)
+            m8[l] = x[i + l] > m8[l] ? x[i + l] : m8[l];
+    float mx = x[0];
+    for (; i < n; i++)
+        mx = x[i] > mx ? x[i] : mx;
+    for (int l = 0; l < 8; l++)
+        mx = m8[l] > mx ? m8[l] : mx;
+    return mx;
+}
+
 /* log(sum(exp(x - max))) + max in float32, the exponentials in double
  * (CT2's reduce_logsumexp rounds the same way up to the last bit). */
 static float logsumexp_f32(const float *x, int n)
 {
-    float mx = x[0];
-    for (int j = 1; j < n; j++)
-        mx = x[j] > mx ? x[j] : mx;
+    float mx = max_f32(x, n);
     double sum = exp((double)(x[0] - mx));
     for (int j = 1; j < n; j++)
         sum += exp((double)(x[j] - mx));
@@ -151,9 +169,7 @@ static void timestamp_rules(const sw_logits_rules *r, int step, float *logits, c
     /* the timestamps' summed probability beats every single other token:
      * only a timestamp may come */
     sw_log_softmax_rows(logits, 1, r->n_vocab, scratch);
-    float max_text = scratch[0];
-    for (int i = 1; i < ts_begin; i++)
-        max_text = scratch[i] > max_text ? scratch[i] : max_text;
+    float max_text = max_f32(scratch, ts_begin);
     if (logsumexp_f32(scratch + ts_begin, ts_end + 1 - ts_begin) > max_text)
         disable_range(logits, 0, ts_begin);
 }
