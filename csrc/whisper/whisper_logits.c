@@ -5,6 +5,26 @@
 #include "elementwise_math.h"
 #include "cpu_dispatch.h"
 
+/* The largest of x[0..n) (-inf for none), in eight running maxima so that
+ * the loop vectorises: a maximum is exact in any order, and one compare
+ * chain costs a compare's latency per value (per vocabulary entry, beam and
+ * step in the timestamp rules). */
+SW_ALWAYS_INLINE float max_f32(const float *x, int64_t n)
+{
+    float m8[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY,
+                   -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++)
+            m8[l] = x[i + l] > m8[l] ? x[i + l] : m8[l];
+    float mx = -INFINITY;
+    for (; i < n; i++)
+        mx = x[i] > mx ? x[i] : mx;
+    for (int l = 0; l < 8; l++)
+        mx = m8[l] > mx ? m8[l] : mx;
+    return mx;
+}
+
 /* Eight double partial sums, so the loop vectorises without the compiler
  * having to reassociate; the exp is the vectorisable polynomial (within
  * 1e-7 of exp), whose error is below a float32 ulp of the sum. */
@@ -13,19 +33,9 @@ SW_ALWAYS_INLINE void sw_log_softmax_rows_body(const float *x, int64_t rows, int
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * n;
         float *o = out + r * n;
-        float m8[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY,
-                       -INFINITY, -INFINITY, -INFINITY, -INFINITY};
-        int64_t i = 0;
-        for (; i + 8 <= n; i += 8)
-            for (int l = 0; l < 8; l++)
-                m8[l] = xr[i + l] > m8[l] ? xr[i + l] : m8[l];
-        float mx = -INFINITY;
-        for (; i < n; i++)
-            mx = xr[i] > mx ? xr[i] : mx;
-        for (int l = 0; l < 8; l++)
-            mx = m8[l] > mx ? m8[l] : mx;
+        float mx = max_f32(xr, n);
         double acc[8] = {0.0};
-        i = 0;
+        int64_t i = 0;
         for (; i + 8 <= n; i += 8)
             for (int l = 0; l < 8; l++)
                 acc[l] += (double)sw_expf_nonpositive(xr[i + l] - mx);
@@ -45,9 +55,7 @@ SW_VOID_MULTIVERSION(, sw_log_softmax_rows, (const float *x, int64_t rows, int64
 
 float sw_softmax_at(const float *x, int n, int i)
 {
-    float mx = x[0];
-    for (int j = 1; j < n; j++)
-        mx = x[j] > mx ? x[j] : mx;
+    float mx = max_f32(x, n);
     double sum = 0.0;
     for (int j = 0; j < n; j++)
         sum += (double)expf(x[j] - mx);
@@ -56,9 +64,7 @@ float sw_softmax_at(const float *x, int n, int i)
 
 void sw_softmax_row(const float *x, int n, float *out)
 {
-    float mx = x[0];
-    for (int j = 1; j < n; j++)
-        mx = x[j] > mx ? x[j] : mx;
+    float mx = max_f32(x, n);
     double sum = 0.0;
     for (int j = 0; j < n; j++) {
         out[j] = expf(x[j] - mx);
@@ -73,26 +79,6 @@ static void disable_range(float *logits, int start, int stop)
 {
     for (int i = start < 0 ? 0 : start; i < stop; i++)
         logits[i] = SW_LOGIT_DISABLED;
-}
-
-/* The largest of x[0..n), n >= 1, in eight running maxima so that the loop
- * vectorises (a maximum is exact in any order; one chain was a compare's
- * latency per vocabulary entry, per beam and step). */
-static float max_f32(const float *x, int n)
-{
-    float m8[8];
-    for (int l = 0; l < 8; l++)
-        m8[l] = x[0];
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; l++)
-            m8[l] = x[i + l] > m8[l] ? x[i + l] : m8[l];
-    float mx = x[0];
-    for (; i < n; i++)
-        mx = x[i] > mx ? x[i] : mx;
-    for (int l = 0; l < 8; l++)
-        mx = m8[l] > mx ? m8[l] : mx;
-    return mx;
 }
 
 /* log(sum(exp(x - max))) + max in float32, the exponentials in double
