@@ -14,16 +14,23 @@ import pytest
 
 import saywho
 from saywho import _core
+from saywho.blas_kernels import KERNELS, core_kernels, hardware_level
 
 LEVELS = {"x86-64": 0, "x86-64-v3": 3, "x86-64-v4": 4}
 REQUESTS = {"auto": 4, "": 4, "avx512": 4, "avx2": 3, "baseline": 0}
 
 
 def _dispatch_in_child(**env) -> dict:
-    code = "import json; from saywho import _core; print(json.dumps(_core.cpu_dispatch()))"
+    """cpu_dispatch() in a fresh interpreter (OpenBLAS picks its kernels when
+    it loads), with the OPENBLAS_CORETYPE the child sees after the import."""
+    code = (
+        "import json, os; from saywho import _core; "
+        "print(json.dumps({**_core.cpu_dispatch(), 'env': os.environ.get('OPENBLAS_CORETYPE')}))"
+    )
+    full = {k: v for k, v in os.environ.items() if k not in ("SAYWHO_BLAS_CORETYPE",)}
     out = subprocess.run(
         [sys.executable, "-c", code],
-        env={**os.environ, **env},
+        env={**full, **env},
         capture_output=True,
         text=True,
         check=True,
@@ -35,9 +42,51 @@ def test_the_level_in_force_is_the_one_asked_for():
     info = _core.cpu_dispatch()
     asked = REQUESTS[os.environ.get("SAYWHO_CPU_DISPATCH", "auto")]
     assert LEVELS[info["level"]] == min(asked, LEVELS[info["hardware"]])
-    if "OPENBLAS_CORETYPE" in os.environ:
-        assert info["blas"].lower() == os.environ["OPENBLAS_CORETYPE"].lower()
-    assert info["blas"]  # OpenBLAS names its kernels
+    # saywho's OpenBLAS runs the kernels of saywho's level (blas_kernels.py);
+    # below AVX2 OpenBLAS detects its own
+    assert info["blas"]
+    if core_kernels() is not None:
+        assert info["blas"].lower() == core_kernels().lower()
+
+
+def test_the_cpu_level_read_before_the_core_loads_is_the_cores():
+    """blas_kernels reads /proc/cpuinfo's flags before the core exists; it
+    must name the level cpu_dispatch.c finds with CPUID."""
+    assert hardware_level() == LEVELS[_core.cpu_dispatch()["hardware"]]
+
+
+def test_openblas_coretype_left_for_other_libraries_does_not_narrow_saywho():
+    """OPENBLAS_CORETYPE=Haswell (a workaround often left for NumPy's
+    OpenBLAS) halved the encoder's products on an AVX-512 CPU: saywho's
+    OpenBLAS takes its level's kernels and the variable is put back."""
+    hardware = LEVELS[_core.cpu_dispatch()["hardware"]]
+    info = _dispatch_in_child(OPENBLAS_CORETYPE="Nehalem", SAYWHO_CPU_DISPATCH="auto")
+    if hardware >= 3:
+        assert info["blas"].lower() == KERNELS[hardware].lower()
+    else:  # OpenBLAS's own detection, not the variable's
+        assert info["blas"].lower() == _dispatch_in_child(OPENBLAS_CORETYPE="")["blas"].lower()
+    assert info["env"] == "Nehalem"
+
+
+@pytest.mark.parametrize(
+    ("env", "kernels"),
+    [
+        ({"SAYWHO_CPU_DISPATCH": "baseline"}, "Nehalem"),
+        ({"SAYWHO_CPU_DISPATCH": "auto", "SAYWHO_BLAS_CORETYPE": "Nehalem"}, "Nehalem"),
+    ],
+)
+def test_the_dispatch_or_saywho_blas_coretype_choose_the_kernels(env, kernels):
+    info = _dispatch_in_child(**env)
+    assert info["blas"].lower() == kernels.lower()
+    assert info["env"] == os.environ.get("OPENBLAS_CORETYPE")
+
+
+def test_avx2_dispatch_runs_openblas_avx2_kernels():
+    hardware = LEVELS[_core.cpu_dispatch()["hardware"]]
+    if hardware < 3:
+        pytest.skip(f"this CPU is {_core.cpu_dispatch()['hardware']}: no AVX2 to run")
+    info = _dispatch_in_child(SAYWHO_CPU_DISPATCH="avx2", OPENBLAS_CORETYPE="SkylakeX")
+    assert info["blas"].lower() == "haswell"
 
 
 def test_baseline_turns_off_every_extension():

@@ -5,7 +5,12 @@ models and algorithm) and their alignment, with a C/CUDA core that needs
 neither torch nor torchaudio.
 """
 
-from . import _core
+import numpy  # noqa: F401  (its own OpenBLAS loads first, under the caller's variables)
+
+from .blas_kernels import loading_core
+
+with loading_core():  # saywho's OpenBLAS takes the kernels of saywho's level
+    from . import _core
 from ._core import AudioError, DeviceError, ModelError, OptionError, SaywhoError
 from .align import align_segments, exclusive_turns
 from .audio import SAMPLE_RATE, load_audio
