@@ -80,6 +80,10 @@ sw_status sw_cuda_matmul_q8(sw_backend *be, const sw_tensor *a, const sw_tensor 
         return SW_OK;
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
         return sw_fail(err, SW_ERR_ARG, "cuda matmul_q8: a dimension exceeds the int range");
+    if (w->dtype != SW_I8) /* the packed layout is the CPU's (q8_packed.h) */
+        return sw_fail(
+            err, SW_ERR_ARG,
+            "cuda matmul_q8: the weight must be row-major int8, not the CPU's packed layout");
     sw_status st = sw_cuda_enter(cu, err);
     if (st != SW_OK)
         return st;

@@ -12,6 +12,7 @@
 #include "cpu_seq_ops.h"
 #include "elementwise_math.h"
 #include "q8_gemm.h"
+#include "q8_packed.h"
 #include "cpu_dispatch.h"
 #include "small_gemm.h"
 #include "widen.h"
@@ -238,7 +239,7 @@ static sw_status cpu_matmul(sw_backend *be, const sw_tensor *a, const sw_tensor 
  * column blocks (multiples of 16 outputs) go to the workers. Rows go in
  * chunks that stay in L1 while a block of weight rows streams past them. */
 typedef struct q8_job {
-    int m, n, k, parts;
+    int m, n, k, parts, packed;
     const float *a;
     int8_t *qa;
     float *sa;
@@ -266,8 +267,14 @@ static void q8_gemm_part(void *ctx, size_t begin, size_t end)
         column_part(j->n, (int)p, j->parts, &c0, &c1);
         for (int r0 = 0; r0 < j->m && c1 > c0; r0 += Q8_ROW_CHUNK) {
             int rows = j->m - r0 < Q8_ROW_CHUNK ? j->m - r0 : Q8_ROW_CHUNK;
-            sw_q8_gemm_nt(rows, c0, c1, j->k, j->qa + (size_t)r0 * (size_t)j->k, j->sa + r0, j->w,
-                          j->w_scale, j->w_sum, j->beta, j->c + (size_t)r0 * (size_t)j->n, j->n);
+            const int8_t *qa = j->qa + (size_t)r0 * (size_t)j->k;
+            float *c = j->c + (size_t)r0 * (size_t)j->n;
+            if (j->packed)
+                sw_q8_gemm_nt_packed(rows, c0, c1, j->n, j->k, qa, j->sa + r0, j->w, j->w_scale,
+                                     j->w_sum, j->beta, c, j->n);
+            else
+                sw_q8_gemm_nt(rows, c0, c1, j->k, qa, j->sa + r0, j->w, j->w_scale, j->w_sum,
+                              j->beta, c, j->n);
         }
     }
 }
@@ -284,7 +291,19 @@ static sw_status cpu_matmul_q8(sw_backend *be, const sw_tensor *a, const sw_tens
         return err->code;
     }
     int threads = sw_threadpool_size(impl_of(be)->threads);
-    q8_job j = {m, n, k, 1, a->data, qa, sa, w->data, w_scale->data, w_sum->data, c->data, beta};
+    q8_job j = {.m = m,
+                .n = n,
+                .k = k,
+                .parts = 1,
+                .packed = w->dtype == SW_I8_PACKED,
+                .a = a->data,
+                .qa = qa,
+                .sa = sa,
+                .w = w->data,
+                .w_scale = w_scale->data,
+                .w_sum = w_sum->data,
+                .c = c->data,
+                .beta = beta};
     sw_parallel_for(impl_of(be)->threads, (size_t)m, 64, q8_quantize_part, &j);
     if (threads > 1 && (double)m * n * k > 1e6 && n >= 64 * threads)
         j.parts = threads;

@@ -95,7 +95,7 @@ sw_status sw_matmul_q8(const sw_tensor *a, const sw_tensor *w, const sw_tensor *
     if (need_f32("matmul_q8", a, err) || need_f32("matmul_q8", c, err) ||
         need_f32("matmul_q8", w_scale, err))
         return err->code;
-    if (w->dtype != SW_I8 || w_sum->dtype != SW_I32)
+    if ((w->dtype != SW_I8 && w->dtype != SW_I8_PACKED) || w_sum->dtype != SW_I32)
         return sw_fail(err, SW_ERR_ARG, "matmul_q8: the weight must be int8 and its sums int32");
     if (a->ndim != 2 || w->ndim != 2 || c->ndim != 2 || w_scale->ndim != 1 || w_sum->ndim != 1)
         return sw_fail(err, SW_ERR_ARG, "matmul_q8: operands must be matrices, scales vectors");

@@ -11,6 +11,7 @@ size_t sw_dtype_size(sw_dtype dtype)
     case SW_F16: return 2;
     case SW_BF16: return 2;
     case SW_I8: return 1;
+    case SW_I8_PACKED: return 1;
     case SW_I32: return 4;
     }
     return 0;
@@ -23,6 +24,7 @@ const char *sw_dtype_name(sw_dtype dtype)
     case SW_F16: return "float16";
     case SW_BF16: return "bfloat16";
     case SW_I8: return "int8";
+    case SW_I8_PACKED: return "int8 (packed)";
     case SW_I32: return "int32";
     }
     return "unknown";

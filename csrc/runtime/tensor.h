@@ -15,7 +15,16 @@ extern "C" {
 
 #define SW_MAX_DIMS 4
 
-typedef enum sw_dtype { SW_F32 = 0, SW_F16 = 1, SW_BF16 = 2, SW_I8 = 3, SW_I32 = 4 } sw_dtype;
+/* SW_I8_PACKED: int8 weight rows in the CPU's packed layout (q8_packed.h),
+ * on the CPU backend only; the bytes of SW_I8 in another order. */
+typedef enum sw_dtype {
+    SW_F32 = 0,
+    SW_F16 = 1,
+    SW_BF16 = 2,
+    SW_I8 = 3,
+    SW_I32 = 4,
+    SW_I8_PACKED = 5
+} sw_dtype;
 
 struct sw_backend;
 

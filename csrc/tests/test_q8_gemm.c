@@ -4,10 +4,14 @@
  * lengths that are not multiples of 64. */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
+#include "cpu_dispatch.h"
 #include "q8_gemm.h"
+#include "q8_packed.h"
 
 static float frand(void)
 {
@@ -73,6 +77,62 @@ static void check_shape(int m, int n, int k)
     free(sums);
 }
 
+/* The packed layout at every CPU level this machine has (VNNI, AVX2, the
+ * portable loop): the bits of the row-major scalar path, with columns split
+ * at multiples of 16 as the backend splits them, tiles of every row count
+ * and the row-major tail past the last whole block. */
+static void check_packed(int m, int n, int k)
+{
+    int8_t *qa = malloc((size_t)(m * k)), *qw = malloc((size_t)(n * k)),
+           *pw = malloc((size_t)(n * k));
+    float *sa = malloc(sizeof *sa * (size_t)m), *sw = malloc(sizeof *sw * (size_t)n);
+    float *c = malloc(sizeof *c * (size_t)(m * n)), *c_ref = malloc(sizeof *c * (size_t)(m * n));
+    int32_t *sums = malloc(sizeof *sums * (size_t)n);
+    for (int i = 0; i < m * k; i++)
+        qa[i] = (int8_t)(rand() % 255 - 127);
+    for (int i = 0; i < n * k; i++)
+        qw[i] = (int8_t)(rand() % 255 - 127);
+    for (int r = 0; r < m; r++)
+        sa[r] = 0.5f + frand() * 0.25f;
+    for (int j = 0; j < n; j++)
+        sw[j] = 2.0f + frand();
+    sw_q8_row_sums(qw, n, k, sums);
+    CHECK(sw_q8_packable(n, k));
+    /* in two halves, as workers pack, from the block boundary */
+    int blocks = (n + 15) / 16;
+    sw_q8_pack_blocks(qw, n, k, 0, blocks / 2, pw);
+    sw_q8_pack_blocks(qw, n, k, blocks / 2, blocks, pw);
+    float *c_init = malloc(sizeof *c * (size_t)(m * n)); /* beta 1 adds to what is there */
+    for (int i = 0; i < m * n; i++)
+        c_init[i] = c_ref[i] = frand();
+    sw_q8_gemm_nt_scalar(m, 0, n, k, qa, sa, qw, sw, 1.0f, c_ref, n);
+    int levels[3] = {SW_CPU_BASELINE, SW_CPU_V3, SW_CPU_V4};
+    for (int i = 0; i < 3 && levels[i] <= (int)sw_cpu_level_hardware(); i++) {
+        sw_cpu_level_force(levels[i]);
+        memcpy(c, c_init, sizeof *c * (size_t)(m * n));
+        int mid = n / 2 & ~15;
+        sw_q8_gemm_nt_packed(m, 0, mid, n, k, qa, sa, pw, sw, sums, 1.0f, c, n);
+        sw_q8_gemm_nt_packed(m, mid, n, n, k, qa, sa, pw, sw, sums, 1.0f, c, n);
+        int same = 1;
+        for (int x = 0; x < m * n; x++)
+            same &= c[x] == c_ref[x];
+        CHECK(same);
+        if (!same)
+            printf("packed %dx%dx%d differs at %s\n", m, n, k,
+                   sw_cpu_level_name((sw_cpu_level)levels[i]));
+    }
+    sw_cpu_level_force(-1);
+    free(qa);
+    free(qw);
+    free(pw);
+    free(sa);
+    free(sw);
+    free(c);
+    free(c_ref);
+    free(c_init);
+    free(sums);
+}
+
 int main(void)
 {
     srand(5);
@@ -81,5 +141,12 @@ int main(void)
                        {33, 130, 1536}, {4, 5, 100},    {40, 48, 64}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         check_shape(shapes[i][0], shapes[i][1], shapes[i][2]);
+    int packed[][3] = {{1, 2000, 384},  {5, 1000, 384}, {8, 48, 64}, {9, 77, 20},
+                       {33, 130, 1536}, {4, 5, 100},    {17, 16, 4}, {12, 200, 388}};
+    for (size_t i = 0; i < sizeof packed / sizeof packed[0]; i++) {
+        srand(13 + (unsigned)i);
+        check_packed(packed[i][0], packed[i][1], packed[i][2]);
+    }
+    CHECK(!sw_q8_packable(8, 17) && !sw_q8_packable(0, 64));
     return sw_check_summary("test_q8_gemm");
 }

@@ -69,8 +69,9 @@ sw_status sw_wh_linear(const sw_tensor *x, const sw_wh_weight *w, const sw_tenso
                        int accumulate, sw_error *err)
 {
     float beta = accumulate ? 1.0f : 0.0f;
-    sw_status st = w->w.dtype == SW_I8 ? sw_matmul_q8(x, &w->w, &w->scale, &w->sum, y, beta, err)
-                                       : sw_matmul(x, &w->w, y, 1, 1.0f, beta, err);
+    int q8 = w->w.dtype == SW_I8 || w->w.dtype == SW_I8_PACKED;
+    sw_status st = q8 ? sw_matmul_q8(x, &w->w, &w->scale, &w->sum, y, beta, err)
+                      : sw_matmul(x, &w->w, y, 1, 1.0f, beta, err);
     if (st != SW_OK)
         return st;
     if (b && b->data)

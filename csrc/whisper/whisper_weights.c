@@ -2,6 +2,7 @@
  * (named_tensors.h): every tensor is looked up by its state-dict name, its
  * shape checked against the dims, and copied to the backend as float32; with compute int8 the
  * linear layers' weights are quantized per row on the host first and go up as int8. */
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "backend_cpu.h"
 #include "q8_gemm.h"
+#include "q8_packed.h"
 #include "whisper_internal.h"
 #include "widen.h"
 
@@ -70,34 +72,51 @@ static sw_status load_matrix(loader *ld, sw_tensor *dst, int ndim, int64_t d0, i
 }
 
 /* One range of rows: widened one row at a time (the host holds a float32
- * row per worker, never a float32 copy), quantized, summed. */
+ * row per worker, never a float32 copy), quantized, summed. With `packed`
+ * the range counts blocks of 16 rows, quantized into a block buffer and
+ * written in the CPU's packed layout (q8_packed.h). */
 typedef struct q8_rows {
     const unsigned char *src;
     sw_dtype dtype;
-    int64_t cols;
+    int64_t rows, cols;
     int8_t *q;
     float *scale;
     int32_t *sums;
-    atomic_int failed; /* a worker could not get its row buffer */
+    int packed;
+    atomic_int failed; /* a worker could not get its buffers */
 } q8_rows;
+
+static void quantize_rows(q8_rows *j, float *row, size_t r0, size_t r1, int8_t *q)
+{
+    size_t row_bytes = (size_t)j->cols * sw_dtype_size(j->dtype);
+    for (size_t r = r0; r < r1; r++) {
+        sw_widen_to_f32(j->src + r * row_bytes, j->dtype, row, (size_t)j->cols);
+        sw_q8_quantize_rows(row, 1, (int)j->cols, (int)j->cols, q + (r - r0) * (size_t)j->cols,
+                            j->scale + r);
+    }
+    sw_q8_row_sums(q, (int)(r1 - r0), (int)j->cols, j->sums + r0);
+}
 
 static void quantize_range(void *ctx, size_t begin, size_t end)
 {
     q8_rows *j = ctx;
-    float *row = malloc((size_t)j->cols * sizeof *row);
-    if (!row) {
+    size_t cols = (size_t)j->cols;
+    float *row = malloc(cols * sizeof *row);
+    int8_t *block = j->packed ? malloc(16 * cols) : NULL;
+    if (!row || (j->packed && !block)) {
         atomic_store(&j->failed, 1);
-        return;
+    } else if (!j->packed) {
+        quantize_rows(j, row, begin, end, j->q + begin * cols);
+    } else {
+        for (size_t b = begin; b < end; b++) {
+            size_t r0 = 16 * b, r1 = r0 + 16 < (size_t)j->rows ? r0 + 16 : (size_t)j->rows;
+            quantize_rows(j, row, r0, r1, block);
+            /* one block of this weight, or its last rows as they are */
+            sw_q8_pack_blocks(block, (int)(r1 - r0), (int)cols, 0, 1, j->q + r0 * cols);
+        }
     }
-    size_t row_bytes = (size_t)j->cols * sw_dtype_size(j->dtype);
-    for (size_t r = begin; r < end; r++) {
-        sw_widen_to_f32(j->src + r * row_bytes, j->dtype, row, (size_t)j->cols);
-        sw_q8_quantize_rows(row, 1, (int)j->cols, (int)j->cols, j->q + r * (size_t)j->cols,
-                            j->scale + r);
-    }
-    sw_q8_row_sums(j->q + begin * (size_t)j->cols, (int)(end - begin), (int)j->cols,
-                   j->sums + begin);
     free(row);
+    free(block);
 }
 
 /* int8 rows, scales and row sums of a [rows, cols] weight, on the CPU
@@ -107,23 +126,33 @@ static sw_status upload_q8(loader *ld, const sw_named_tensor *src, sw_wh_weight 
 {
     sw_backend *be = ld->src.be;
     int64_t rows = src->shape[0], cols = src->shape[1], n = rows;
-    if (sw_tensor_new(be, SW_I8, 2, src->shape, &dst->w, ld->err) != SW_OK ||
+    /* host memory: quantized straight into the backend's buffers (a staging
+     * copy was a second round of fresh pages), in the CPU kernels' packed
+     * layout where it fits; a device gets row-major rows, staged */
+    int staged = be->kind != SW_DEVICE_CPU;
+    int packed =
+        !staged && rows <= INT_MAX && cols <= INT_MAX && sw_q8_packable((int)rows, (int)cols);
+    if (sw_tensor_new(be, packed ? SW_I8_PACKED : SW_I8, 2, src->shape, &dst->w, ld->err) !=
+            SW_OK ||
         sw_tensor_new(be, SW_F32, 1, &n, &dst->scale, ld->err) != SW_OK ||
         sw_tensor_new(be, SW_I32, 1, &n, &dst->sum, ld->err) != SW_OK)
         return ld->err->code;
-    /* host memory: quantized straight into the backend's buffers (a staging
-     * copy was a second round of fresh pages); a device gets them staged */
-    int staged = be->kind != SW_DEVICE_CPU;
-    q8_rows j = {src->data,
-                 src->dtype,
-                 cols,
-                 staged ? malloc((size_t)(rows * cols)) : dst->w.data,
-                 staged ? malloc((size_t)rows * sizeof(float)) : dst->scale.data,
-                 staged ? malloc((size_t)rows * sizeof(int32_t)) : dst->sum.data,
-                 0};
+    q8_rows j = {.src = src->data,
+                 .dtype = src->dtype,
+                 .rows = rows,
+                 .cols = cols,
+                 .q = staged ? malloc((size_t)(rows * cols)) : dst->w.data,
+                 .scale = staged ? malloc((size_t)rows * sizeof(float)) : dst->scale.data,
+                 .sums = staged ? malloc((size_t)rows * sizeof(int32_t)) : dst->sum.data,
+                 .packed = packed,
+                 .failed = 0};
     if (j.q && j.scale && j.sums) {
         size_t min_rows = cols > 0 && cols < 65536 ? (size_t)(65536 / cols) : 1;
-        sw_cpu_backend_parallel_for(be, (size_t)rows, min_rows, quantize_range, &j);
+        if (packed)
+            sw_cpu_backend_parallel_for(be, (size_t)(rows + 15) / 16, (min_rows + 15) / 16,
+                                        quantize_range, &j);
+        else
+            sw_cpu_backend_parallel_for(be, (size_t)rows, min_rows, quantize_range, &j);
     }
     if (!j.q || !j.scale || !j.sums || atomic_load(&j.failed))
         sw_fail(ld->err, SW_ERR_NOMEM, "whisper weights: out of host memory quantizing '%s'",
