@@ -75,7 +75,9 @@ def main() -> None:
     ap.add_argument("--recording", default="speech")
     ap.add_argument("--compute", default="float32")
     args = ap.parse_args()
-    from machine import describe
+    from machine import describe, force_peers_to_dispatch
+
+    force_peers_to_dispatch()  # a lowered dispatch lowers the peer's too
 
     print(describe())  # the CPU and kernels, so figures are never compared blind
     if args.worker:

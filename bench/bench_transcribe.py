@@ -147,7 +147,9 @@ def main() -> None:
         help="add whisper.cpp (float32 rows): a whisper-cli path, or none to build it",
     )
     args = ap.parse_args()
-    from machine import describe
+    from machine import describe, force_peers_to_dispatch
+
+    force_peers_to_dispatch()  # a lowered dispatch lowers the peer's too
 
     print(describe())  # the CPU and kernels, so figures are never compared blind
     if args.worker:

@@ -19,15 +19,42 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+# What a CPU without AVX-512 (or without AVX2) runs in CTranslate2 and the
+# MKL and oneDNN inside it: the peer gets the same ceiling as saywho when
+# SAYWHO_CPU_DISPATCH lowers saywho's, or the comparison would pit an AVX2
+# saywho against an AVX-512 faster-whisper.
+PEER_ISA = {
+    "avx2": {
+        "CT2_FORCE_CPU_ISA": "AVX2",
+        "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+        "ONEDNN_MAX_CPU_ISA": "AVX2",
+    },
+    "baseline": {
+        "CT2_FORCE_CPU_ISA": "GENERIC",
+        "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+        "ONEDNN_MAX_CPU_ISA": "SSE41",
+    },
+}
+
+
+def force_peers_to_dispatch() -> None:
+    """Sets the peers' ISA variables for SAYWHO_CPU_DISPATCH=avx2 or
+    baseline (before the benches start their engines' processes)."""
+    level = os.environ.get("SAYWHO_CPU_DISPATCH", "auto").strip().lower()
+    for name, value in PEER_ISA.get(level, {}).items():
+        os.environ.setdefault(name, value)
+
+
 def describe() -> str:
     from saywho import _core
 
     d = _core.cpu_dispatch()
     forced = os.environ.get("SAYWHO_CPU_DISPATCH", "auto") != "auto"
+    peer = os.environ.get("CT2_FORCE_CPU_ISA")
     return (
         f"CPU: {cpu_model()} ({os.cpu_count()} logical CPUs, {d['hardware']}); saywho kernels "
         f"{d['level']}{' forced' if forced else ''}{', AVX-512 VNNI' if d['vnni'] else ''}; "
-        f"OpenBLAS kernels {d['blas']}"
+        f"OpenBLAS kernels {d['blas']}" + (f"; CTranslate2 forced to {peer}" if peer else "")
     )
 
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "cpu_dispatch.h"
 #include "elementwise_math.h"
 #include "small_gemm.h"
 
@@ -92,9 +93,18 @@ int main(void)
                        {2, 33, 100},    {40, 300, 384}, {63, 20, 1536}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         check_shape(shapes[i][0], shapes[i][1], shapes[i][2]);
-    check_halves(5, 1000, 384, 384, sw_small_gemm_f16_rows(384));
-    check_halves(1, 517, 83, 83, sw_small_gemm_f16_rows(83));
-    check_halves(7, 100, 64, 80, 12); /* rows of a wider matrix */
-    check_halves(40, 90, 1536, 1536, 1);
+    /* at every level the CPU has: v4 and v3 widen in registers for up to
+     * eight rows when k is a multiple of 16, else through scratch */
+    int levels[3] = {SW_CPU_BASELINE, SW_CPU_V3, SW_CPU_V4};
+    for (int i = 0; i < 3 && levels[i] <= (int)sw_cpu_level_hardware(); i++) {
+        sw_cpu_level_force(levels[i]);
+        check_halves(5, 1000, 384, 384, sw_small_gemm_f16_rows(384));
+        check_halves(1, 517, 83, 83, sw_small_gemm_f16_rows(83));
+        check_halves(7, 100, 64, 80, 12); /* rows of a wider matrix */
+        check_halves(8, 50, 32, 32, 12);
+        check_halves(9, 50, 32, 32, 12);
+        check_halves(40, 90, 1536, 1536, 1);
+    }
+    sw_cpu_level_force(-1);
     return sw_check_summary("test_small_gemm");
 }
