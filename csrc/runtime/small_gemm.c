@@ -57,6 +57,10 @@ typedef float v4u __attribute__((vector_size(16), aligned(4), may_alias));
  * passes over them. */
 #define COL_BLOCK 128
 
+/* Input rows a tile may hold: 4 in the tiles of four weight rows, up to 8
+ * in the float16 path's tiles of one weight row. */
+#define F16_MAX_TILE 8
+
 /* Lane l of a vector plus lane l + width, for each lane below width: one
  * step of reduce_lanes on the lanes a vector holds. */
 typedef int v16i __attribute__((vector_size(64)));
@@ -91,7 +95,7 @@ SW_ALWAYS_INLINE float reduce_v16(const v16 *sum)
                                       int k16, int k, float out[][4][LANES], float done[][4])      \
     {                                                                                              \
         for (int h = 0; h < LANES; h += W) {                                                       \
-            VT acc[4][4];                                                                          \
+            VT acc[F16_MAX_TILE][4];                                                               \
             for (int r = 0; r < R; r++)                                                            \
                 for (int j = 0; j < J; j++)                                                        \
                     acc[r][j] = (VT){0.0f};                                                        \
@@ -275,7 +279,7 @@ DEFINE_TILE(tile8h, SW_TARGET_V3, uint16_t, v8, v8u, 8, 1, reduce_v8, LOAD_H8)
 
 /* Rows per tile against one weight row; more input rows than this take
  * the scratch path (each tile widens the row again). */
-#define F16_ROW_TILE   4
+#define F16_ROW_TILE   8
 #define F16_FUSED_ROWS 8
 
 #define F16_CASE(TILE, W, R_)                                                                      \
@@ -288,13 +292,13 @@ DEFINE_TILE(tile8h, SW_TARGET_V3, uint16_t, v8, v8u, 8, 1, reduce_v8, LOAD_H8)
     TARGET static void NAME(int m, int n0, int n1, int k, float alpha, const float *a, int lda,    \
                             const uint16_t *w, int ldw, float beta, float *c, int ldc)             \
     {                                                                                              \
-        float out[4][4][LANES], done[4][4];                                                        \
+        float out[F16_MAX_TILE][4][LANES], done[F16_MAX_TILE][4];                                  \
         const float *none[4] = {0}; /* k % 16 == 0: no tail to read */                             \
         for (int j = n0; j < n1; j++) {                                                            \
             const uint16_t *cols[4] = {w + (long)j * ldw};                                         \
             for (int r0 = 0; r0 < m; r0 += F16_ROW_TILE) {                                         \
                 int R = m - r0 < F16_ROW_TILE ? m - r0 : F16_ROW_TILE;                             \
-                const float *rows[4] = {0};                                                        \
+                const float *rows[F16_ROW_TILE] = {0};                                             \
                 for (int r = 0; r < R; r++)                                                        \
                     rows[r] = a + (long)(r0 + r) * lda;                                            \
                 switch (R) {                                                                       \
@@ -302,6 +306,10 @@ DEFINE_TILE(tile8h, SW_TARGET_V3, uint16_t, v8, v8u, 8, 1, reduce_v8, LOAD_H8)
                     F16_CASE(TILE, W, 2)                                                           \
                     F16_CASE(TILE, W, 3)                                                           \
                     F16_CASE(TILE, W, 4)                                                           \
+                    F16_CASE(TILE, W, 5)                                                           \
+                    F16_CASE(TILE, W, 6)                                                           \
+                    F16_CASE(TILE, W, 7)                                                           \
+                    F16_CASE(TILE, W, 8)                                                           \
                 default: break;                                                                    \
                 }                                                                                  \
             }                                                                                      \
