@@ -287,13 +287,14 @@ SW_VOID_MULTIVERSION(static, attn_rows_range, (void *ctx, size_t begin, size_t e
 /* The softmax of every query row of one head's scores: built for each CPU
  * level (the encoder's 1500 x 1500 scores a head were a tenth of its time
  * at the baseline's four lanes), the same bits at every level. */
-SW_ALWAYS_INLINE void softmax_head_body(const attn_job *j, float *s)
+SW_ALWAYS_INLINE void softmax_head_body(const attn_job *j, float *s, int64_t i0, int64_t i1)
 {
-    for (int64_t i = 0; i < j->tq; i++)
-        masked_softmax(s + i * j->kv_len, attn_visible(j, i), j->kv_len);
+    for (int64_t i = i0; i < i1; i++)
+        masked_softmax(s + (i - i0) * j->kv_len, attn_visible(j, i), j->kv_len);
 }
 
-SW_VOID_MULTIVERSION(static, softmax_head, (const attn_job *j, float *s), (j, s))
+SW_VOID_MULTIVERSION(static, softmax_head, (const attn_job *j, float *s, int64_t i0, int64_t i1),
+                     (j, s, i0, i1))
 
 /* Many queries (the encoder, a long prompt): each part of the pool takes whole
  * (batch, head) pairs: q k^T by sgemm into its own scores block, the masked
@@ -304,6 +305,14 @@ typedef struct heads_job {
     float *scratch; /* [parts, T_q, kv_len] when probs is not kept */
     int keep;       /* scores is probs [B, H, T_q, kv_len] */
 } heads_job;
+
+/* Query rows per pair of products when the probabilities are not kept: a
+ * 512 x 1500 block of scores (3 MB) stays in the caches between the three
+ * passes over it, where a head's whole 1500 x 1500 (9 MB, two heads at a
+ * time) went out to memory and back: the encoder 3-5% faster on a Zen 5.
+ * Each score and output row has the bits it has in one call (the products'
+ * sums run over k in the same order whatever the rows). */
+#define ATTN_QUERY_BLOCK 512
 
 static void attn_heads_range(void *ctx, size_t begin, size_t end)
 {
@@ -317,13 +326,19 @@ static void attn_heads_range(void *ctx, size_t begin, size_t end)
             const float *qp = j->q + bi * j->tq * j->d + h * j->dh;
             const float *kp = j->k + (bi / j->group) * j->tkv * j->d + h * j->dh;
             const float *vp = j->v + (bi / j->group) * j->tkv * j->d + h * j->dh;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)j->tq, (int)j->kv_len,
-                        (int)j->dh, j->scale, qp, (int)j->d, kp, (int)j->d, 0.0f, s,
-                        (int)j->kv_len);
-            softmax_head(j, s);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)j->tq, (int)j->dh,
-                        (int)j->kv_len, 1.0f, s, (int)j->kv_len, vp, (int)j->d, 0.0f,
-                        j->out + bi * j->tq * j->d + h * j->dh, (int)j->d);
+            float *op = j->out + bi * j->tq * j->d + h * j->dh;
+            int64_t block = hj->keep ? j->tq : ATTN_QUERY_BLOCK;
+            for (int64_t i0 = 0; i0 < j->tq; i0 += block) {
+                int64_t rows = j->tq - i0 < block ? j->tq - i0 : block;
+                float *sb = s + (hj->keep ? i0 * j->kv_len : 0);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)j->kv_len,
+                            (int)j->dh, j->scale, qp + i0 * j->d, (int)j->d, kp, (int)j->d, 0.0f,
+                            sb, (int)j->kv_len);
+                softmax_head(j, sb, i0, i0 + rows);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)j->dh,
+                            (int)j->kv_len, 1.0f, sb, (int)j->kv_len, vp, (int)j->d, 0.0f,
+                            op + i0 * j->d, (int)j->d);
+            }
         }
 }
 
