@@ -275,7 +275,31 @@ int sw_small_gemm_f16_rows(int k)
 #define LOAD_H16(p) ((v16)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(p))))
 #define LOAD_H8(p)  ((v8)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p))))
 DEFINE_TILE(tile16h, SW_TARGET_V4, uint16_t, v16, v16u, 16, 1, reduce_v16, LOAD_H16)
-DEFINE_TILE(tile8h, SW_TARGET_V3, uint16_t, v8, v8u, 8, 1, reduce_v8, LOAD_H8)
+
+/* AVX2's eight lanes: both halves of the 16 lanes in one pass over the
+ * weight row (tile8h's two passes made two dependency chains one after the
+ * other, and read the row twice), then lane l + lane l + 8, reduce_v8:
+ * the sums and the order of tile8h's. */
+SW_TARGET_V3 SW_ALWAYS_INLINE void tile8h_both(int R, int J, const float *const *a,
+                                               const uint16_t *const *w, int k16, int k,
+                                               float out[][4][LANES], float done[][4])
+{
+    (void)J, (void)k, (void)out;
+    v8 lo[F16_MAX_TILE], hi[F16_MAX_TILE];
+    for (int r = 0; r < R; r++)
+        lo[r] = hi[r] = (v8){0.0f};
+    for (int i = 0; i < k16; i += LANES) {
+        v8 w0 = LOAD_H8(w[0] + i), w1 = LOAD_H8(w[0] + i + 8);
+        for (int r = 0; r < R; r++) {
+            lo[r] += LOAD_V8(a[r] + i) * w0;
+            hi[r] += LOAD_V8(a[r] + i + 8) * w1;
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        v8 s = lo[r] + hi[r];
+        done[r][0] = reduce_v8(&s);
+    }
+}
 
 /* Rows per tile against one weight row; more input rows than this take
  * the scratch path (each tile widens the row again). */
@@ -288,7 +312,7 @@ DEFINE_TILE(tile8h, SW_TARGET_V3, uint16_t, v8, v8u, 8, 1, reduce_v8, LOAD_H8)
         finish_tile(W, R_, 1, rows, none, k, k, out, done, alpha, beta, c, ldc, r0, j);            \
         break;
 
-#define DEFINE_ROWS_F16(NAME, TARGET, TILE, W)                                                     \
+#define DEFINE_ROWS_F16(NAME, TARGET, TILE, W, ROW_TILE)                                           \
     TARGET static void NAME(int m, int n0, int n1, int k, float alpha, const float *a, int lda,    \
                             const uint16_t *w, int ldw, float beta, float *c, int ldc)             \
     {                                                                                              \
@@ -296,8 +320,8 @@ DEFINE_TILE(tile8h, SW_TARGET_V3, uint16_t, v8, v8u, 8, 1, reduce_v8, LOAD_H8)
         const float *none[4] = {0}; /* k % 16 == 0: no tail to read */                             \
         for (int j = n0; j < n1; j++) {                                                            \
             const uint16_t *cols[4] = {w + (long)j * ldw};                                         \
-            for (int r0 = 0; r0 < m; r0 += F16_ROW_TILE) {                                         \
-                int R = m - r0 < F16_ROW_TILE ? m - r0 : F16_ROW_TILE;                             \
+            for (int r0 = 0; r0 < m; r0 += ROW_TILE) {                                             \
+                int R = m - r0 < ROW_TILE ? m - r0 : ROW_TILE;                                     \
                 const float *rows[F16_ROW_TILE] = {0};                                             \
                 for (int r = 0; r < R; r++)                                                        \
                     rows[r] = a + (long)(r0 + r) * lda;                                            \
@@ -316,8 +340,9 @@ DEFINE_TILE(tile8h, SW_TARGET_V3, uint16_t, v8, v8u, 8, 1, reduce_v8, LOAD_H8)
         }                                                                                          \
     }
 
-DEFINE_ROWS_F16(rows_f16_v4, SW_TARGET_V4, tile16h, 16)
-DEFINE_ROWS_F16(rows_f16_v3, SW_TARGET_V3, tile8h, 8)
+DEFINE_ROWS_F16(rows_f16_v4, SW_TARGET_V4, tile16h, 16, F16_ROW_TILE)
+/* 2 R accumulators of 16 ymm registers: tiles of at most six rows */
+DEFINE_ROWS_F16(rows_f16_v3, SW_TARGET_V3, tile8h_both, 8, 6)
 #endif
 
 void sw_small_gemm_nt_f16(int m, int n0, int n1, int k, float alpha, const float *a, int lda,
