@@ -277,9 +277,9 @@ int sw_small_gemm_f16_rows(int k)
 DEFINE_TILE(tile16h, SW_TARGET_V4, uint16_t, v16, v16u, 16, 1, reduce_v16, LOAD_H16)
 
 /* AVX2's eight lanes: both halves of the 16 lanes in one pass over the
- * weight row (tile8h's two passes made two dependency chains one after the
- * other, and read the row twice), then lane l + lane l + 8, reduce_v8:
- * the sums and the order of tile8h's. */
+ * weight row (DEFINE_TILE's W = 8 passes make two dependency chains one
+ * after the other and read the row twice), then lane l + lane l + 8 and
+ * reduce_v8: the sums and the order of tile8's. */
 SW_TARGET_V3 SW_ALWAYS_INLINE void tile8h_both(int R, int J, const float *const *a,
                                                const uint16_t *const *w, int k16, int k,
                                                float out[][4][LANES], float done[][4])

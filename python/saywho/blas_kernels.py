@@ -31,8 +31,17 @@ _V4_FLAGS = _V3_FLAGS | {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512v
 # OpenBLAS's kernel set for each level
 KERNELS = {4: "SkylakeX", 3: "Haswell", 0: "Nehalem"}
 
-_DISPATCH = {"auto": 4, "": 4, "avx512": 4, "x86-64-v4": 4, "avx2": 3, "x86-64-v3": 3}
-_DISPATCH.update({"baseline": 0, "x86-64": 0})
+# SAYWHO_CPU_DISPATCH's values (cpu_dispatch.c) and the level each asks for
+_DISPATCH = {
+    "auto": 4,
+    "": 4,
+    "avx512": 4,
+    "x86-64-v4": 4,
+    "avx2": 3,
+    "x86-64-v3": 3,
+    "baseline": 0,
+    "x86-64": 0,
+}
 
 
 def hardware_level(cpuinfo: str = "/proc/cpuinfo") -> int | None:
