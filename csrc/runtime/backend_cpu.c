@@ -534,6 +534,22 @@ static void im2col_range(void *ctx, size_t begin, size_t end)
 {
     const im2col_job *j = ctx;
     int64_t width = j->c_in * j->k;
+    if (j->c_in == 1) { /* a row is a stretch of x (SincNet's first layer): copy it whole */
+        for (int64_t i = (int64_t)begin; i < (int64_t)end; i++) {
+            int64_t first = (j->t0 + i) * j->stride - j->pad; /* x's index of tap 0 */
+            int64_t lo = first < 0 ? -first : 0;
+            int64_t hi = j->t_in - first < j->k ? j->t_in - first : j->k;
+            float *row = j->cols + i * width;
+            if (hi <= lo) {
+                memset(row, 0, (size_t)j->k * sizeof(float));
+                continue;
+            }
+            memset(row, 0, (size_t)lo * sizeof(float));
+            memcpy(row + lo, j->x + first + lo, (size_t)(hi - lo) * sizeof(float));
+            memset(row + hi, 0, (size_t)(j->k - hi) * sizeof(float));
+        }
+        return;
+    }
     for (int64_t i = (int64_t)begin; i < (int64_t)end; i++) {
         int64_t t = j->t0 + i;
         float *row = j->cols + i * width;

@@ -306,6 +306,50 @@ __attribute__((target("avx2,fma"))) static void recurrent_product_fma(int64_t ro
     }
 }
 
+/* R rows x 32 columns of the product in 2R 512-bit sums, for AVX-512
+ * CPUs: twice the multiply-adds of the AVX2 block per k step, the same
+ * fused operations in the same order, so the same bits as
+ * recurrent_product_fma. */
+__attribute__((target("avx512f"), always_inline)) static inline void
+rec_block_avx512(int R, int64_t k, const float *h, int64_t ld_h, const float *w, int64_t n,
+                 float *g, int64_t ld_g)
+{
+    __m512 a[8], b[8];
+    for (int r = 0; r < R; r++) {
+        a[r] = _mm512_loadu_ps(g + r * ld_g);
+        b[r] = _mm512_loadu_ps(g + r * ld_g + 16);
+    }
+    for (int64_t kk = 0; kk < k; kk++) {
+        __m512 w0 = _mm512_loadu_ps(w + kk * n), w1 = _mm512_loadu_ps(w + kk * n + 16);
+        for (int r = 0; r < R; r++) {
+            __m512 x = _mm512_set1_ps(h[r * ld_h + kk]);
+            a[r] = _mm512_fmadd_ps(x, w0, a[r]);
+            b[r] = _mm512_fmadd_ps(x, w1, b[r]);
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        _mm512_storeu_ps(g + r * ld_g, a[r]);
+        _mm512_storeu_ps(g + r * ld_g + 16, b[r]);
+    }
+}
+
+__attribute__((target("avx512f"))) static void
+recurrent_product_avx512(int64_t rows, int64_t n, int64_t k, const float *h, int64_t ld_h,
+                         const float *wt, float *g, int64_t ld_g)
+{
+    for (int64_t j0 = 0; j0 < n; j0 += 32) {
+        int64_t r0 = 0;
+        for (; r0 + 8 <= rows; r0 += 8)
+            rec_block_avx512(8, k, h + r0 * ld_h, ld_h, wt + j0, n, g + r0 * ld_g + j0, ld_g);
+        if (rows - r0 >= 4) {
+            rec_block_avx512(4, k, h + r0 * ld_h, ld_h, wt + j0, n, g + r0 * ld_g + j0, ld_g);
+            r0 += 4;
+        }
+        for (; r0 < rows; r0++)
+            rec_block_avx512(1, k, h + r0 * ld_h, ld_h, wt + j0, n, g + r0 * ld_g + j0, ld_g);
+    }
+}
+
 static int have_fma(void)
 {
     return sw_cpu_level_get() >= SW_CPU_V3;
@@ -319,6 +363,10 @@ static inline __attribute__((always_inline)) void recurrent_product(int64_t rows
                                                                     float *g, int64_t ld_g)
 {
 #ifdef SW_LSTM_FMA
+    if (n % 32 == 0 && sw_cpu_level_get() >= SW_CPU_V4) {
+        recurrent_product_avx512(rows, n, k, h, ld_h, wt, g, ld_g);
+        return;
+    }
     if (n % 16 == 0 && have_fma()) {
         recurrent_product_fma(rows, n, k, h, ld_h, wt, g, ld_g);
         return;

@@ -25,7 +25,7 @@
 #define N_OUT   301
 #define FRAMES  1500
 #define HEADS   6
-#define LSTM_B  3
+#define LSTM_B  13 /* the AVX-512 recurrence's blocks of 8, 4 and 1 rows */
 #define LSTM_T  17
 #define LSTM_IN 60
 #define LSTM_H  128
