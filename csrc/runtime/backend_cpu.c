@@ -888,3 +888,8 @@ void sw_cpu_backend_parallel_for(sw_backend *b, size_t n, size_t min_chunk,
     else if (n > 0)
         fn(ctx, 0, n);
 }
+
+int sw_cpu_backend_threads(sw_backend *b)
+{
+    return b->kind == SW_DEVICE_CPU ? sw_threadpool_size(impl_of(b)->threads) : 1;
+}

@@ -14,6 +14,9 @@ sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err);
 void sw_cpu_backend_parallel_for(sw_backend *b, size_t n, size_t min_chunk,
                                  void (*fn)(void *ctx, size_t begin, size_t end), void *ctx);
 
+/* Threads of a CPU backend's pool (the caller included); 1 on another backend. */
+int sw_cpu_backend_threads(sw_backend *b);
+
 /* Which kernels OpenBLAS chose when it loaded ("Haswell", "SkylakeX", ...;
  * OPENBLAS_CORETYPE overrides it), for benches and bug reports. */
 const char *sw_cpu_blas_kernels(void);

@@ -1,0 +1,136 @@
+#include "cpu_gather_linear.h"
+
+#include <cblas.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "backend_cpu.h"
+#include "ops.h"
+
+typedef struct gl_job {
+    const float *x; /* [x_rows, c_in] */
+    int64_t x_rows, c_in;
+    const int32_t *ids; /* [n_out * taps], or NULL: row r is x's row r */
+    int taps;
+    const float *w, *bias; /* w [c_out, taps * c_in], bias [c_out] or NULL */
+    int relu;
+    float *y; /* [n_out, c_out] */
+    int64_t n_out, c_out, block;
+    float *scratch; /* slots x block x width floats */
+    int *busy;      /* one flag a slot */
+    int slots;
+} gl_job;
+
+/* bias and ReLU as sw_add then sw_leaky_relu(0) compute them: v + b, then v
+ * times 1 or 0, the factor picked by the sign bit with integer masks as
+ * map_range does (so -0.0 for negatives, the same bits; and it vectorises) */
+static void finish_rows(float *restrict y, int64_t rows, int64_t n, const float *restrict bias,
+                        int relu)
+{
+    const float one = 1.0f, zero = 0.0f;
+    uint32_t one_bits, zero_bits;
+    memcpy(&one_bits, &one, sizeof one_bits);
+    memcpy(&zero_bits, &zero, sizeof zero_bits);
+    for (int64_t r = 0; r < rows; r++) {
+        float *restrict row = y + r * n;
+        if (bias)
+            for (int64_t c = 0; c < n; c++)
+                row[c] = row[c] + bias[c];
+        if (relu)
+            for (int64_t c = 0; c < n; c++) {
+                float v = row[c], factor;
+                uint32_t bits, pick;
+                memcpy(&bits, &v, sizeof bits);
+                pick = one_bits ^ ((one_bits ^ zero_bits) & (0u - (bits >> 31)));
+                memcpy(&factor, &pick, sizeof factor);
+                row[c] = v * factor;
+            }
+    }
+}
+
+/* Blocks [begin, end), each gathered, multiplied and finished by this thread
+ * while its rows are in this core's cache. */
+static void gl_blocks(void *ctx, size_t begin, size_t end)
+{
+    const gl_job *j = ctx;
+    int64_t width = j->taps * j->c_in;
+    float *cols = NULL;
+    int slot = -1;
+    if (j->ids) /* a range runs on one thread, and at most `slots` run at once */
+        for (slot = 0;; slot = (slot + 1) % j->slots)
+            if (!__atomic_exchange_n(&j->busy[slot], 1, __ATOMIC_ACQUIRE))
+                break;
+    if (slot >= 0)
+        cols = j->scratch + (int64_t)slot * j->block * width;
+    for (size_t b = begin; b < end; b++) {
+        int64_t r0 = (int64_t)b * j->block;
+        int64_t rows = j->n_out - r0 < j->block ? j->n_out - r0 : j->block;
+        const float *a = j->x + r0 * j->c_in; /* no ids: x's rows themselves */
+        if (j->ids) {
+            const int32_t *id = j->ids + r0 * j->taps;
+            for (int64_t i = 0; i < rows * j->taps; i++) {
+                float *dst = cols + i * j->c_in;
+                if (id[i] >= 0 && id[i] < j->x_rows)
+                    memcpy(dst, j->x + (int64_t)id[i] * j->c_in, (size_t)j->c_in * sizeof(float));
+                else
+                    memset(dst, 0, (size_t)j->c_in * sizeof(float));
+            }
+            a = cols;
+        }
+        float *y = j->y + r0 * j->c_out;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)j->c_out, (int)width,
+                    1.0f, a, (int)width, j->w, (int)width, 0.0f, y, (int)j->c_out);
+        finish_rows(y, rows, j->c_out, j->bias, j->relu);
+    }
+    if (slot >= 0)
+        __atomic_store_n(&j->busy[slot], 0, __ATOMIC_RELEASE);
+}
+
+sw_status sw_cpu_gather_linear(const sw_tensor *x, const sw_tensor *ids, int taps,
+                               const sw_tensor *w, const sw_tensor *bias, int relu, int64_t block,
+                               sw_tensor *y, sw_error *err)
+{
+    sw_backend *be = x->backend;
+    int64_t c_in = sw_row_len(x), width = (int64_t)taps * c_in;
+    int64_t n_out = ids ? sw_tensor_numel(ids) / taps : sw_rows(x), c_out = w->shape[0];
+    if (n_out == 0 || c_out == 0)
+        return SW_OK;
+    int threads = sw_cpu_backend_threads(be);
+    /* A gathered block must stay in the cache, and two a thread leave little
+     * to wait for when a thread starts late. A plain product's block is as
+     * large as a thread's share: sgemm packs the weight again for every call. */
+    int64_t shares = ids ? 2 * threads : threads;
+    int64_t even = (n_out + shares - 1) / shares;
+    block = block > even ? even : block;
+    block = block < 16 ? 16 : block;
+    int64_t blocks = (n_out + block - 1) / block;
+    gl_job j = {x->data,
+                sw_rows(x),
+                c_in,
+                ids ? ids->data : NULL,
+                taps,
+                w->data,
+                bias ? bias->data : NULL,
+                relu,
+                y->data,
+                n_out,
+                c_out,
+                block,
+                NULL,
+                NULL,
+                threads};
+    void *mem = NULL;
+    if (ids) {
+        size_t floats = (size_t)threads * (size_t)block * (size_t)width;
+        mem = be->alloc(be, floats * sizeof(float) + (size_t)threads * sizeof(int), err);
+        if (!mem)
+            return err->code;
+        j.scratch = mem;
+        j.busy = (int *)(j.scratch + floats);
+        memset(j.busy, 0, (size_t)threads * sizeof(int));
+    }
+    sw_cpu_backend_parallel_for(be, (size_t)blocks, 1, gl_blocks, &j);
+    if (mem)
+        be->free(be, mem);
+    return SW_OK;
+}
