@@ -91,6 +91,8 @@ sw_status sw_cpu_gather_linear(const sw_tensor *x, const sw_tensor *ids, int tap
                                sw_tensor *y, sw_error *err)
 {
     sw_backend *be = x->backend;
+    if (be->kind != SW_DEVICE_CPU)
+        return sw_fail(err, SW_ERR_ARG, "sw_cpu_gather_linear: the tensors are not on the CPU");
     int64_t c_in = sw_row_len(x), width = (int64_t)taps * c_in;
     int64_t n_out = ids ? sw_tensor_numel(ids) / taps : sw_rows(x), c_out = w->shape[0];
     if (n_out == 0 || c_out == 0)

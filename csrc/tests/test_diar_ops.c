@@ -5,11 +5,13 @@
  * their shape checks in ops.c. */
 #include <cblas.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend_cpu.h"
 #include "check.h"
+#include "cpu_gather_linear.h"
 #include "ops.h"
 
 static float frand(void)
@@ -387,6 +389,52 @@ static void test_blocked_conv(sw_backend *b, int threads)
     sw_tensor_free(&o);
 }
 
+/* sw_cpu_gather_linear against a naive gather, product, bias and ReLU: taps
+ * with ids out of range (zeros), blocks that do not divide the rows, and the
+ * plain product (no ids). Every slot's scratch must be back in the pool. */
+static void test_gather_linear(sw_backend *b, int64_t n_out, int taps, int64_t c_in, int64_t c_out,
+                               int use_ids, int relu, int64_t block)
+{
+    sw_error err = {SW_OK, ""};
+    int64_t rows = 97, width = taps * c_in;
+    int64_t sx[2] = {use_ids ? rows : n_out, c_in}, sw[2] = {c_out, width}, sb[1] = {c_out};
+    int64_t so[2] = {n_out, c_out}, si[1] = {n_out * taps};
+    sw_tensor x = make(b, 2, sx, 1), w = make(b, 2, sw, 1), bias = make(b, 1, sb, 1);
+    sw_tensor o = make(b, 2, so, 0), ids = {0};
+    CHECK(sw_tensor_new(b, SW_I32, 1, si, &ids, &err) == SW_OK);
+    int32_t *id = ids.data;
+    for (int64_t i = 0; i < n_out * taps; i++)
+        id[i] = (int32_t)(rand() % (rows + 6)) - 3; /* some below 0, some past the end */
+    CHECK(sw_cpu_gather_linear(&x, use_ids ? &ids : NULL, use_ids ? taps : 1, &w, &bias, relu,
+                               block, &o, &err) == SW_OK);
+    const float *X = x.data, *W = w.data, *B = bias.data, *O = o.data;
+    double worst = 0.0;
+    for (int64_t r = 0; r < n_out; r++)
+        for (int64_t c = 0; c < c_out; c++) {
+            double sum = B[c];
+            for (int t = 0; t < (use_ids ? taps : 1); t++) {
+                int64_t src = use_ids ? id[r * taps + t] : r;
+                if (src < 0 || src >= sx[0])
+                    continue;
+                for (int64_t k = 0; k < c_in; k++)
+                    sum += (double)X[src * c_in + k] * W[c * width + t * c_in + k];
+            }
+            if (relu && sum < 0.0)
+                sum = 0.0;
+            double d = fabs(sum - O[r * c_out + c]);
+            worst = d > worst || d != d ? d : worst;
+        }
+    if (worst >= 1e-4)
+        fprintf(stderr, "gather_linear n=%lld taps=%d: max diff %g\n", (long long)n_out, taps,
+                worst);
+    CHECK(worst < 1e-4);
+    sw_tensor_free(&x);
+    sw_tensor_free(&w);
+    sw_tensor_free(&bias);
+    sw_tensor_free(&o);
+    sw_tensor_free(&ids);
+}
+
 static void run_all(int threads)
 {
     sw_error err = {SW_OK, ""};
@@ -406,6 +454,11 @@ static void run_all(int threads)
     test_blocked_conv(b, threads);
     test_stats_pool(b);
     test_magnitude_and_l2(b);
+    if (b->kind == SW_DEVICE_CPU) {                      /* a CPU kernel, not an op of the table */
+        test_gather_linear(b, 301, 3, 20, 32, 1, 1, 64); /* CAM++'s local conv, small */
+        test_gather_linear(b, 45, 9, 8, 16, 1, 0, 256);  /* fewer rows than a block */
+        test_gather_linear(b, 130, 1, 40, 24, 0, 1, 1000); /* a plain product */
+    }
     CHECK(b->memory(b).allocated == 0);
     b->destroy(b);
 }
