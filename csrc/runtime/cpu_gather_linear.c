@@ -128,7 +128,7 @@ sw_status sw_cpu_gather_linear(const sw_tensor *x, const sw_tensor *ids, int tap
         if (!mem)
             return err->code;
         j.scratch = mem;
-        j.busy = (int *)(j.scratch + floats);
+        j.busy = (int *)((char *)mem + floats * sizeof(float)); /* after the slots */
         memset(j.busy, 0, (size_t)threads * sizeof(int));
     }
     sw_cpu_backend_parallel_for(be, (size_t)blocks, 1, gl_blocks, &j);
