@@ -83,8 +83,8 @@ static sw_status linear(const sw_tensor *x, const campp_linear *l, int relu, sw_
                         sw_error *err)
 {
     if (x->backend->kind == SW_DEVICE_CPU)
-        return sw_cpu_gather_linear(x, NULL, 1, &l->w, l->b.data ? &l->b : NULL, relu, sw_rows(x),
-                                    y, err);
+        return sw_cpu_gather_linear(x, NULL, 1, &l->w, l->transposed, l->b.data ? &l->b : NULL,
+                                    relu, sw_rows(x), y, err);
     if (sw_matmul(x, &l->w, y, 1, 1.0f, 0.0f, err) == SW_OK && l->b.data)
         sw_add(y, &l->b, y, err);
     if (err->code == SW_OK && relu)
@@ -113,11 +113,11 @@ static sw_status conv_into(const sw_tensor *x, const sw_tensor *ids, int taps,
                            const campp_linear *l, int relu, sw_tensor *cols, sw_tensor *y,
                            sw_error *err)
 {
-    int64_t c_in = sw_row_len(x), n_out = sw_tensor_numel(ids) / taps, c_out = l->w.shape[0];
+    int64_t c_in = sw_row_len(x), n_out = sw_tensor_numel(ids) / taps, c_out = campp_out(l);
     int64_t block = conv_block(taps, c_in, n_out);
     if (x->backend->kind == SW_DEVICE_CPU) /* each block on one thread, no cols */
-        return sw_cpu_gather_linear(x, ids, taps, &l->w, l->b.data ? &l->b : NULL, relu, block, y,
-                                    err);
+        return sw_cpu_gather_linear(x, ids, taps, &l->w, l->transposed, l->b.data ? &l->b : NULL,
+                                    relu, block, y, err);
     sw_tensor table = sw_tensor_slice(x, 0, 2, sw_rows(x), c_in, 0);
     for (int64_t r0 = 0; r0 < n_out && err->code == SW_OK; r0 += block) {
         int64_t rows = n_out - r0 < block ? n_out - r0 : block;
@@ -139,7 +139,7 @@ static sw_status conv(sw_backend *be, const sw_tensor *x, const sw_tensor *ids, 
     sw_tensor cols = {0}; /* the CPU gathers into scratch of its own */
     int64_t cols_rows = be->kind == SW_DEVICE_CPU ? 1 : conv_block(taps, c_in, n_out) * taps;
     if (fresh(be, &cols, cols_rows, c_in, err) == SW_OK &&
-        fresh(be, y, n_out, l->w.shape[0], err) == SW_OK)
+        fresh(be, y, n_out, campp_out(l), err) == SW_OK)
         conv_into(x, ids, taps, l, relu, &cols, y, err);
     sw_tensor_free(&cols);
     return err->code;

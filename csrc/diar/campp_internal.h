@@ -26,7 +26,14 @@ extern const int campp_block_dilation[CAMPP_BLOCKS];
 /* A convolution as a matrix: y = x_im2col w^T (+ b). b empty when absent. */
 typedef struct campp_linear {
     sw_tensor w, b;
+    int transposed; /* w is [in, out]: the CPU's narrow kernel (cpu_gather_linear.h) */
 } campp_linear;
+
+/* The outputs of a layer, whichever way its weight lies. */
+static inline int64_t campp_out(const campp_linear *l)
+{
+    return l->transposed ? l->w.shape[1] : l->w.shape[0];
+}
 
 /* Inference BatchNorm before a ReLU: x * scale + shift. */
 typedef struct campp_affine {

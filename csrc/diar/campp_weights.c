@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "campp_internal.h"
+#include "cpu_gather_linear.h"
 
 const int campp_block_layers[CAMPP_BLOCKS] = {12, 24, 16};
 const int campp_block_dilation[CAMPP_BLOCKS] = {1, 2, 2};
@@ -34,6 +35,28 @@ static void load(loader *ld, sw_tensor *dst, const char *name, int64_t d0, int64
     sw_weights_load(ld, dst, name, shape_of(d0, d1));
 }
 
+/* On the CPU, a weight the narrow kernel multiplies is kept transposed,
+ * [in, out], once here instead of on every call. */
+static void narrow_layout(loader *ld, campp_linear *l)
+{
+    int64_t out = l->w.shape[0], in = l->w.shape[1];
+    if (ld->err->code != SW_OK || ld->be->kind != SW_DEVICE_CPU ||
+        !sw_cpu_gather_linear_wants_transposed(out))
+        return;
+    sw_tensor t;
+    sw_shape shape = sw_shape2(in, out);
+    if (sw_tensor_new(ld->be, SW_F32, 2, shape.d, &t, ld->err) != SW_OK)
+        return;
+    const float *w = l->w.data;
+    float *wt = t.data;
+    for (int64_t o = 0; o < out; o++)
+        for (int64_t k = 0; k < in; k++)
+            wt[k * out + o] = w[o * in + k];
+    sw_tensor_free(&l->w);
+    l->w = t;
+    l->transposed = 1;
+}
+
 /* prefix.weight [out, in] and, when `bias`, prefix.bias [out] */
 static void load_linear(loader *ld, campp_linear *l, const char *prefix, int64_t out, int64_t in,
                         int bias)
@@ -45,6 +68,7 @@ static void load_linear(loader *ld, campp_linear *l, const char *prefix, int64_t
         snprintf(name, sizeof name, "%s.bias", prefix);
         load(ld, &l->b, name, out, 0);
     }
+    narrow_layout(ld, l);
 }
 
 static void load_affine(loader *ld, campp_affine *a, const char *prefix, int64_t c)
@@ -83,6 +107,7 @@ static void load_mask_logits(loader *ld, campp_linear *l, const char *prefix)
     upload_host(ld, wide, 2, 2 * CAMPP_GROWTH, CAMPP_CTX_CHANNELS, &l->w);
     upload_host(ld, wide_b, 1, 2 * CAMPP_GROWTH, 0, &l->b);
     free(wide);
+    narrow_layout(ld, l);
 }
 
 static void free_tensor(const sw_campp *m, sw_tensor *t)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backend_cpu.h"
+#include "narrow_gemm.h"
 #include "ops.h"
 
 typedef struct gl_job {
@@ -13,6 +14,7 @@ typedef struct gl_job {
     const int32_t *ids; /* [n_out * taps], or NULL: row r is x's row r */
     int taps;
     const float *w, *bias; /* w [c_out, taps * c_in], bias [c_out] or NULL */
+    const float *wt;       /* or w transposed, [taps * c_in, c_out], for narrow_gemm */
     int relu;
     float *y; /* [n_out, c_out] */
     int64_t n_out, c_out, block;
@@ -78,8 +80,11 @@ static void gl_blocks(void *ctx, size_t begin, size_t end)
             a = cols;
         }
         float *y = j->y + r0 * j->c_out;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)j->c_out, (int)width,
-                    1.0f, a, (int)width, j->w, (int)width, 0.0f, y, (int)j->c_out);
+        if (j->wt)
+            sw_narrow_gemm(rows, j->c_out, width, a, width, j->wt, y, j->c_out);
+        else
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)j->c_out,
+                        (int)width, 1.0f, a, (int)width, j->w, (int)width, 0.0f, y, (int)j->c_out);
         finish_rows(y, rows, j->c_out, j->bias, j->relu);
     }
     if (slot >= 0)
@@ -87,14 +92,18 @@ static void gl_blocks(void *ctx, size_t begin, size_t end)
 }
 
 sw_status sw_cpu_gather_linear(const sw_tensor *x, const sw_tensor *ids, int taps,
-                               const sw_tensor *w, const sw_tensor *bias, int relu, int64_t block,
-                               sw_tensor *y, sw_error *err)
+                               const sw_tensor *w, int w_transposed, const sw_tensor *bias,
+                               int relu, int64_t block, sw_tensor *y, sw_error *err)
 {
     sw_backend *be = x->backend;
     if (be->kind != SW_DEVICE_CPU)
         return sw_fail(err, SW_ERR_ARG, "sw_cpu_gather_linear: the tensors are not on the CPU");
     int64_t c_in = sw_row_len(x), width = (int64_t)taps * c_in;
-    int64_t n_out = ids ? sw_tensor_numel(ids) / taps : sw_rows(x), c_out = w->shape[0];
+    int64_t n_out = ids ? sw_tensor_numel(ids) / taps : sw_rows(x);
+    int64_t c_out = w_transposed ? w->shape[1] : w->shape[0];
+    if (w_transposed && !sw_narrow_gemm_ok(c_out))
+        return sw_fail(err, SW_ERR_ARG, "sw_cpu_gather_linear: no narrow kernel for %lld outputs",
+                       (long long)c_out);
     if (n_out == 0 || c_out == 0)
         return SW_OK;
     int threads = sw_cpu_backend_threads(be);
@@ -113,6 +122,7 @@ sw_status sw_cpu_gather_linear(const sw_tensor *x, const sw_tensor *ids, int tap
                 taps,
                 w->data,
                 bias ? bias->data : NULL,
+                w_transposed ? w->data : NULL,
                 relu,
                 y->data,
                 n_out,
@@ -135,4 +145,11 @@ sw_status sw_cpu_gather_linear(const sw_tensor *x, const sw_tensor *ids, int tap
     if (mem)
         be->free(be, mem);
     return SW_OK;
+}
+
+/* Up to 128 outputs, where the narrow kernel was measured faster than sgemm
+ * (CAM++'s 32 and 128; wider products not tried). */
+int sw_cpu_gather_linear_wants_transposed(int64_t out)
+{
+    return out <= 128 && sw_narrow_gemm_ok(out);
 }

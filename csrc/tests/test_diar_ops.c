@@ -393,7 +393,7 @@ static void test_blocked_conv(sw_backend *b, int threads)
  * with ids out of range (zeros), blocks that do not divide the rows, and the
  * plain product (no ids). Every slot's scratch must be back in the pool. */
 static void test_gather_linear(sw_backend *b, int64_t n_out, int taps, int64_t c_in, int64_t c_out,
-                               int use_ids, int relu, int64_t block)
+                               int use_ids, int relu, int64_t block, int transposed)
 {
     sw_error err = {SW_OK, ""};
     int64_t rows = 97, width = taps * c_in;
@@ -405,8 +405,16 @@ static void test_gather_linear(sw_backend *b, int64_t n_out, int taps, int64_t c
     int32_t *id = ids.data;
     for (int64_t i = 0; i < n_out * taps; i++)
         id[i] = (int32_t)(rand() % (rows + 6)) - 3; /* some below 0, some past the end */
-    CHECK(sw_cpu_gather_linear(&x, use_ids ? &ids : NULL, use_ids ? taps : 1, &w, &bias, relu,
-                               block, &o, &err) == SW_OK);
+    sw_tensor wt = {0};                             /* the narrow kernel's layout, [width, c_out] */
+    if (transposed) {
+        int64_t st[2] = {width, c_out};
+        wt = make(b, 2, st, 0);
+        for (int64_t c = 0; c < c_out; c++)
+            for (int64_t k = 0; k < width; k++)
+                ((float *)wt.data)[k * c_out + c] = ((const float *)w.data)[c * width + k];
+    }
+    CHECK(sw_cpu_gather_linear(&x, use_ids ? &ids : NULL, use_ids ? taps : 1, transposed ? &wt : &w,
+                               transposed, &bias, relu, block, &o, &err) == SW_OK);
     const float *X = x.data, *W = w.data, *B = bias.data, *O = o.data;
     double worst = 0.0;
     for (int64_t r = 0; r < n_out; r++)
@@ -433,6 +441,7 @@ static void test_gather_linear(sw_backend *b, int64_t n_out, int taps, int64_t c
     sw_tensor_free(&bias);
     sw_tensor_free(&o);
     sw_tensor_free(&ids);
+    sw_tensor_free(&wt);
 }
 
 static void run_all(int threads)
@@ -454,10 +463,16 @@ static void run_all(int threads)
     test_blocked_conv(b, threads);
     test_stats_pool(b);
     test_magnitude_and_l2(b);
-    if (b->kind == SW_DEVICE_CPU) {                      /* a CPU kernel, not an op of the table */
-        test_gather_linear(b, 301, 3, 20, 32, 1, 1, 64); /* CAM++'s local conv, small */
-        test_gather_linear(b, 45, 9, 8, 16, 1, 0, 256);  /* fewer rows than a block */
-        test_gather_linear(b, 130, 1, 40, 24, 0, 1, 1000); /* a plain product */
+    if (b->kind == SW_DEVICE_CPU) { /* a CPU kernel, not an op of the table */
+        test_gather_linear(b, 301, 3, 20, 32, 1, 1, 64, 0);   /* CAM++'s local conv, small */
+        test_gather_linear(b, 45, 9, 8, 16, 1, 0, 256, 0);    /* fewer rows than a block */
+        test_gather_linear(b, 130, 1, 40, 24, 0, 1, 1000, 0); /* a plain product */
+        if (sw_cpu_gather_linear_wants_transposed(48)) { /* the narrow kernel: 32 + 16 columns */
+            test_gather_linear(b, 301, 3, 20, 48, 1, 1, 64, 1);
+            test_gather_linear(b, 13, 1, 40, 32, 0, 0, 1000, 1); /* 8 + 5 rows */
+        } else {
+            printf("this CPU has no narrow kernel: the transposed layout was not run\n");
+        }
     }
     CHECK(b->memory(b).allocated == 0);
     b->destroy(b);

@@ -1,0 +1,122 @@
+#include "narrow_gemm.h"
+
+#include "cpu_dispatch.h"
+
+#ifdef SW_MULTIVERSION
+#include <immintrin.h>
+
+/* R rows x 32 columns, 2R sums of 16 lanes (R <= 8: 16 of the 32 registers) */
+SW_TARGET_V4 SW_ALWAYS_INLINE void tile32_v4(int R, int64_t k, const float *a, int64_t lda,
+                                             const float *wt, int64_t n, float *y, int64_t ldy)
+{
+    __m512 lo[8], hi[8];
+    for (int r = 0; r < R; r++)
+        lo[r] = hi[r] = _mm512_setzero_ps();
+    for (int64_t kk = 0; kk < k; kk++) {
+        __m512 w0 = _mm512_loadu_ps(wt + kk * n), w1 = _mm512_loadu_ps(wt + kk * n + 16);
+        for (int r = 0; r < R; r++) {
+            __m512 x = _mm512_set1_ps(a[r * lda + kk]);
+            lo[r] = _mm512_fmadd_ps(x, w0, lo[r]);
+            hi[r] = _mm512_fmadd_ps(x, w1, hi[r]);
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        _mm512_storeu_ps(y + r * ldy, lo[r]);
+        _mm512_storeu_ps(y + r * ldy + 16, hi[r]);
+    }
+}
+
+/* 16 columns (n not a multiple of 32): R rows x one register */
+SW_TARGET_V4 SW_ALWAYS_INLINE void tile16_v4(int R, int64_t k, const float *a, int64_t lda,
+                                             const float *wt, int64_t n, float *y, int64_t ldy)
+{
+    __m512 s[8];
+    for (int r = 0; r < R; r++)
+        s[r] = _mm512_setzero_ps();
+    for (int64_t kk = 0; kk < k; kk++) {
+        __m512 w0 = _mm512_loadu_ps(wt + kk * n);
+        for (int r = 0; r < R; r++)
+            s[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r * lda + kk]), w0, s[r]);
+    }
+    for (int r = 0; r < R; r++)
+        _mm512_storeu_ps(y + r * ldy, s[r]);
+}
+
+SW_TARGET_V4 static void narrow_v4(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                                   const float *wt, float *y, int64_t ldy)
+{
+    for (int64_t j0 = 0; j0 < n;) {
+        int wide = n - j0 >= 32;
+        int64_t r0 = 0;
+        for (; r0 + 8 <= m; r0 += 8) {
+            if (wide)
+                tile32_v4(8, k, a + r0 * lda, lda, wt + j0, n, y + r0 * ldy + j0, ldy);
+            else
+                tile16_v4(8, k, a + r0 * lda, lda, wt + j0, n, y + r0 * ldy + j0, ldy);
+        }
+        for (; r0 < m; r0++) {
+            if (wide)
+                tile32_v4(1, k, a + r0 * lda, lda, wt + j0, n, y + r0 * ldy + j0, ldy);
+            else
+                tile16_v4(1, k, a + r0 * lda, lda, wt + j0, n, y + r0 * ldy + j0, ldy);
+        }
+        j0 += wide ? 32 : 16;
+    }
+}
+
+/* AVX2: R rows x 16 columns in 2R registers of 8 (R <= 6: 12 of the 16) */
+SW_TARGET_V3 SW_ALWAYS_INLINE void tile16_v3(int R, int64_t k, const float *a, int64_t lda,
+                                             const float *wt, int64_t n, float *y, int64_t ldy)
+{
+    __m256 lo[6], hi[6];
+    for (int r = 0; r < R; r++)
+        lo[r] = hi[r] = _mm256_setzero_ps();
+    for (int64_t kk = 0; kk < k; kk++) {
+        __m256 w0 = _mm256_loadu_ps(wt + kk * n), w1 = _mm256_loadu_ps(wt + kk * n + 8);
+        for (int r = 0; r < R; r++) {
+            __m256 x = _mm256_broadcast_ss(a + r * lda + kk);
+            lo[r] = _mm256_fmadd_ps(x, w0, lo[r]);
+            hi[r] = _mm256_fmadd_ps(x, w1, hi[r]);
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        _mm256_storeu_ps(y + r * ldy, lo[r]);
+        _mm256_storeu_ps(y + r * ldy + 8, hi[r]);
+    }
+}
+
+SW_TARGET_V3 static void narrow_v3(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                                   const float *wt, float *y, int64_t ldy)
+{
+    for (int64_t j0 = 0; j0 < n; j0 += 16) {
+        int64_t r0 = 0;
+        for (; r0 + 6 <= m; r0 += 6)
+            tile16_v3(6, k, a + r0 * lda, lda, wt + j0, n, y + r0 * ldy + j0, ldy);
+        for (; r0 < m; r0++)
+            tile16_v3(1, k, a + r0 * lda, lda, wt + j0, n, y + r0 * ldy + j0, ldy);
+    }
+}
+#endif
+
+int sw_narrow_gemm_ok(int64_t n)
+{
+#ifdef SW_MULTIVERSION
+    return n > 0 && n % 16 == 0 && sw_cpu_level_get() >= SW_CPU_V3;
+#else
+    (void)n;
+    return 0;
+#endif
+}
+
+void sw_narrow_gemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *wt,
+                    float *y, int64_t ldy)
+{
+#ifdef SW_MULTIVERSION
+    if (sw_cpu_level_get() >= SW_CPU_V4)
+        narrow_v4(m, n, k, a, lda, wt, y, ldy);
+    else
+        narrow_v3(m, n, k, a, lda, wt, y, ldy);
+#else
+    (void)m, (void)n, (void)k, (void)a, (void)lda, (void)wt, (void)y, (void)ldy;
+#endif
+}
