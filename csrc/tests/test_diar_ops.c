@@ -11,6 +11,7 @@
 
 #include "backend_cpu.h"
 #include "check.h"
+#include "cpu_dispatch.h"
 #include "cpu_gather_linear.h"
 #include "ops.h"
 
@@ -467,12 +468,19 @@ static void run_all(int threads)
         test_gather_linear(b, 301, 3, 20, 32, 1, 1, 64, 0);   /* CAM++'s local conv, small */
         test_gather_linear(b, 45, 9, 8, 16, 1, 0, 256, 0);    /* fewer rows than a block */
         test_gather_linear(b, 130, 1, 40, 24, 0, 1, 1000, 0); /* a plain product */
-        if (sw_cpu_gather_linear_wants_transposed(48)) { /* the narrow kernel: 32 + 16 columns */
+        /* the narrow kernel (32 + 16 columns; 8 + 5 rows) at every level this CPU has */
+        for (int lv = SW_CPU_V3; lv <= (int)sw_cpu_level_hardware(); lv++) {
+            sw_cpu_level_force(lv);
+            if (!sw_cpu_gather_linear_wants_transposed(48)) { /* sanitizer builds: no intrinsics */
+                printf("this build has no narrow kernel: it was not run\n");
+                break;
+            }
             test_gather_linear(b, 301, 3, 20, 48, 1, 1, 64, 1);
-            test_gather_linear(b, 13, 1, 40, 32, 0, 0, 1000, 1); /* 8 + 5 rows */
-        } else {
-            printf("this CPU has no narrow kernel: the transposed layout was not run\n");
+            test_gather_linear(b, 13, 1, 40, 32, 0, 0, 1000, 1);
         }
+        sw_cpu_level_force(-1);
+        if (sw_cpu_level_hardware() < SW_CPU_V3)
+            printf("this CPU has no AVX2: the narrow kernel was not run\n");
     }
     CHECK(b->memory(b).allocated == 0);
     b->destroy(b);
