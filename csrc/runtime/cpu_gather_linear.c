@@ -18,8 +18,10 @@ typedef struct gl_job {
     int relu;
     float *y; /* [n_out, c_out] */
     int64_t n_out, c_out, block;
-    float *scratch; /* slots x block x width floats */
-    int *busy;      /* one flag a slot */
+    float *scratch;     /* slots x block x width floats (or row pointers) */
+    const float *zeros; /* c_in zeros: the taps out of range */
+    int64_t slot_floats;
+    int *busy; /* one flag a slot */
     int slots;
 } gl_job;
 
@@ -63,11 +65,21 @@ static void gl_blocks(void *ctx, size_t begin, size_t end)
             if (!__atomic_exchange_n(&j->busy[slot], 1, __ATOMIC_ACQUIRE))
                 break;
     if (slot >= 0)
-        cols = j->scratch + (int64_t)slot * j->block * width;
+        cols = j->scratch + (int64_t)slot * j->slot_floats;
     for (size_t b = begin; b < end; b++) {
         int64_t r0 = (int64_t)b * j->block;
         int64_t rows = j->n_out - r0 < j->block ? j->n_out - r0 : j->block;
         const float *a = j->x + r0 * j->c_in; /* no ids: x's rows themselves */
+        float *y = j->y + r0 * j->c_out;
+        if (j->ids && j->wt) { /* the narrow kernel reads the taps where they lie */
+            const float **p = (const float **)(void *)cols;
+            const int32_t *id = j->ids + r0 * j->taps;
+            for (int64_t i = 0; i < rows * j->taps; i++)
+                p[i] = id[i] >= 0 && id[i] < j->x_rows ? j->x + (int64_t)id[i] * j->c_in : j->zeros;
+            sw_narrow_gemm_rows(rows, j->c_out, j->taps, j->c_in, p, j->wt, y, j->c_out);
+            finish_rows(y, rows, j->c_out, j->bias, j->relu);
+            continue;
+        }
         if (j->ids) {
             const int32_t *id = j->ids + r0 * j->taps;
             for (int64_t i = 0; i < rows * j->taps; i++) {
@@ -79,7 +91,6 @@ static void gl_blocks(void *ctx, size_t begin, size_t end)
             }
             a = cols;
         }
-        float *y = j->y + r0 * j->c_out;
         if (j->wt)
             sw_narrow_gemm(rows, j->c_out, width, a, width, j->wt, y, j->c_out);
         else
@@ -115,30 +126,35 @@ sw_status sw_cpu_gather_linear(const sw_tensor *x, const sw_tensor *ids, int tap
     block = block > even ? even : block;
     block = block < 16 ? 16 : block;
     int64_t blocks = (n_out + block - 1) / block;
-    gl_job j = {x->data,
-                sw_rows(x),
-                c_in,
-                ids ? ids->data : NULL,
-                taps,
-                w->data,
-                bias ? bias->data : NULL,
-                w_transposed ? w->data : NULL,
-                relu,
-                y->data,
-                n_out,
-                c_out,
-                block,
-                NULL,
-                NULL,
-                threads};
+    gl_job j = {.x = x->data,
+                .x_rows = sw_rows(x),
+                .c_in = c_in,
+                .ids = ids ? ids->data : NULL,
+                .taps = taps,
+                .w = w->data,
+                .bias = bias ? bias->data : NULL,
+                .wt = w_transposed ? w->data : NULL,
+                .relu = relu,
+                .y = y->data,
+                .n_out = n_out,
+                .c_out = c_out,
+                .block = block,
+                .slots = threads};
     void *mem = NULL;
-    if (ids) {
-        size_t floats = (size_t)threads * (size_t)block * (size_t)width;
-        mem = be->alloc(be, floats * sizeof(float) + (size_t)threads * sizeof(int), err);
+    if (ids) { /* per slot: a block's gathered rows, or its row pointers */
+        size_t per_slot = (size_t)block * (size_t)width * sizeof(float);
+        size_t pointers = (size_t)block * (size_t)taps * sizeof(float *);
+        per_slot = per_slot > pointers ? per_slot : pointers;
+        size_t bytes = (size_t)threads * per_slot + (size_t)c_in * sizeof(float);
+        mem = be->alloc(be, bytes + (size_t)threads * sizeof(int), err);
         if (!mem)
             return err->code;
         j.scratch = mem;
-        j.busy = (int *)((char *)mem + floats * sizeof(float)); /* after the slots */
+        j.slot_floats = (int64_t)(per_slot / sizeof(float));
+        float *zeros = (float *)((char *)mem + (size_t)threads * per_slot);
+        memset(zeros, 0, (size_t)c_in * sizeof(float));
+        j.zeros = zeros;
+        j.busy = (int *)((char *)mem + bytes); /* after the rest */
         memset(j.busy, 0, (size_t)threads * sizeof(int));
     }
     sw_cpu_backend_parallel_for(be, (size_t)blocks, 1, gl_blocks, &j);

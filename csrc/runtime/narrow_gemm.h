@@ -20,4 +20,11 @@ int sw_narrow_gemm_ok(int64_t n);
 void sw_narrow_gemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *wt,
                     float *y, int64_t ldy);
 
+/* The same with row r of a made of `taps` pieces of c_in floats, piece t
+ * where rows[r * taps + t] points (a convolution's taps, read in place: no
+ * im2col is built). The same sums in the same order as sw_narrow_gemm on the
+ * gathered rows. */
+void sw_narrow_gemm_rows(int64_t m, int64_t n, int taps, int64_t c_in, const float *const *rows,
+                         const float *wt, float *y, int64_t ldy);
+
 #endif
