@@ -151,7 +151,7 @@ sw_status sw_cpu_gather_linear(const sw_tensor *x, const sw_tensor *ids, int tap
             return err->code;
         j.scratch = mem;
         j.slot_floats = (int64_t)(per_slot / sizeof(float));
-        float *zeros = (float *)((char *)mem + (size_t)threads * per_slot);
+        float *zeros = (float *)mem + (size_t)threads * (per_slot / sizeof(float));
         memset(zeros, 0, (size_t)c_in * sizeof(float));
         j.zeros = zeros;
         j.busy = (int *)((char *)mem + bytes); /* after the rest */
