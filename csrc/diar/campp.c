@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "campp_internal.h"
+#include "cpu_affine_relu.h"
 #include "cpu_gather_linear.h"
 
 /* Where each item of a batch lies: items may differ in length (a call packs
@@ -396,6 +397,9 @@ static sw_status read_block(dtdnn *d, int64_t c, const campp_affine *norm, sw_te
     sw_tensor dst = sw_tensor_slice(&d->tmp, 0, 2, d->n * chunks, CAMPP_GROWTH, 0);
     sw_tensor ids = chunk_ids(d, chunks);
     *x = sw_tensor_slice(&d->tmp, 0, 2, d->n, c, 0);
+    if (d->buf.backend->kind == SW_DEVICE_CPU) /* row r's channels lie together in buf */
+        return sw_cpu_affine_relu_rows(d->buf.backend, d->buf.data, CAMPP_CHUNKS * CAMPP_GROWTH,
+                                       d->n, c, norm->scale.data, norm->shift.data, x->data, err);
     if (sw_gather_rows(&d->buf, &ids, &dst, err) == SW_OK &&
         sw_mul(x, &norm->scale, x, err) == SW_OK && sw_add(x, &norm->shift, x, err) == SW_OK)
         sw_leaky_relu(x, 0.0f, x, err);

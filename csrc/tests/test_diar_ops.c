@@ -11,6 +11,7 @@
 
 #include "backend_cpu.h"
 #include "check.h"
+#include "cpu_affine_relu.h"
 #include "cpu_dispatch.h"
 #include "cpu_gather_linear.h"
 #include "ops.h"
@@ -445,6 +446,31 @@ static void test_gather_linear(sw_backend *b, int64_t n_out, int taps, int64_t c
     sw_tensor_free(&wt);
 }
 
+/* sw_cpu_affine_relu_rows: the first c of every ld floats, scaled, shifted
+ * and cut at zero, bit for bit as the three ops would (separate roundings) */
+static void test_affine_relu(sw_backend *b)
+{
+    sw_error err = {SW_OK, ""};
+    int64_t n = 37, ld = 96, c = 70, ss[2] = {n, ld}, sc[1] = {c}, so[2] = {n, c};
+    sw_tensor src = make(b, 2, ss, 1), scale = make(b, 1, sc, 1), shift = make(b, 1, sc, 1);
+    sw_tensor out = make(b, 2, so, 0);
+    CHECK(sw_cpu_affine_relu_rows(b, src.data, ld, n, c, scale.data, shift.data, out.data, &err) ==
+          SW_OK);
+    const float *S = src.data, *A = scale.data, *B = shift.data, *O = out.data;
+    int bad = 0;
+    for (int64_t r = 0; r < n; r++)
+        for (int64_t k = 0; k < c; k++) {
+            volatile float v = S[r * ld + k] * A[k];
+            v = v + B[k];
+            bad += O[r * c + k] != (v < 0.0f ? 0.0f : v);
+        }
+    CHECK(bad == 0);
+    sw_tensor_free(&src);
+    sw_tensor_free(&scale);
+    sw_tensor_free(&shift);
+    sw_tensor_free(&out);
+}
+
 static void run_all(int threads)
 {
     sw_error err = {SW_OK, ""};
@@ -468,6 +494,7 @@ static void run_all(int threads)
         test_gather_linear(b, 301, 3, 20, 32, 1, 1, 64, 0);   /* CAM++'s local conv, small */
         test_gather_linear(b, 45, 9, 8, 16, 1, 0, 256, 0);    /* fewer rows than a block */
         test_gather_linear(b, 130, 1, 40, 24, 0, 1, 1000, 0); /* a plain product */
+        test_affine_relu(b);
         /* the narrow kernel (32 + 16 columns; 8 + 5 rows) at every level this CPU has */
         for (int lv = SW_CPU_V3; lv <= (int)sw_cpu_level_hardware(); lv++) {
             sw_cpu_level_force(lv);
