@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
 from bench_pyannote_peer import WARMUP, load, peer_python, run_peer  # noqa: E402
-from machine import describe  # noqa: E402
+from machine import describe, force_peers_to_dispatch  # noqa: E402
 from recordings import DATA, recording  # noqa: E402
 
 import saywho  # noqa: E402
@@ -57,6 +57,7 @@ def audio_of(name: str, minutes: float):
 
 
 def main() -> None:
+    force_peers_to_dispatch()  # a lowered dispatch lowers torch's too
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--minutes", type=float, default=1.0, help="the meeting's, before stretch")

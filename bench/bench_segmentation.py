@@ -43,6 +43,9 @@ def main() -> None:
     from machine import describe
 
     print(describe())  # the CPU and kernels, so figures are never compared blind
+    if os.environ.get("SAYWHO_CPU_DISPATCH", "auto").strip().lower() not in ("", "auto"):
+        # onnxruntime's MLAS picks its kernels from CPUID and has no variable to lower them
+        print("onnxruntime runs at the CPU's own level (it cannot be lowered)")
 
     import onnxruntime as ort
 

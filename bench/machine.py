@@ -28,11 +28,13 @@ PEER_ISA = {
         "CT2_FORCE_CPU_ISA": "AVX2",
         "MKL_ENABLE_INSTRUCTIONS": "AVX2",
         "ONEDNN_MAX_CPU_ISA": "AVX2",
+        "ATEN_CPU_CAPABILITY": "avx2",  # torch's own vectorised kernels
     },
     "baseline": {
         "CT2_FORCE_CPU_ISA": "GENERIC",
         "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
         "ONEDNN_MAX_CPU_ISA": "SSE41",
+        "ATEN_CPU_CAPABILITY": "default",
     },
 }
 
