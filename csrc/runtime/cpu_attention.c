@@ -148,6 +148,20 @@ SW_ALWAYS_INLINE void dot8_keys(const float *q, const float *k, int64_t ld, int6
     lanes_in_order(acc, dots);
 }
 
+/* Key rows ahead that the scores and values passes ask for: a head's slice
+ * of a key row is 256 bytes in every 1536 (tiny's d = 384), a stride the
+ * hardware prefetcher followed too late, and the decoder's attention over
+ * the 1500 audio frames ran at a third of memory's speed. Prefetching past
+ * the end of the rows is harmless (it never faults). */
+#define ATTN_PREFETCH 16
+
+SW_ALWAYS_INLINE void prefetch_rows(const float *p, int64_t ld, int rows, int64_t floats)
+{
+    for (int r = 0; r < rows; r++)
+        for (int64_t i = 0; i < floats; i += 16)
+            __builtin_prefetch(p + r * ld + i, 0, 3);
+}
+
 /* Keys per chunk: a chunk of keys (or values) stays in L1 while every query
  * row of the block passes over it. */
 #define ATTN_KEY_CHUNK 64
@@ -163,6 +177,8 @@ SW_ALWAYS_INLINE void scores_tiled(const attn_job *j, const float *kb, const flo
             int64_t end = t1 < n[r] ? t1 : n[r], t = t0;
             for (; t + 8 <= end; t += 8) {
                 sw_v8 s;
+                if (r == 0)
+                    prefetch_rows(kb + (t + ATTN_PREFETCH) * j->d, j->d, 8, j->dh);
                 dot8_keys(q[r], kb + t * j->d, j->d, j->dh, &s);
                 s *= j->scale;
                 memcpy(sc[r] + t, &s, sizeof s);
@@ -175,6 +191,45 @@ SW_ALWAYS_INLINE void scores_tiled(const attn_job *j, const float *kb, const flo
             }
         }
     }
+}
+
+/* values_tiled's step for a slice of 64 columns: with the count a constant
+ * the eight sums live in registers (a variable count left them on the stack,
+ * a load and a store per multiply-add). The same operations in the same
+ * order. */
+SW_ALWAYS_INLINE void values_chunk64(const float *vb, int64_t ld, const float *p_row, int64_t t0,
+                                     int64_t end, float *out)
+{
+    sw_v8 a0, a1, a2, a3, a4, a5, a6, a7;
+    if (t0 > 0) {
+        a0 = LOAD_V8(out), a1 = LOAD_V8(out + 8), a2 = LOAD_V8(out + 16), a3 = LOAD_V8(out + 24);
+        a4 = LOAD_V8(out + 32), a5 = LOAD_V8(out + 40), a6 = LOAD_V8(out + 48);
+        a7 = LOAD_V8(out + 56);
+    } else {
+        a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = (sw_v8){0.0f};
+    }
+    for (int64_t t = t0; t < end; t++) {
+        const float *vt = vb + t * ld;
+        float pr = p_row[t];
+        prefetch_rows(vt + ATTN_PREFETCH * ld, ld, 1, 64);
+        sw_v8 p = {pr, pr, pr, pr, pr, pr, pr, pr};
+        a0 += p * LOAD_V8(vt);
+        a1 += p * LOAD_V8(vt + 8);
+        a2 += p * LOAD_V8(vt + 16);
+        a3 += p * LOAD_V8(vt + 24);
+        a4 += p * LOAD_V8(vt + 32);
+        a5 += p * LOAD_V8(vt + 40);
+        a6 += p * LOAD_V8(vt + 48);
+        a7 += p * LOAD_V8(vt + 56);
+    }
+    memcpy(out, &a0, sizeof a0);
+    memcpy(out + 8, &a1, sizeof a1);
+    memcpy(out + 16, &a2, sizeof a2);
+    memcpy(out + 24, &a3, sizeof a3);
+    memcpy(out + 32, &a4, sizeof a4);
+    memcpy(out + 40, &a5, sizeof a5);
+    memcpy(out + 48, &a6, sizeof a6);
+    memcpy(out + 56, &a7, sizeof a7);
 }
 
 /* o_r = sum over t < n[r] of p_r[t] * v_t, added in order of t onto 0 as
@@ -191,6 +246,10 @@ SW_ALWAYS_INLINE void values_tiled(const attn_job *j, const float *vb, float *co
             for (int64_t c0 = 0; c0 < j->dh; c0 += 64) {
                 int nv = (int)((j->dh - c0 < 64 ? j->dh - c0 : 64) / 8);
                 float *out = o[r] + c0;
+                if (nv == 8) { /* 64 columns (Whisper's heads): the sums stay in registers */
+                    values_chunk64(vb + c0, j->d, sc[r], t0, end, out);
+                    continue;
+                }
                 sw_v8 acc[8];
                 for (int c = 0; c < nv; c++)
                     acc[c] = (sw_v8){0.0f};
