@@ -34,6 +34,9 @@ typedef float sw_v8 __attribute__((vector_size(32)));
 /* the same, read from any float address */
 typedef float sw_v8u __attribute__((vector_size(32), aligned(4), may_alias));
 #define LOAD_V8(p) (*(const sw_v8u *)(const void *)(p))
+typedef float sw_v16 __attribute__((vector_size(64)));
+typedef float sw_v16u __attribute__((vector_size(64), aligned(4), may_alias));
+#define LOAD_V16(p) (*(const sw_v16u *)(const void *)(p))
 
 static inline __attribute__((always_inline)) void dot4_f32(const float *const *q, const float *k,
                                                            int64_t n, float *out)
@@ -200,36 +203,29 @@ SW_ALWAYS_INLINE void scores_tiled(const attn_job *j, const float *kb, const flo
 SW_ALWAYS_INLINE void values_chunk64(const float *vb, int64_t ld, const float *p_row, int64_t t0,
                                      int64_t end, float *out)
 {
-    sw_v8 a0, a1, a2, a3, a4, a5, a6, a7;
+    /* sixteen lanes a sum: one AVX-512 register each in the v4 build, two of
+     * AVX2 in v3's; element for element the same products and sums */
+    sw_v16 a0, a1, a2, a3;
     if (t0 > 0) {
-        a0 = LOAD_V8(out), a1 = LOAD_V8(out + 8), a2 = LOAD_V8(out + 16), a3 = LOAD_V8(out + 24);
-        a4 = LOAD_V8(out + 32), a5 = LOAD_V8(out + 40), a6 = LOAD_V8(out + 48);
-        a7 = LOAD_V8(out + 56);
+        a0 = LOAD_V16(out), a1 = LOAD_V16(out + 16), a2 = LOAD_V16(out + 32);
+        a3 = LOAD_V16(out + 48);
     } else {
-        a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = (sw_v8){0.0f};
+        a0 = a1 = a2 = a3 = (sw_v16){0.0f};
     }
     for (int64_t t = t0; t < end; t++) {
         const float *vt = vb + t * ld;
         float pr = p_row[t];
         prefetch_rows(vt + ATTN_PREFETCH * ld, ld, 1, 64);
-        sw_v8 p = {pr, pr, pr, pr, pr, pr, pr, pr};
-        a0 += p * LOAD_V8(vt);
-        a1 += p * LOAD_V8(vt + 8);
-        a2 += p * LOAD_V8(vt + 16);
-        a3 += p * LOAD_V8(vt + 24);
-        a4 += p * LOAD_V8(vt + 32);
-        a5 += p * LOAD_V8(vt + 40);
-        a6 += p * LOAD_V8(vt + 48);
-        a7 += p * LOAD_V8(vt + 56);
+        sw_v16 p = {pr, pr, pr, pr, pr, pr, pr, pr, pr, pr, pr, pr, pr, pr, pr, pr};
+        a0 += p * LOAD_V16(vt);
+        a1 += p * LOAD_V16(vt + 16);
+        a2 += p * LOAD_V16(vt + 32);
+        a3 += p * LOAD_V16(vt + 48);
     }
     memcpy(out, &a0, sizeof a0);
-    memcpy(out + 8, &a1, sizeof a1);
-    memcpy(out + 16, &a2, sizeof a2);
-    memcpy(out + 24, &a3, sizeof a3);
-    memcpy(out + 32, &a4, sizeof a4);
-    memcpy(out + 40, &a5, sizeof a5);
-    memcpy(out + 48, &a6, sizeof a6);
-    memcpy(out + 56, &a7, sizeof a7);
+    memcpy(out + 16, &a1, sizeof a1);
+    memcpy(out + 32, &a2, sizeof a2);
+    memcpy(out + 48, &a3, sizeof a3);
 }
 
 /* o_r = sum over t < n[r] of p_r[t] * v_t, added in order of t onto 0 as
