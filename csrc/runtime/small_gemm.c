@@ -312,14 +312,35 @@ SW_TARGET_V3 SW_ALWAYS_INLINE void tile8h_both(int R, int J, const float *const 
         finish_tile(W, R_, 1, rows, none, k, k, out, done, alpha, beta, c, ldc, r0, j);            \
         break;
 
+/* Weight rows the loop asks for ahead of the one it multiplies: the
+ * hardware prefetcher alone kept a step's 56 MB of tiny.en's decoder
+ * weights streaming at 46 GB/s where this Zen 5 reads 60-70. About 24 KB
+ * ahead for one input row, less for more rows (each weight row then takes
+ * longer to use): a greedy step 11% faster, a 5-beam step 10%, measured
+ * against 8, 16 and 32 rows ahead at both. */
+static inline int f16_rows_ahead(int m, int k)
+{
+    int rows = 24576 / (m * 2 * k);
+    return rows < 2 ? 2 : rows;
+}
+
+static inline void prefetch_bytes(const void *p, int bytes)
+{
+    for (int b = 0; b < bytes; b += 64)
+        __builtin_prefetch((const char *)p + b, 0, 3);
+}
+
 #define DEFINE_ROWS_F16(NAME, TARGET, TILE, W, ROW_TILE)                                           \
     TARGET static void NAME(int m, int n0, int n1, int k, float alpha, const float *a, int lda,    \
                             const uint16_t *w, int ldw, float beta, float *c, int ldc)             \
     {                                                                                              \
         float out[F16_MAX_TILE][4][LANES], done[F16_MAX_TILE][4];                                  \
         const float *none[4] = {0}; /* k % 16 == 0: no tail to read */                             \
+        int ahead = f16_rows_ahead(m, k);                                                          \
         for (int j = n0; j < n1; j++) {                                                            \
             const uint16_t *cols[4] = {w + (long)j * ldw};                                         \
+            if (j + ahead < n1)                                                                    \
+                prefetch_bytes(w + (long)(j + ahead) * ldw, 2 * k);                                \
             for (int r0 = 0; r0 < m; r0 += ROW_TILE) {                                             \
                 int R = m - r0 < ROW_TILE ? m - r0 : ROW_TILE;                                     \
                 const float *rows[F16_ROW_TILE] = {0};                                             \
