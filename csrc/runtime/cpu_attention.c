@@ -200,11 +200,46 @@ SW_ALWAYS_INLINE void scores_tiled(const attn_job *j, const float *kb, const flo
  * the eight sums live in registers (a variable count left them on the stack,
  * a load and a store per multiply-add). The same operations in the same
  * order. */
-SW_ALWAYS_INLINE void values_chunk64(const float *vb, int64_t ld, const float *p_row, int64_t t0,
-                                     int64_t end, float *out)
+SW_ALWAYS_INLINE void values_chunk64_v8(const float *vb, int64_t ld, const float *p_row, int64_t t0,
+                                        int64_t end, float *out)
 {
-    /* sixteen lanes a sum: one AVX-512 register each in the v4 build, two of
-     * AVX2 in v3's; element for element the same products and sums */
+    sw_v8 a0, a1, a2, a3, a4, a5, a6, a7;
+    if (t0 > 0) {
+        a0 = LOAD_V8(out), a1 = LOAD_V8(out + 8), a2 = LOAD_V8(out + 16), a3 = LOAD_V8(out + 24);
+        a4 = LOAD_V8(out + 32), a5 = LOAD_V8(out + 40), a6 = LOAD_V8(out + 48);
+        a7 = LOAD_V8(out + 56);
+    } else {
+        a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = (sw_v8){0.0f};
+    }
+    for (int64_t t = t0; t < end; t++) {
+        const float *vt = vb + t * ld;
+        float pr = p_row[t];
+        prefetch_rows(vt + ATTN_PREFETCH * ld, ld, 1, 64);
+        sw_v8 p = {pr, pr, pr, pr, pr, pr, pr, pr};
+        a0 += p * LOAD_V8(vt);
+        a1 += p * LOAD_V8(vt + 8);
+        a2 += p * LOAD_V8(vt + 16);
+        a3 += p * LOAD_V8(vt + 24);
+        a4 += p * LOAD_V8(vt + 32);
+        a5 += p * LOAD_V8(vt + 40);
+        a6 += p * LOAD_V8(vt + 48);
+        a7 += p * LOAD_V8(vt + 56);
+    }
+    memcpy(out, &a0, sizeof a0);
+    memcpy(out + 8, &a1, sizeof a1);
+    memcpy(out + 16, &a2, sizeof a2);
+    memcpy(out + 24, &a3, sizeof a3);
+    memcpy(out + 32, &a4, sizeof a4);
+    memcpy(out + 40, &a5, sizeof a5);
+    memcpy(out + 48, &a6, sizeof a6);
+    memcpy(out + 56, &a7, sizeof a7);
+}
+
+/* The same in sixteen-lane sums, one AVX-512 register each: only for the
+ * v4 build (GCC splits 64-byte vectors badly for AVX2, through the stack). */
+SW_ALWAYS_INLINE void values_chunk64_v16(const float *vb, int64_t ld, const float *p_row,
+                                         int64_t t0, int64_t end, float *out)
+{
     sw_v16 a0, a1, a2, a3;
     if (t0 > 0) {
         a0 = LOAD_V16(out), a1 = LOAD_V16(out + 16), a2 = LOAD_V16(out + 32);
@@ -234,6 +269,7 @@ SW_ALWAYS_INLINE void values_chunk64(const float *vb, int64_t ld, const float *p
 SW_ALWAYS_INLINE void values_tiled(const attn_job *j, const float *vb, float *const *sc,
                                    float *const *o, const int64_t *n, int nr, int64_t n_max)
 {
+    int wide = sw_cpu_level_get() >= SW_CPU_V4;
     /* t0 == 0 runs even with no keys: it writes the zeros */
     for (int64_t t0 = 0; t0 == 0 || t0 < n_max; t0 += ATTN_KEY_CHUNK) {
         int64_t t1 = t0 + ATTN_KEY_CHUNK < n_max ? t0 + ATTN_KEY_CHUNK : n_max;
@@ -243,7 +279,10 @@ SW_ALWAYS_INLINE void values_tiled(const attn_job *j, const float *vb, float *co
                 int nv = (int)((j->dh - c0 < 64 ? j->dh - c0 : 64) / 8);
                 float *out = o[r] + c0;
                 if (nv == 8) { /* 64 columns (Whisper's heads): the sums stay in registers */
-                    values_chunk64(vb + c0, j->d, sc[r], t0, end, out);
+                    if (wide)
+                        values_chunk64_v16(vb + c0, j->d, sc[r], t0, end, out);
+                    else
+                        values_chunk64_v8(vb + c0, j->d, sc[r], t0, end, out);
                     continue;
                 }
                 sw_v8 acc[8];

@@ -29,6 +29,22 @@ void sw_q8_pack_blocks(const int8_t *rows, int n, int k, int b0, int b1, int8_t 
 
 /* The scalar path's epilogue (q8_gemm.c's store): the same operations in
  * the same order, so every kernel below gives its bits. */
+/* How far ahead of the block it multiplies a kernel asks for the weight
+ * (as small_gemm.c's float16 rows: the hardware prefetcher alone left
+ * memory idle between a step's products): 24 KB for one input row, less
+ * for more rows, which take longer over each block. */
+static inline long weight_bytes_ahead(int m)
+{
+    long bytes = 24576 / (m > 0 ? m : 1);
+    return bytes < 4096 ? 4096 : bytes;
+}
+
+static inline void prefetch_until(const int8_t *p, long bytes, const int8_t *end)
+{
+    for (long i = 0; i < bytes && p + i < end; i += 64)
+        __builtin_prefetch(p + i, 0, 3);
+}
+
 static inline void store(float *c, int32_t dot, float sa, float sw, float beta)
 {
     float v = (float)dot / (sa * sw);
@@ -119,9 +135,12 @@ VNNI static void gemm_packed_vnni(int m, int b0, int b1, int k, const int8_t *qa
                                   const int8_t *qw, const float *sw, const int32_t *w_sums,
                                   float beta, float *c, int ldc)
 {
+    const int8_t *end = qw + (long)b1 * BLOCK * k;
+    long ahead = weight_bytes_ahead(m);
     for (int b = b0; b < b1; b += V_COLS) {
         int C = b1 - b < V_COLS ? b1 - b : V_COLS, col = b * BLOCK;
         const int8_t *wb = qw + (long)col * k;
+        prefetch_until(wb + ahead, (long)C * BLOCK * k, end);
         for (int r0 = 0; r0 < m; r0 += V_ROWS) {
             int R = m - r0 < V_ROWS ? m - r0 : V_ROWS;
             const int8_t *a = qa + (long)r0 * k;
@@ -184,9 +203,12 @@ AVX2 static inline __attribute__((always_inline)) void tile_avx2(int R, int k, c
 AVX2 static void gemm_packed_avx2(int m, int b0, int b1, int k, const int8_t *qa, const float *sa,
                                   const int8_t *qw, const float *sw, float beta, float *c, int ldc)
 {
+    const int8_t *end = qw + (long)b1 * BLOCK * k;
+    long ahead = weight_bytes_ahead(m);
     for (int b = b0; b < b1; b++) {
         int col = b * BLOCK;
         const int8_t *wb = qw + (long)col * k;
+        prefetch_until(wb + ahead, (long)BLOCK * k, end);
         for (int r0 = 0; r0 < m; r0 += A_ROWS) {
             const int8_t *a = qa + (long)r0 * k;
             float *out = c + (long)r0 * ldc + col;
