@@ -14,10 +14,11 @@ same windows. The first line says which CPU and which kernels ran
         [--recordings speech meeting] [--whispercpp [PATH]]
 
 With --whispercpp, whisper.cpp's whisper-cli (built by bench/build_whispercpp.sh,
-or the binary given) joins the float32 rows on the same weights, converted to
-its ggml file by bench/whispercpp_model.py (float16 matrices, as its own
-converter writes them), same audio as a 16 kHz WAV, same threads, no fallback;
-its time is the whole process (load included).
+or the binary given) joins every row on the same weights, converted to its
+ggml file by bench/whispercpp_model.py (float16 matrices, as its own
+converter writes them; the int8 rows take that file's q8_0 quantization by
+whisper-quantize, built beside whisper-cli), same audio as a 16 kHz WAV,
+same threads, no fallback; its time is the whole process (load included).
 """
 
 from __future__ import annotations
@@ -88,18 +89,39 @@ def whispercpp_binary(given: str) -> Path:
     return path
 
 
-def run_whispercpp(binary: Path, args, recording_name: str, beam: int) -> dict:
-    """whisper-cli on the bench audio: seconds (the whole process, model load
-    included), peak RSS of that process, words."""
-    import numpy as np
-    from recordings import recording
+def whispercpp_model(binary: Path, model_name: str, compute: str) -> Path:
+    """The ggml file of the same weights: float16 matrices for the float32
+    rows (whisper.cpp computes in float32 from them, as saywho does), its
+    q8_0 quantization (whisper-quantize, built beside whisper-cli) for the
+    int8 rows."""
     from whispercpp_model import write_ggml
 
     from saywho.models.test_weights import test_model_dir
 
-    model = WHISPERCPP / f"ggml-{args.model}.bin"
-    if not model.exists():
-        write_ggml(test_model_dir(args.model), model)
+    f16 = WHISPERCPP / f"ggml-{model_name}.bin"
+    if not f16.exists():
+        write_ggml(test_model_dir(model_name), f16)
+    if compute == "float32":
+        return f16
+    q8 = WHISPERCPP / f"ggml-{model_name}-q8_0.bin"
+    if not q8.exists():
+        quantize = binary.parent / "whisper-quantize"
+        if not quantize.exists():
+            raise SystemExit(f"{quantize}: missing; bench/build_whispercpp.sh builds it")
+        partial = q8.with_suffix(".partial")
+        subprocess.run([str(quantize), str(f16), str(partial), "q8_0"], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        partial.rename(q8)
+    return q8
+
+
+def run_whispercpp(binary: Path, args, recording_name: str, beam: int, compute: str) -> dict:
+    """whisper-cli on the bench audio: seconds (the whole process, model load
+    included), peak RSS of that process, words."""
+    import numpy as np
+    from recordings import recording
+
+    model = whispercpp_model(binary, args.model, compute)
     audio = recording(recording_name, args.minutes)
     with tempfile.TemporaryDirectory() as tmp:
         wav = Path(tmp) / "bench.wav"
@@ -190,8 +212,8 @@ def main() -> None:
                     f"{(peer['seconds'] + peer['load']) / (ours['seconds'] + ours['load']):6.2f} "
                     f"{word_error_rate(peer['text'], ours['text']):6.1%}"
                 )
-                if cpp and compute == "float32":
-                    c = run_whispercpp(cpp, args, name, beam)
+                if cpp:
+                    c = run_whispercpp(cpp, args, name, beam, compute)
                     line += (
                         f" {c['seconds']:8.1f} {c['audio'] / c['seconds']:6.1f} "
                         f"{c['rss'] / 2**20:7.0f} "

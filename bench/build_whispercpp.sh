@@ -21,5 +21,6 @@ echo "$SHA256  $DIR/pywhispercpp-$VERSION.tar.gz" | sha256sum -c --quiet
 SRC="$DIR/pywhispercpp-$VERSION/whisper.cpp"
 cmake -S "$SRC" -B "$SRC/build" -DCMAKE_BUILD_TYPE=Release -DWHISPER_BUILD_TESTS=OFF \
   -DWHISPER_SDL2=OFF -DGGML_NATIVE=ON >/dev/null
-cmake --build "$SRC/build" -j"$(nproc)" --target whisper-cli >/dev/null
+# whisper-quantize makes the q8_0 file of the int8 rows
+cmake --build "$SRC/build" -j"$(nproc)" --target whisper-cli whisper-quantize >/dev/null
 echo "$SRC/build/bin/whisper-cli"
