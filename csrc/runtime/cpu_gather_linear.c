@@ -60,7 +60,7 @@ static void gl_blocks(void *ctx, size_t begin, size_t end)
     int64_t width = j->taps * j->c_in;
     float *cols = NULL;
     int slot = -1;
-    if (j->ids) /* a range runs on one thread, and at most `slots` run at once */
+    if (j->ids || j->wt) /* a range runs on one thread, and at most `slots` run at once */
         for (slot = 0;; slot = (slot + 1) % j->slots)
             if (!__atomic_exchange_n(&j->busy[slot], 1, __ATOMIC_ACQUIRE))
                 break;
@@ -71,12 +71,19 @@ static void gl_blocks(void *ctx, size_t begin, size_t end)
         int64_t rows = j->n_out - r0 < j->block ? j->n_out - r0 : j->block;
         const float *a = j->x + r0 * j->c_in; /* no ids: x's rows themselves */
         float *y = j->y + r0 * j->c_out;
-        if (j->ids && j->wt) { /* the narrow kernel reads the taps where they lie */
+        if (j->wt) { /* the narrow kernel reads the rows (or taps) where they lie */
             const float **p = (const float **)(void *)cols;
-            const int32_t *id = j->ids + r0 * j->taps;
-            for (int64_t i = 0; i < rows * j->taps; i++)
-                p[i] = id[i] >= 0 && id[i] < j->x_rows ? j->x + (int64_t)id[i] * j->c_in : j->zeros;
-            sw_narrow_gemm_rows(rows, j->c_out, j->taps, j->c_in, p, j->wt, y, j->c_out);
+            if (j->ids) {
+                const int32_t *id = j->ids + r0 * j->taps;
+                for (int64_t i = 0; i < rows * j->taps; i++)
+                    p[i] = id[i] >= 0 && id[i] < j->x_rows ? j->x + (int64_t)id[i] * j->c_in
+                                                           : j->zeros;
+            } else {
+                for (int64_t i = 0; i < rows; i++)
+                    p[i] = a + i * j->c_in;
+            }
+            sw_narrow_gemm_rows(rows, j->c_out, j->ids ? j->taps : 1, j->ids ? j->c_in : width, p,
+                                j->wt, y, j->c_out, 0);
             finish_rows(y, rows, j->c_out, j->bias, j->relu);
             continue;
         }
@@ -91,11 +98,8 @@ static void gl_blocks(void *ctx, size_t begin, size_t end)
             }
             a = cols;
         }
-        if (j->wt)
-            sw_narrow_gemm(rows, j->c_out, width, a, width, j->wt, y, j->c_out);
-        else
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)j->c_out,
-                        (int)width, 1.0f, a, (int)width, j->w, (int)width, 0.0f, y, (int)j->c_out);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)j->c_out, (int)width,
+                    1.0f, a, (int)width, j->w, (int)width, 0.0f, y, (int)j->c_out);
         finish_rows(y, rows, j->c_out, j->bias, j->relu);
     }
     if (slot >= 0)
@@ -141,9 +145,9 @@ sw_status sw_cpu_gather_linear(const sw_tensor *x, const sw_tensor *ids, int tap
                 .block = block,
                 .slots = threads};
     void *mem = NULL;
-    if (ids) { /* per slot: a block's gathered rows, or its row pointers */
-        size_t per_slot = (size_t)block * (size_t)width * sizeof(float);
-        size_t pointers = (size_t)block * (size_t)taps * sizeof(float *);
+    if (ids || w_transposed) { /* per slot: a block's gathered rows, or its row pointers */
+        size_t per_slot = ids ? (size_t)block * (size_t)width * sizeof(float) : 0;
+        size_t pointers = (size_t)block * (size_t)(ids ? taps : 1) * sizeof(float *);
         per_slot = per_slot > pointers ? per_slot : pointers;
         size_t bytes = (size_t)threads * per_slot + (size_t)c_in * sizeof(float);
         mem = be->alloc(be, bytes + (size_t)threads * sizeof(int), err);

@@ -7,6 +7,7 @@
 #include "elementwise_math.h"
 #include "ops.h"
 #include "cpu_dispatch.h"
+#include "narrow_gemm.h"
 
 /* ---- elementwise ---- */
 
@@ -241,120 +242,8 @@ static inline float tanh_f(float v)
  * whatever the grouping, so a batch gives the same bits as one item. */
 #define REC_ROWS 4
 #define REC_COLS 32
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
-    !defined(__SANITIZE_ADDRESS__)
-#include <immintrin.h>
-#define SW_LSTM_FMA 1
-
-/* The same product with AVX2 fused multiply-adds, for CPUs that have them
- * and n a multiple of 16: a 4 x 16 block of sums in 8 registers, one 16-wide
- * strip of wt (k x 64 bytes) reused from L1 by every block of rows. Each
- * sum still runs over k in order, so a batch gives the same bits as one
- * item; the fused rounding differs from the portable loop below by an ulp
- * or so, which the LSTM's users (compared within 1e-4) allow. */
-__attribute__((target("avx2,fma"))) static void recurrent_product_fma(int64_t rows, int64_t n,
-                                                                      int64_t k, const float *h,
-                                                                      int64_t ld_h, const float *wt,
-                                                                      float *g, int64_t ld_g)
-{
-    for (int64_t j0 = 0; j0 < n; j0 += 16) {
-        int64_t r0 = 0;
-        for (; r0 + 4 <= rows; r0 += 4) {
-            float *g0 = g + r0 * ld_g + j0;
-            const float *h0 = h + r0 * ld_h;
-            __m256 a0 = _mm256_loadu_ps(g0), b0 = _mm256_loadu_ps(g0 + 8);
-            __m256 a1 = _mm256_loadu_ps(g0 + ld_g), b1 = _mm256_loadu_ps(g0 + ld_g + 8);
-            __m256 a2 = _mm256_loadu_ps(g0 + 2 * ld_g), b2 = _mm256_loadu_ps(g0 + 2 * ld_g + 8);
-            __m256 a3 = _mm256_loadu_ps(g0 + 3 * ld_g), b3 = _mm256_loadu_ps(g0 + 3 * ld_g + 8);
-            for (int64_t kk = 0; kk < k; kk++) {
-                __m256 w0 = _mm256_loadu_ps(wt + kk * n + j0);
-                __m256 w1 = _mm256_loadu_ps(wt + kk * n + j0 + 8);
-                __m256 x = _mm256_broadcast_ss(h0 + kk);
-                a0 = _mm256_fmadd_ps(x, w0, a0);
-                b0 = _mm256_fmadd_ps(x, w1, b0);
-                x = _mm256_broadcast_ss(h0 + ld_h + kk);
-                a1 = _mm256_fmadd_ps(x, w0, a1);
-                b1 = _mm256_fmadd_ps(x, w1, b1);
-                x = _mm256_broadcast_ss(h0 + 2 * ld_h + kk);
-                a2 = _mm256_fmadd_ps(x, w0, a2);
-                b2 = _mm256_fmadd_ps(x, w1, b2);
-                x = _mm256_broadcast_ss(h0 + 3 * ld_h + kk);
-                a3 = _mm256_fmadd_ps(x, w0, a3);
-                b3 = _mm256_fmadd_ps(x, w1, b3);
-            }
-            _mm256_storeu_ps(g0, a0);
-            _mm256_storeu_ps(g0 + 8, b0);
-            _mm256_storeu_ps(g0 + ld_g, a1);
-            _mm256_storeu_ps(g0 + ld_g + 8, b1);
-            _mm256_storeu_ps(g0 + 2 * ld_g, a2);
-            _mm256_storeu_ps(g0 + 2 * ld_g + 8, b2);
-            _mm256_storeu_ps(g0 + 3 * ld_g, a3);
-            _mm256_storeu_ps(g0 + 3 * ld_g + 8, b3);
-        }
-        for (; r0 < rows; r0++) {
-            float *g0 = g + r0 * ld_g + j0;
-            __m256 a = _mm256_loadu_ps(g0), b = _mm256_loadu_ps(g0 + 8);
-            for (int64_t kk = 0; kk < k; kk++) {
-                __m256 x = _mm256_broadcast_ss(h + r0 * ld_h + kk);
-                a = _mm256_fmadd_ps(x, _mm256_loadu_ps(wt + kk * n + j0), a);
-                b = _mm256_fmadd_ps(x, _mm256_loadu_ps(wt + kk * n + j0 + 8), b);
-            }
-            _mm256_storeu_ps(g0, a);
-            _mm256_storeu_ps(g0 + 8, b);
-        }
-    }
-}
-
-/* R rows x 32 columns of the product in 2R 512-bit sums, for AVX-512
- * CPUs: twice the multiply-adds of the AVX2 block per k step, the same
- * fused operations in the same order, so the same bits as
- * recurrent_product_fma. */
-__attribute__((target("avx512f"), always_inline)) static inline void
-rec_block_avx512(int R, int64_t k, const float *h, int64_t ld_h, const float *w, int64_t n,
-                 float *g, int64_t ld_g)
-{
-    __m512 a[8], b[8];
-    for (int r = 0; r < R; r++) {
-        a[r] = _mm512_loadu_ps(g + r * ld_g);
-        b[r] = _mm512_loadu_ps(g + r * ld_g + 16);
-    }
-    for (int64_t kk = 0; kk < k; kk++) {
-        __m512 w0 = _mm512_loadu_ps(w + kk * n), w1 = _mm512_loadu_ps(w + kk * n + 16);
-        for (int r = 0; r < R; r++) {
-            __m512 x = _mm512_set1_ps(h[r * ld_h + kk]);
-            a[r] = _mm512_fmadd_ps(x, w0, a[r]);
-            b[r] = _mm512_fmadd_ps(x, w1, b[r]);
-        }
-    }
-    for (int r = 0; r < R; r++) {
-        _mm512_storeu_ps(g + r * ld_g, a[r]);
-        _mm512_storeu_ps(g + r * ld_g + 16, b[r]);
-    }
-}
-
-__attribute__((target("avx512f"))) static void
-recurrent_product_avx512(int64_t rows, int64_t n, int64_t k, const float *h, int64_t ld_h,
-                         const float *wt, float *g, int64_t ld_g)
-{
-    for (int64_t j0 = 0; j0 < n; j0 += 32) {
-        int64_t r0 = 0;
-        for (; r0 + 8 <= rows; r0 += 8)
-            rec_block_avx512(8, k, h + r0 * ld_h, ld_h, wt + j0, n, g + r0 * ld_g + j0, ld_g);
-        if (rows - r0 >= 4) {
-            rec_block_avx512(4, k, h + r0 * ld_h, ld_h, wt + j0, n, g + r0 * ld_g + j0, ld_g);
-            r0 += 4;
-        }
-        for (; r0 < rows; r0++)
-            rec_block_avx512(1, k, h + r0 * ld_h, ld_h, wt + j0, n, g + r0 * ld_g + j0, ld_g);
-    }
-}
-
-static int have_fma(void)
-{
-    return sw_cpu_level_get() >= SW_CPU_V3;
-}
-#endif
+/* the most batch rows one item of the pool steps through together */
+#define LSTM_MAX_GROUP 16
 
 /* always inlined: it must be compiled into lstm_range's AVX2 clone */
 static inline __attribute__((always_inline)) void recurrent_product(int64_t rows, int64_t n,
@@ -362,16 +251,16 @@ static inline __attribute__((always_inline)) void recurrent_product(int64_t rows
                                                                     int64_t ld_h, const float *wt,
                                                                     float *g, int64_t ld_g)
 {
-#ifdef SW_LSTM_FMA
-    if (n % 32 == 0 && sw_cpu_level_get() >= SW_CPU_V4) {
-        recurrent_product_avx512(rows, n, k, h, ld_h, wt, g, ld_g);
+    if (rows <= LSTM_MAX_GROUP && sw_narrow_gemm_ok(n)) {
+        /* narrow_gemm.c: 8 x 32 AVX-512 tiles (6 x 16 at AVX2), from g's
+         * values, fused multiply-adds in k order: the same bits at both
+         * levels; the loop below (no FMA) may differ in the last bit */
+        const float *p[LSTM_MAX_GROUP];
+        for (int64_t r = 0; r < rows; r++)
+            p[r] = h + r * ld_h;
+        sw_narrow_gemm_rows(rows, n, 1, k, p, wt, g, ld_g, 1);
         return;
     }
-    if (n % 16 == 0 && have_fma()) {
-        recurrent_product_fma(rows, n, k, h, ld_h, wt, g, ld_g);
-        return;
-    }
-#endif
     for (int64_t j0 = 0; j0 < n; j0 += REC_COLS) {
         for (int64_t r0 = 0; r0 < rows; r0 += REC_ROWS) {
             int64_t nr = rows - r0 < REC_ROWS ? rows - r0 : REC_ROWS;
@@ -487,7 +376,7 @@ sw_status sw_cpu_lstm(sw_backend *be, sw_threadpool *tp, const sw_tensor *x, con
     if (st == SW_OK) {
         /* as many rows per group as keeps every thread busy, up to 16 */
         int64_t rows = b * d / sw_threadpool_size(tp);
-        rows = rows < 1 ? 1 : rows > 16 ? 16 : rows;
+        rows = rows < 1 ? 1 : rows > LSTM_MAX_GROUP ? LSTM_MAX_GROUP : rows;
         lstm_job j = {gx, wt, bias->data, out->data, cell, b, t, d, h, rows};
         int64_t items = d * ((b + rows - 1) / rows);
         sw_parallel_for(tp, (size_t)items, 1, lstm_range, &j);

@@ -5,36 +5,18 @@
 #ifdef SW_MULTIVERSION
 #include <immintrin.h>
 
-/* R rows x 32 columns, 2R sums of 16 lanes (R <= 8: 16 of the 32 registers) */
-SW_TARGET_V4 SW_ALWAYS_INLINE void tile32_v4(int R, int64_t k, const float *a, int64_t lda,
-                                             const float *wt, int64_t n, float *y, int64_t ldy)
+/* R rows x 32 columns, 2R sums of 16 lanes (R <= 8: 16 of the 32
+ * registers); row r's inputs in `taps` pieces of c_in floats, piece t where
+ * rows[r * taps + t] points. The sums start at zero, or at y with acc. */
+SW_TARGET_V4 SW_ALWAYS_INLINE void tile32_v4(int R, int taps, int64_t c_in,
+                                             const float *const *rows, const float *wt, int64_t n,
+                                             float *y, int64_t ldy, int acc)
 {
     __m512 lo[8], hi[8];
-    for (int r = 0; r < R; r++)
-        lo[r] = hi[r] = _mm512_setzero_ps();
-    for (int64_t kk = 0; kk < k; kk++) {
-        __m512 w0 = _mm512_loadu_ps(wt + kk * n), w1 = _mm512_loadu_ps(wt + kk * n + 16);
-        for (int r = 0; r < R; r++) {
-            __m512 x = _mm512_set1_ps(a[r * lda + kk]);
-            lo[r] = _mm512_fmadd_ps(x, w0, lo[r]);
-            hi[r] = _mm512_fmadd_ps(x, w1, hi[r]);
-        }
-    }
     for (int r = 0; r < R; r++) {
-        _mm512_storeu_ps(y + r * ldy, lo[r]);
-        _mm512_storeu_ps(y + r * ldy + 16, hi[r]);
+        lo[r] = acc ? _mm512_loadu_ps(y + r * ldy) : _mm512_setzero_ps();
+        hi[r] = acc ? _mm512_loadu_ps(y + r * ldy + 16) : _mm512_setzero_ps();
     }
-}
-
-/* The same tile with row r's inputs in `taps` pieces of c_in floats, each
- * where rows[r * taps + t] points (an im2col never built) */
-SW_TARGET_V4 SW_ALWAYS_INLINE void tile32_rows_v4(int R, int taps, int64_t c_in,
-                                                  const float *const *rows, const float *wt,
-                                                  int64_t n, float *y, int64_t ldy)
-{
-    __m512 lo[8], hi[8];
-    for (int r = 0; r < R; r++)
-        lo[r] = hi[r] = _mm512_setzero_ps();
     for (int t = 0; t < taps; t++) {
         const float *p[8];
         for (int r = 0; r < R; r++)
@@ -55,13 +37,14 @@ SW_TARGET_V4 SW_ALWAYS_INLINE void tile32_rows_v4(int R, int taps, int64_t c_in,
     }
 }
 
-SW_TARGET_V4 SW_ALWAYS_INLINE void tile16_rows_v4(int R, int taps, int64_t c_in,
-                                                  const float *const *rows, const float *wt,
-                                                  int64_t n, float *y, int64_t ldy)
+/* 16 columns (n not a multiple of 32): R rows x one register */
+SW_TARGET_V4 SW_ALWAYS_INLINE void tile16_v4(int R, int taps, int64_t c_in,
+                                             const float *const *rows, const float *wt, int64_t n,
+                                             float *y, int64_t ldy, int acc)
 {
     __m512 s[8];
     for (int r = 0; r < R; r++)
-        s[r] = _mm512_setzero_ps();
+        s[r] = acc ? _mm512_loadu_ps(y + r * ldy) : _mm512_setzero_ps();
     for (int t = 0; t < taps; t++) {
         const float *w = wt + t * c_in * n;
         for (int64_t kk = 0; kk < c_in; kk++) {
@@ -74,95 +57,49 @@ SW_TARGET_V4 SW_ALWAYS_INLINE void tile16_rows_v4(int R, int taps, int64_t c_in,
         _mm512_storeu_ps(y + r * ldy, s[r]);
 }
 
-SW_TARGET_V4 static void narrow_rows_v4(int64_t m, int64_t n, int taps, int64_t c_in,
-                                        const float *const *rows, const float *wt, float *y,
-                                        int64_t ldy)
+SW_TARGET_V4 static void narrow_v4(int64_t m, int64_t n, int taps, int64_t c_in,
+                                   const float *const *rows, const float *wt, float *y, int64_t ldy,
+                                   int acc)
 {
     for (int64_t j0 = 0; j0 < n;) {
         int wide = n - j0 >= 32;
         int64_t r0 = 0;
         for (; r0 + 8 <= m; r0 += 8) {
+            const float *const *p = rows + r0 * taps;
             if (wide)
-                tile32_rows_v4(8, taps, c_in, rows + r0 * taps, wt + j0, n, y + r0 * ldy + j0, ldy);
+                tile32_v4(8, taps, c_in, p, wt + j0, n, y + r0 * ldy + j0, ldy, acc);
             else
-                tile16_rows_v4(8, taps, c_in, rows + r0 * taps, wt + j0, n, y + r0 * ldy + j0, ldy);
+                tile16_v4(8, taps, c_in, p, wt + j0, n, y + r0 * ldy + j0, ldy, acc);
+        }
+        if (m - r0 >= 4) {
+            const float *const *p = rows + r0 * taps;
+            if (wide)
+                tile32_v4(4, taps, c_in, p, wt + j0, n, y + r0 * ldy + j0, ldy, acc);
+            else
+                tile16_v4(4, taps, c_in, p, wt + j0, n, y + r0 * ldy + j0, ldy, acc);
+            r0 += 4;
         }
         for (; r0 < m; r0++) {
+            const float *const *p = rows + r0 * taps;
             if (wide)
-                tile32_rows_v4(1, taps, c_in, rows + r0 * taps, wt + j0, n, y + r0 * ldy + j0, ldy);
+                tile32_v4(1, taps, c_in, p, wt + j0, n, y + r0 * ldy + j0, ldy, acc);
             else
-                tile16_rows_v4(1, taps, c_in, rows + r0 * taps, wt + j0, n, y + r0 * ldy + j0, ldy);
-        }
-        j0 += wide ? 32 : 16;
-    }
-}
-
-/* 16 columns (n not a multiple of 32): R rows x one register */
-SW_TARGET_V4 SW_ALWAYS_INLINE void tile16_v4(int R, int64_t k, const float *a, int64_t lda,
-                                             const float *wt, int64_t n, float *y, int64_t ldy)
-{
-    __m512 s[8];
-    for (int r = 0; r < R; r++)
-        s[r] = _mm512_setzero_ps();
-    for (int64_t kk = 0; kk < k; kk++) {
-        __m512 w0 = _mm512_loadu_ps(wt + kk * n);
-        for (int r = 0; r < R; r++)
-            s[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r * lda + kk]), w0, s[r]);
-    }
-    for (int r = 0; r < R; r++)
-        _mm512_storeu_ps(y + r * ldy, s[r]);
-}
-
-SW_TARGET_V4 static void narrow_v4(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-                                   const float *wt, float *y, int64_t ldy)
-{
-    for (int64_t j0 = 0; j0 < n;) {
-        int wide = n - j0 >= 32;
-        int64_t r0 = 0;
-        for (; r0 + 8 <= m; r0 += 8) {
-            if (wide)
-                tile32_v4(8, k, a + r0 * lda, lda, wt + j0, n, y + r0 * ldy + j0, ldy);
-            else
-                tile16_v4(8, k, a + r0 * lda, lda, wt + j0, n, y + r0 * ldy + j0, ldy);
-        }
-        for (; r0 < m; r0++) {
-            if (wide)
-                tile32_v4(1, k, a + r0 * lda, lda, wt + j0, n, y + r0 * ldy + j0, ldy);
-            else
-                tile16_v4(1, k, a + r0 * lda, lda, wt + j0, n, y + r0 * ldy + j0, ldy);
+                tile16_v4(1, taps, c_in, p, wt + j0, n, y + r0 * ldy + j0, ldy, acc);
         }
         j0 += wide ? 32 : 16;
     }
 }
 
 /* AVX2: R rows x 16 columns in 2R registers of 8 (R <= 6: 12 of the 16) */
-SW_TARGET_V3 SW_ALWAYS_INLINE void tile16_v3(int R, int64_t k, const float *a, int64_t lda,
-                                             const float *wt, int64_t n, float *y, int64_t ldy)
+SW_TARGET_V3 SW_ALWAYS_INLINE void tile16_v3(int R, int taps, int64_t c_in,
+                                             const float *const *rows, const float *wt, int64_t n,
+                                             float *y, int64_t ldy, int acc)
 {
     __m256 lo[6], hi[6];
-    for (int r = 0; r < R; r++)
-        lo[r] = hi[r] = _mm256_setzero_ps();
-    for (int64_t kk = 0; kk < k; kk++) {
-        __m256 w0 = _mm256_loadu_ps(wt + kk * n), w1 = _mm256_loadu_ps(wt + kk * n + 8);
-        for (int r = 0; r < R; r++) {
-            __m256 x = _mm256_broadcast_ss(a + r * lda + kk);
-            lo[r] = _mm256_fmadd_ps(x, w0, lo[r]);
-            hi[r] = _mm256_fmadd_ps(x, w1, hi[r]);
-        }
-    }
     for (int r = 0; r < R; r++) {
-        _mm256_storeu_ps(y + r * ldy, lo[r]);
-        _mm256_storeu_ps(y + r * ldy + 8, hi[r]);
+        lo[r] = acc ? _mm256_loadu_ps(y + r * ldy) : _mm256_setzero_ps();
+        hi[r] = acc ? _mm256_loadu_ps(y + r * ldy + 8) : _mm256_setzero_ps();
     }
-}
-
-SW_TARGET_V3 SW_ALWAYS_INLINE void tile16_rows_v3(int R, int taps, int64_t c_in,
-                                                  const float *const *rows, const float *wt,
-                                                  int64_t n, float *y, int64_t ldy)
-{
-    __m256 lo[6], hi[6];
-    for (int r = 0; r < R; r++)
-        lo[r] = hi[r] = _mm256_setzero_ps();
     for (int t = 0; t < taps; t++) {
         const float *p[6];
         for (int r = 0; r < R; r++)
@@ -183,28 +120,16 @@ SW_TARGET_V3 SW_ALWAYS_INLINE void tile16_rows_v3(int R, int taps, int64_t c_in,
     }
 }
 
-SW_TARGET_V3 static void narrow_rows_v3(int64_t m, int64_t n, int taps, int64_t c_in,
-                                        const float *const *rows, const float *wt, float *y,
-                                        int64_t ldy)
+SW_TARGET_V3 static void narrow_v3(int64_t m, int64_t n, int taps, int64_t c_in,
+                                   const float *const *rows, const float *wt, float *y, int64_t ldy,
+                                   int acc)
 {
     for (int64_t j0 = 0; j0 < n; j0 += 16) {
         int64_t r0 = 0;
         for (; r0 + 6 <= m; r0 += 6)
-            tile16_rows_v3(6, taps, c_in, rows + r0 * taps, wt + j0, n, y + r0 * ldy + j0, ldy);
+            tile16_v3(6, taps, c_in, rows + r0 * taps, wt + j0, n, y + r0 * ldy + j0, ldy, acc);
         for (; r0 < m; r0++)
-            tile16_rows_v3(1, taps, c_in, rows + r0 * taps, wt + j0, n, y + r0 * ldy + j0, ldy);
-    }
-}
-
-SW_TARGET_V3 static void narrow_v3(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-                                   const float *wt, float *y, int64_t ldy)
-{
-    for (int64_t j0 = 0; j0 < n; j0 += 16) {
-        int64_t r0 = 0;
-        for (; r0 + 6 <= m; r0 += 6)
-            tile16_v3(6, k, a + r0 * lda, lda, wt + j0, n, y + r0 * ldy + j0, ldy);
-        for (; r0 < m; r0++)
-            tile16_v3(1, k, a + r0 * lda, lda, wt + j0, n, y + r0 * ldy + j0, ldy);
+            tile16_v3(1, taps, c_in, rows + r0 * taps, wt + j0, n, y + r0 * ldy + j0, ldy, acc);
     }
 }
 #endif
@@ -219,28 +144,16 @@ int sw_narrow_gemm_ok(int64_t n)
 #endif
 }
 
-void sw_narrow_gemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *wt,
-                    float *y, int64_t ldy)
-{
-#ifdef SW_MULTIVERSION
-    if (sw_cpu_level_get() >= SW_CPU_V4)
-        narrow_v4(m, n, k, a, lda, wt, y, ldy);
-    else
-        narrow_v3(m, n, k, a, lda, wt, y, ldy);
-#else
-    (void)m, (void)n, (void)k, (void)a, (void)lda, (void)wt, (void)y, (void)ldy;
-#endif
-}
-
 void sw_narrow_gemm_rows(int64_t m, int64_t n, int taps, int64_t c_in, const float *const *rows,
-                         const float *wt, float *y, int64_t ldy)
+                         const float *wt, float *y, int64_t ldy, int accumulate)
 {
 #ifdef SW_MULTIVERSION
     if (sw_cpu_level_get() >= SW_CPU_V4)
-        narrow_rows_v4(m, n, taps, c_in, rows, wt, y, ldy);
+        narrow_v4(m, n, taps, c_in, rows, wt, y, ldy, accumulate);
     else
-        narrow_rows_v3(m, n, taps, c_in, rows, wt, y, ldy);
+        narrow_v3(m, n, taps, c_in, rows, wt, y, ldy, accumulate);
 #else
     (void)m, (void)n, (void)taps, (void)c_in, (void)rows, (void)wt, (void)y, (void)ldy;
+    (void)accumulate;
 #endif
 }
