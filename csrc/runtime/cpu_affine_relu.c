@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "backend_cpu.h"
+#include "elementwise_math.h"
 
 typedef struct affine_job {
     const float *src, *scale, *shift;
@@ -13,10 +14,6 @@ typedef struct affine_job {
 static void affine_rows(void *ctx, size_t begin, size_t end)
 {
     const affine_job *j = ctx;
-    const float one = 1.0f, zero = 0.0f;
-    uint32_t one_bits, zero_bits;
-    memcpy(&one_bits, &one, sizeof one_bits);
-    memcpy(&zero_bits, &zero, sizeof zero_bits);
     const float *restrict scale = j->scale, *restrict shift = j->shift;
     for (size_t r = begin; r < end; r++) {
         const float *restrict s = j->src + (int64_t)r * j->ld;
@@ -25,12 +22,7 @@ static void affine_rows(void *ctx, size_t begin, size_t end)
             /* rounded after the product and after the sum, as two ops would */
             float v = s[k] * scale[k];
             v = v + shift[k];
-            uint32_t bits, pick;
-            memcpy(&bits, &v, sizeof bits);
-            pick = one_bits ^ ((one_bits ^ zero_bits) & (0u - (bits >> 31)));
-            float factor;
-            memcpy(&factor, &pick, sizeof factor);
-            d[k] = v * factor;
+            d[k] = sw_leaky_relu_bits(v, 0u);
         }
     }
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backend_cpu.h"
+#include "elementwise_math.h"
 #include "narrow_gemm.h"
 #include "ops.h"
 
@@ -25,30 +26,19 @@ typedef struct gl_job {
     int slots;
 } gl_job;
 
-/* bias and ReLU as sw_add then sw_leaky_relu(0) compute them: v + b, then v
- * times 1 or 0, the factor picked by the sign bit with integer masks as
- * map_range does (so -0.0 for negatives, the same bits; and it vectorises) */
+/* bias and ReLU as sw_add then sw_leaky_relu(0) compute them: v + b, then
+ * sw_leaky_relu_bits with alpha 0 (so -0.0 for negatives: the same bits) */
 static void finish_rows(float *restrict y, int64_t rows, int64_t n, const float *restrict bias,
                         int relu)
 {
-    const float one = 1.0f, zero = 0.0f;
-    uint32_t one_bits, zero_bits;
-    memcpy(&one_bits, &one, sizeof one_bits);
-    memcpy(&zero_bits, &zero, sizeof zero_bits);
     for (int64_t r = 0; r < rows; r++) {
         float *restrict row = y + r * n;
         if (bias)
             for (int64_t c = 0; c < n; c++)
                 row[c] = row[c] + bias[c];
         if (relu)
-            for (int64_t c = 0; c < n; c++) {
-                float v = row[c], factor;
-                uint32_t bits, pick;
-                memcpy(&bits, &v, sizeof bits);
-                pick = one_bits ^ ((one_bits ^ zero_bits) & (0u - (bits >> 31)));
-                memcpy(&factor, &pick, sizeof factor);
-                row[c] = v * factor;
-            }
+            for (int64_t c = 0; c < n; c++)
+                row[c] = sw_leaky_relu_bits(row[c], 0u);
     }
 }
 

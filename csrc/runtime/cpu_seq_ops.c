@@ -22,27 +22,14 @@ static void map_range(void *ctx, size_t begin, size_t end)
 {
     const map_job *j = ctx;
     const float *a = j->a; /* locals, not reads through j: the loops vectorise */
-    const float alpha = j->alpha, one = 1.0f;
-    uint32_t alpha_bits, one_bits;
-    memcpy(&alpha_bits, &alpha, sizeof alpha_bits);
-    memcpy(&one_bits, &one, sizeof one_bits);
+    uint32_t alpha_bits = sw_f32_bits(j->alpha);
     float *out = j->out;
     if (j->abs_only)
         for (size_t i = begin; i < end; i++)
             out[i] = fabsf(a[i]);
     else
-        for (size_t i = begin; i < end; i++) {
-            /* v * (alpha or 1), the factor picked by the sign bit with
-             * integer masks: this vectorises, where `v >= 0 ? v : alpha * v`
-             * compiles to a branch that random signs mispredict. Same
-             * values (v * 1 is v, -0.0 and NaN included). */
-            float v = a[i], factor;
-            uint32_t bits, pick;
-            memcpy(&bits, &v, sizeof bits);
-            pick = one_bits ^ ((one_bits ^ alpha_bits) & (0u - (bits >> 31)));
-            memcpy(&factor, &pick, sizeof factor);
-            out[i] = v * factor;
-        }
+        for (size_t i = begin; i < end; i++)
+            out[i] = sw_leaky_relu_bits(a[i], alpha_bits);
 }
 
 sw_status sw_cpu_leaky_relu(sw_threadpool *tp, const sw_tensor *a, float alpha, sw_tensor *out)

@@ -27,6 +27,17 @@ SW_HD float sw_bits_f32(uint32_t u)
     return f;
 }
 
+/* Leaky ReLU as v times 1 or alpha, the factor picked by v's sign bit with
+ * integer masks (alpha given by its bits): this vectorises, where `v >= 0 ?
+ * v : alpha * v` compiles to a branch that random signs mispredict. Same
+ * values (v * 1 is v; -0.0 and NaN included); alpha 0 is the ReLU. */
+SW_HD float sw_leaky_relu_bits(float v, uint32_t alpha_bits)
+{
+    const uint32_t one_bits = 0x3f800000u;
+    uint32_t pick = one_bits ^ ((one_bits ^ alpha_bits) & (0u - (sw_f32_bits(v) >> 31)));
+    return v * sw_bits_f32(pick);
+}
+
 /* exp for x in [-87, 88] (callers clamp): Cephes' polynomial (within 1e-7
  * relative of exp), written without calls or branches so that loops
  * vectorise; libm's expf is a call per element. */
