@@ -71,14 +71,17 @@ SW_TARGET_V4 static void narrow_v4(int64_t m, int64_t n, int taps, int64_t c_in,
             else
                 tile16_v4(8, taps, c_in, p, wt + j0, n, y + r0 * ldy + j0, ldy, acc);
         }
-        if (m - r0 >= 4) {
-            const float *const *p = rows + r0 * taps;
-            if (wide)
-                tile32_v4(4, taps, c_in, p, wt + j0, n, y + r0 * ldy + j0, ldy, acc);
-            else
-                tile16_v4(4, taps, c_in, p, wt + j0, n, y + r0 * ldy + j0, ldy, acc);
-            r0 += 4;
-        }
+        for (int R = 4; R >= 2; R /= 2) /* the rest in tiles of 4 and 2 where it can */
+            if (m - r0 >= R) {
+                const float *const *p = rows + r0 * taps;
+                if (wide)
+                    tile32_v4(R == 4 ? 4 : 2, taps, c_in, p, wt + j0, n, y + r0 * ldy + j0, ldy,
+                              acc);
+                else
+                    tile16_v4(R == 4 ? 4 : 2, taps, c_in, p, wt + j0, n, y + r0 * ldy + j0, ldy,
+                              acc);
+                r0 += R;
+            }
         for (; r0 < m; r0++) {
             const float *const *p = rows + r0 * taps;
             if (wide)
@@ -128,6 +131,16 @@ SW_TARGET_V3 static void narrow_v3(int64_t m, int64_t n, int taps, int64_t c_in,
         int64_t r0 = 0;
         for (; r0 + 6 <= m; r0 += 6)
             tile16_v3(6, taps, c_in, rows + r0 * taps, wt + j0, n, y + r0 * ldy + j0, ldy, acc);
+        /* what is left in tiles of 4 and 2 where it can: one row alone is
+         * one dependency chain a register (the LSTM's 16 rows are 6 + 6 + 4) */
+        if (m - r0 >= 4) {
+            tile16_v3(4, taps, c_in, rows + r0 * taps, wt + j0, n, y + r0 * ldy + j0, ldy, acc);
+            r0 += 4;
+        }
+        if (m - r0 >= 2) {
+            tile16_v3(2, taps, c_in, rows + r0 * taps, wt + j0, n, y + r0 * ldy + j0, ldy, acc);
+            r0 += 2;
+        }
         for (; r0 < m; r0++)
             tile16_v3(1, taps, c_in, rows + r0 * taps, wt + j0, n, y + r0 * ldy + j0, ldy, acc);
     }
