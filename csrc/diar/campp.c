@@ -78,8 +78,8 @@ static sw_status upload_ids(sw_backend *be, int32_t *host, int64_t n, sw_tensor 
     return err->code;
 }
 
-/* y [n, out] = x [n, in] w^T + b, then ReLU when asked */
-/* y = relu?(x w^T + b). On the CPU one fused pass (cpu_gather_linear.h). */
+/* y [n, out] = x [n, in] w^T + b, then ReLU when asked; on the CPU one fused
+ * pass (cpu_gather_linear.h) */
 static sw_status linear(const sw_tensor *x, const campp_linear *l, int relu, sw_tensor *y,
                         sw_error *err)
 {
@@ -107,9 +107,16 @@ static int64_t conv_block(int taps, int64_t c_in, int64_t n_out)
     return block > n_out ? n_out : block;
 }
 
+/* Rows of C_in a convolution's `cols` needs: conv_block() x taps; on the CPU
+ * one (sw_cpu_gather_linear gathers into scratch of its own). */
+static int64_t cols_rows(const sw_backend *be, int taps, int64_t c_in, int64_t n_out)
+{
+    return be->kind == SW_DEVICE_CPU ? 1 : conv_block(taps, c_in, n_out) * taps;
+}
+
 /* y [n_out, C_out] (allocated by the caller) = a convolution of x (rows of
- * C_in) whose taps `ids` [n_out * taps] name, through `cols`, at least
- * conv_block() x taps rows of C_in. */
+ * C_in) whose taps `ids` [n_out * taps] name, through `cols` (cols_rows()
+ * rows of C_in). */
 static sw_status conv_into(const sw_tensor *x, const sw_tensor *ids, int taps,
                            const campp_linear *l, int relu, sw_tensor *cols, sw_tensor *y,
                            sw_error *err)
@@ -137,9 +144,8 @@ static sw_status conv(sw_backend *be, const sw_tensor *x, const sw_tensor *ids, 
                       const campp_linear *l, int relu, sw_tensor *y, sw_error *err)
 {
     int64_t c_in = sw_row_len(x), n_out = sw_tensor_numel(ids) / taps;
-    sw_tensor cols = {0}; /* the CPU gathers into scratch of its own */
-    int64_t cols_rows = be->kind == SW_DEVICE_CPU ? 1 : conv_block(taps, c_in, n_out) * taps;
-    if (fresh(be, &cols, cols_rows, c_in, err) == SW_OK &&
+    sw_tensor cols = {0};
+    if (fresh(be, &cols, cols_rows(be, taps, c_in, n_out), c_in, err) == SW_OK &&
         fresh(be, y, n_out, campp_out(l), err) == SW_OK)
         conv_into(x, ids, taps, l, relu, &cols, y, err);
     sw_tensor_free(&cols);
@@ -367,7 +373,7 @@ static sw_status dtdnn_init(sw_backend *be, dtdnn *d, sw_error *err)
         fresh(be, &d->buf, n * CAMPP_CHUNKS, CAMPP_GROWTH, err) == SW_OK &&
         fresh(be, &d->tmp, n, 2 * CAMPP_OUT_CHANNELS, err) == SW_OK &&
         fresh(be, &d->h, n, CAMPP_BN_CHANNELS, err) == SW_OK &&
-        fresh(be, &d->cols, 3 * conv_block(3, CAMPP_BN_CHANNELS, n), CAMPP_BN_CHANNELS, err) ==
+        fresh(be, &d->cols, cols_rows(be, 3, CAMPP_BN_CHANNELS, n), CAMPP_BN_CHANNELS, err) ==
             SW_OK &&
         fresh(be, &d->y, n, CAMPP_GROWTH, err) == SW_OK &&
         fresh(be, &d->ctx, segs, CAMPP_BN_CHANNELS, err) == SW_OK &&
