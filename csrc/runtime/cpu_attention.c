@@ -6,6 +6,7 @@
 
 #include "cpu_dispatch.h"
 #include "elementwise_math.h"
+#include "prefetch.h"
 
 typedef struct attn_job {
     const float *q, *k, *v;
@@ -161,8 +162,7 @@ SW_ALWAYS_INLINE void dot8_keys(const float *q, const float *k, int64_t ld, int6
 SW_ALWAYS_INLINE void prefetch_rows(const float *p, int64_t ld, int rows, int64_t floats)
 {
     for (int r = 0; r < rows; r++)
-        for (int64_t i = 0; i < floats; i += 16)
-            __builtin_prefetch(p + r * ld + i, 0, 3);
+        sw_prefetch_span(p + r * ld, (long)floats * (long)sizeof(float), NULL);
 }
 
 /* Keys per chunk: a chunk of keys (or values) stays in L1 while every query

@@ -1,6 +1,7 @@
 #include "q8_packed.h"
 
 #include "cpu_dispatch.h"
+#include "prefetch.h"
 #include "q8_gemm.h"
 
 #include <string.h>
@@ -27,24 +28,16 @@ void sw_q8_pack_blocks(const int8_t *rows, int n, int k, int b0, int b1, int8_t 
                (size_t)(n - whole * BLOCK) * (size_t)k);
 }
 
-/* The scalar path's epilogue (q8_gemm.c's store): the same operations in
- * the same order, so every kernel below gives its bits. */
-/* How far ahead of the block it multiplies a kernel asks for the weight
- * (as small_gemm.c's float16 rows: the hardware prefetcher alone left
- * memory idle between a step's products): 24 KB for one input row, less
- * for more rows, which take longer over each block. */
+/* Bytes ahead of the block it multiplies a kernel asks for (prefetch.h),
+ * at least 4 KB (most of a packed block of tiny.en) */
 static inline long weight_bytes_ahead(int m)
 {
-    long bytes = 24576 / (m > 0 ? m : 1);
+    long bytes = sw_prefetch_ahead_bytes(m);
     return bytes < 4096 ? 4096 : bytes;
 }
 
-static inline void prefetch_until(const int8_t *p, long bytes, const int8_t *end)
-{
-    for (long i = 0; i < bytes && p + i < end; i += 64)
-        __builtin_prefetch(p + i, 0, 3);
-}
-
+/* The scalar path's epilogue (q8_gemm.c's store): the same operations in
+ * the same order, so every kernel below gives its bits. */
 static inline void store(float *c, int32_t dot, float sa, float sw, float beta)
 {
     float v = (float)dot / (sa * sw);
@@ -140,7 +133,7 @@ VNNI static void gemm_packed_vnni(int m, int b0, int b1, int k, const int8_t *qa
     for (int b = b0; b < b1; b += V_COLS) {
         int C = b1 - b < V_COLS ? b1 - b : V_COLS, col = b * BLOCK;
         const int8_t *wb = qw + (long)col * k;
-        prefetch_until(wb + ahead, (long)C * BLOCK * k, end);
+        sw_prefetch_span(wb + ahead, (long)C * BLOCK * k, end);
         for (int r0 = 0; r0 < m; r0 += V_ROWS) {
             int R = m - r0 < V_ROWS ? m - r0 : V_ROWS;
             const int8_t *a = qa + (long)r0 * k;
@@ -208,7 +201,7 @@ AVX2 static void gemm_packed_avx2(int m, int b0, int b1, int k, const int8_t *qa
     for (int b = b0; b < b1; b++) {
         int col = b * BLOCK;
         const int8_t *wb = qw + (long)col * k;
-        prefetch_until(wb + ahead, (long)BLOCK * k, end);
+        sw_prefetch_span(wb + ahead, (long)BLOCK * k, end);
         for (int r0 = 0; r0 < m; r0 += A_ROWS) {
             const int8_t *a = qa + (long)r0 * k;
             float *out = c + (long)r0 * ldc + col;

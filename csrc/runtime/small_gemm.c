@@ -1,6 +1,7 @@
 #include "small_gemm.h"
 
 #include "cpu_dispatch.h"
+#include "prefetch.h"
 #include "widen.h"
 
 #include <stdint.h>
@@ -312,22 +313,12 @@ SW_TARGET_V3 SW_ALWAYS_INLINE void tile8h_both(int R, int J, const float *const 
         finish_tile(W, R_, 1, rows, none, k, k, out, done, alpha, beta, c, ldc, r0, j);            \
         break;
 
-/* Weight rows the loop asks for ahead of the one it multiplies: the
- * hardware prefetcher alone kept a step's 56 MB of tiny.en's decoder
- * weights streaming at 46 GB/s where this Zen 5 reads 60-70. About 24 KB
- * ahead for one input row, less for more rows (each weight row then takes
- * longer to use): a greedy step 11% faster, a 5-beam step 10%, measured
- * against 8, 16 and 32 rows ahead at both. */
+/* Weight rows ahead of the one it multiplies the loop asks for
+ * (prefetch.h), at least two */
 static inline int f16_rows_ahead(int m, int k)
 {
-    int rows = 24576 / (m * 2 * k);
-    return rows < 2 ? 2 : rows;
-}
-
-static inline void prefetch_bytes(const void *p, int bytes)
-{
-    for (int b = 0; b < bytes; b += 64)
-        __builtin_prefetch((const char *)p + b, 0, 3);
+    long rows = sw_prefetch_ahead_bytes(m) / (2L * k);
+    return rows < 2 ? 2 : (int)rows;
 }
 
 #define DEFINE_ROWS_F16(NAME, TARGET, TILE, W, ROW_TILE)                                           \
@@ -340,7 +331,7 @@ static inline void prefetch_bytes(const void *p, int bytes)
         for (int j = n0; j < n1; j++) {                                                            \
             const uint16_t *cols[4] = {w + (long)j * ldw};                                         \
             if (j + ahead < n1)                                                                    \
-                prefetch_bytes(w + (long)(j + ahead) * ldw, 2 * k);                                \
+                sw_prefetch_span(w + (long)(j + ahead) * ldw, 2L * k, NULL);                       \
             for (int r0 = 0; r0 < m; r0 += ROW_TILE) {                                             \
                 int R = m - r0 < ROW_TILE ? m - r0 : ROW_TILE;                                     \
                 const float *rows[F16_ROW_TILE] = {0};                                             \
