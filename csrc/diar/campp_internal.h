@@ -27,6 +27,7 @@ extern const int campp_block_dilation[CAMPP_BLOCKS];
 typedef struct campp_linear {
     sw_tensor w, b;
     int transposed; /* w is [in, out]: the CPU's narrow kernel (cpu_gather_linear.h) */
+    sw_tensor wino; /* a 3x3 stride-1 convolution's Winograd weight on the CPU, or empty */
 } campp_linear;
 
 /* The outputs of a layer, whichever way its weight lies. */

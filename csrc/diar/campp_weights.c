@@ -7,6 +7,7 @@
 
 #include "campp_internal.h"
 #include "cpu_gather_linear.h"
+#include "cpu_winograd.h"
 
 const int campp_block_layers[CAMPP_BLOCKS] = {12, 24, 16};
 const int campp_block_dilation[CAMPP_BLOCKS] = {1, 2, 2};
@@ -71,6 +72,30 @@ static void load_linear(loader *ld, campp_linear *l, const char *prefix, int64_t
     narrow_layout(ld, l);
 }
 
+/* On the CPU, a 3x3 convolution of stride 1 also gets its Winograd weight
+ * (cpu_winograd.h), made from w in either layout. */
+static void winograd_layout(loader *ld, campp_linear *l)
+{
+    int64_t out = campp_out(l), in = sw_tensor_numel(&l->w) / (9 * out);
+    if (ld->err->code != SW_OK || ld->be->kind != SW_DEVICE_CPU || !sw_winograd_ok(in, out))
+        return;
+    float *taps = malloc((size_t)(9 * in * out) * sizeof *taps); /* [3, 3, in, out] */
+    if (!taps) {
+        sw_fail(ld->err, SW_ERR_NOMEM, "CAM++: out of host memory");
+        return;
+    }
+    const float *w = l->w.data;
+    for (int64_t t = 0; t < 9; t++)
+        for (int64_t ci = 0; ci < in; ci++)
+            for (int64_t co = 0; co < out; co++)
+                taps[(t * in + ci) * out + co] =
+                    l->transposed ? w[(t * in + ci) * out + co] : w[(co * 9 + t) * in + ci];
+    sw_shape shape = sw_shape2(SW_WINOGRAD_POINTS * in, out);
+    if (sw_tensor_new(ld->be, SW_F32, 2, shape.d, &l->wino, ld->err) == SW_OK)
+        sw_winograd_weights(taps, in, out, l->wino.data);
+    free(taps);
+}
+
 static void load_affine(loader *ld, campp_affine *a, const char *prefix, int64_t c)
 {
     char name[128];
@@ -119,6 +144,7 @@ static void free_linear(const sw_campp *m, campp_linear *l)
 {
     free_tensor(m, &l->w);
     free_tensor(m, &l->b);
+    free_tensor(m, &l->wino);
 }
 
 static void free_affine(const sw_campp *m, campp_affine *a)
@@ -177,6 +203,8 @@ static void load_head(loader *ld, sw_campp *m)
         for (int k = 0; k < 2; k++) {
             snprintf(name, sizeof name, "head.%s.conv%d", block[i], k + 1);
             load_linear(ld, &m->res[i][k], name, c, 9 * c, 1);
+            if (k == 1 || i % 2 == 1) /* not the first conv of layer1.0, layer2.0 */
+                winograd_layout(ld, &m->res[i][k]);
         }
         if (i % 2 == 0) { /* the first block of each pair halves the rows */
             snprintf(name, sizeof name, "head.%s.shortcut", block[i]);

@@ -14,6 +14,7 @@
 #include "cpu_affine_relu.h"
 #include "cpu_dispatch.h"
 #include "cpu_gather_linear.h"
+#include "cpu_winograd.h"
 #include "ops.h"
 
 static float frand(void)
@@ -471,6 +472,61 @@ static void test_affine_relu(sw_backend *b)
     sw_tensor_free(&out);
 }
 
+/* sw_cpu_winograd3x3 against a direct 3x3 convolution in double: images of
+ * odd and even sizes (tiles cut by the edges), one a single column wide, with
+ * bias, residual and ReLU; at `level` (the transforms have a build per level,
+ * the products the narrow kernel when c_out allows, else sgemm) */
+static void test_winograd(sw_backend *b, int64_t c_in, int64_t c_out, int with_add, int relu)
+{
+    sw_error err = {SW_OK, ""};
+    const int batch = 3;
+    const int64_t h = 7, off[4] = {0, 5, 6, 14}, n = h * off[batch];
+    int64_t sx[2] = {n, c_in}, sy[2] = {n, c_out}, sw[2] = {9 * c_in, c_out}, sb[1] = {c_out};
+    int64_t su[2] = {SW_WINOGRAD_POINTS * c_in, c_out};
+    sw_tensor x = make(b, 2, sx, 1), w = make(b, 2, sw, 1), bias = make(b, 1, sb, 1);
+    sw_tensor add = make(b, 2, sy, 1), y = make(b, 2, sy, 0), u = make(b, 2, su, 0);
+    sw_winograd_weights(w.data, c_in, c_out, u.data);
+    CHECK(sw_cpu_winograd3x3(&x, h, batch, off, &u, &bias, with_add ? &add : NULL, relu, &y,
+                             &err) == SW_OK);
+    const float *X = x.data, *W = w.data, *B = bias.data, *A = add.data, *Y = y.data;
+    double worst = 0.0;
+    for (int im = 0; im < batch; im++) {
+        int64_t wd = off[im + 1] - off[im], base = h * off[im];
+        for (int64_t r = 0; r < h; r++)
+            for (int64_t c = 0; c < wd; c++)
+                for (int64_t o = 0; o < c_out; o++) {
+                    int64_t at = (base + r * wd + c) * c_out + o;
+                    double sum = B[o] + (with_add ? A[at] : 0.0);
+                    for (int dr = 0; dr < 3; dr++)
+                        for (int dc = 0; dc < 3; dc++) {
+                            int64_t rr = r + dr - 1, cc = c + dc - 1;
+                            if (rr < 0 || rr >= h || cc < 0 || cc >= wd)
+                                continue;
+                            for (int64_t i = 0; i < c_in; i++)
+                                sum += (double)X[(base + rr * wd + cc) * c_in + i] *
+                                       W[((dr * 3 + dc) * c_in + i) * c_out + o];
+                        }
+                    if (relu && sum < 0.0)
+                        sum = 0.0;
+                    double d = fabs(sum - Y[at]);
+                    worst = d > worst || d != d ? d : worst;
+                }
+    }
+    if (worst >= 1e-4)
+        fprintf(stderr, "winograd c_in=%lld c_out=%lld: max diff %g\n", (long long)c_in,
+                (long long)c_out, worst);
+    CHECK(worst < 1e-4);
+    /* shapes that do not agree are refused, not read past */
+    sw_error bad = {SW_OK, ""};
+    CHECK(sw_cpu_winograd3x3(&x, h + 1, batch, off, &u, &bias, NULL, relu, &y, &bad) == SW_ERR_ARG);
+    sw_tensor_free(&x);
+    sw_tensor_free(&w);
+    sw_tensor_free(&bias);
+    sw_tensor_free(&add);
+    sw_tensor_free(&y);
+    sw_tensor_free(&u);
+}
+
 static void run_all(int threads)
 {
     sw_error err = {SW_OK, ""};
@@ -504,6 +560,15 @@ static void run_all(int threads)
             }
             test_gather_linear(b, 301, 3, 20, 48, 1, 1, 64, 1);
             test_gather_linear(b, 13, 1, 40, 32, 0, 0, 1000, 1);
+        }
+        /* Winograd's transforms at every level (baseline too), its products
+         * by the narrow kernel (32 outputs) and by sgemm (24) */
+        for (int lv = SW_CPU_BASELINE; lv <= (int)sw_cpu_level_hardware();
+             lv = lv == SW_CPU_BASELINE ? SW_CPU_V3 : lv + 1) {
+            sw_cpu_level_force(lv);
+            test_winograd(b, 32, 32, 1, 1);
+            test_winograd(b, 16, 24, 0, 1);
+            test_winograd(b, 8, 32, 1, 0);
         }
         sw_cpu_level_force(-1);
         if (sw_cpu_level_hardware() < SW_CPU_V3)
