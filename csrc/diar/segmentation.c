@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_span_pool.h"
 #include "segmentation_internal.h"
 
 int64_t sw_segmentation_frames(int64_t samples)
@@ -68,6 +69,14 @@ static sw_status dense(const sw_tensor *x, const sw_tensor *w, const sw_tensor *
     return err->code;
 }
 
+/* SincNet's first layer after its max pool: instance norm, leaky ReLU. */
+static sw_status sinc_first_norm(sw_segmentation *m, sw_tensor *y, sw_error *err)
+{
+    if (sw_instance_norm(y, &m->norm_w[0], &m->norm_b[0], SEG_NORM_EPS, y, err) == SW_OK)
+        sw_leaky_relu(y, SEG_LEAKY_SLOPE, y, err);
+    return err->code;
+}
+
 /* SincNet's first layer after its convolution: |conv| -> max pool 3 ->
  * instance norm -> leaky ReLU; conv is freed. */
 static sw_status sinc_first_rest(sw_segmentation *m, sw_tensor *conv, sw_tensor *y, sw_error *err)
@@ -75,9 +84,8 @@ static sw_status sinc_first_rest(sw_segmentation *m, sw_tensor *conv, sw_tensor 
     int64_t b = conv->shape[0], t_conv = conv->shape[1], c = conv->shape[2];
     if (sw_abs(conv, conv, err) == SW_OK &&
         fresh(m->be, y, b, sw_window_frames(t_conv, SEG_POOL, SEG_POOL), c, err) == SW_OK &&
-        sw_max_pool1d(conv, SEG_POOL, SEG_POOL, y, err) == SW_OK &&
-        sw_instance_norm(y, &m->norm_w[0], &m->norm_b[0], SEG_NORM_EPS, y, err) == SW_OK)
-        sw_leaky_relu(y, SEG_LEAKY_SLOPE, y, err);
+        sw_max_pool1d(conv, SEG_POOL, SEG_POOL, y, err) == SW_OK)
+        sinc_first_norm(m, y, err);
     sw_tensor_free(conv);
     return err->code;
 }
@@ -184,6 +192,47 @@ static void window_affine(const sw_segmentation *m, const float *w, int64_t n, d
     *shift = m->wav_beta - mean * inv * m->wav_gamma;
 }
 
+/* run_span's CPU path: the span's convolution, each window's stretch scaled,
+ * shifted, made a magnitude and pooled in one pass, then the rest. */
+static void span_on_cpu(sw_segmentation *m, const float *span, int64_t span_samples,
+                        const int64_t *offsets, int batch, int64_t samples, const double *scale,
+                        const float *shifts, float *out, sw_error *err)
+{
+    sw_backend *be = m->be;
+    int64_t t_conv = sw_window_frames(samples, SEG_SINC_TAPS, SEG_SINC_STRIDE);
+    int64_t t_span = sw_window_frames(span_samples, SEG_SINC_TAPS, SEG_SINC_STRIDE);
+    int64_t *first = malloc((size_t)batch * sizeof *first);
+    float *scales = malloc((size_t)batch * sizeof *scales);
+    sw_tensor wave = {0}, whole = {0}, y = {0};
+    if (!first || !scales) {
+        sw_fail(err, SW_ERR_NOMEM, "segmentation: out of host memory");
+    } else {
+        for (int i = 0; i < batch; i++) {
+            first[i] = offsets[i] / SEG_SINC_STRIDE;
+            scales[i] = (float)scale[i];
+        }
+        if (fresh(be, &wave, 1, span_samples, 1, err) == SW_OK &&
+            be->upload(be, wave.data, span, sw_tensor_nbytes(&wave), err) == SW_OK &&
+            fresh(be, &whole, 1, t_span, SEG_SINC_FILTERS, err) == SW_OK &&
+            sw_conv1d(&wave, &m->conv_w[0], NULL, SEG_SINC_STRIDE, 0, &whole, err) == SW_OK) {
+            sw_tensor_free(&wave);
+            sw_tensor rows = sw_tensor_slice(&whole, 0, 2, t_span, SEG_SINC_FILTERS, 0);
+            if (fresh(be, &y, batch, sw_window_frames(t_conv, SEG_POOL, SEG_POOL), SEG_SINC_FILTERS,
+                      err) == SW_OK &&
+                sw_cpu_span_abs_pool(&rows, first, scales, shifts, SEG_POOL, &y, err) == SW_OK) {
+                sw_tensor_free(&whole);
+                if (sinc_first_norm(m, &y, err) == SW_OK)
+                    forward_tail(m, &y, out, err);
+            }
+        }
+    }
+    free(first);
+    free(scales);
+    sw_tensor_free(&wave);
+    sw_tensor_free(&whole);
+    sw_tensor_free(&y);
+}
+
 sw_status sw_segmentation_run_span(sw_segmentation *m, const float *span, int64_t span_samples,
                                    const int64_t *offsets, int batch, int64_t samples, float *out,
                                    sw_error *err)
@@ -217,7 +266,14 @@ sw_status sw_segmentation_run_span(sw_segmentation *m, const float *span, int64_
             host[(int64_t)i * SEG_SINC_FILTERS + c] = (float)(shift * m->sinc_sum[c]);
     }
     /* the span's convolution of the raw samples, then each window's stretch
-     * of it scaled and shifted into the batch */
+     * of it scaled and shifted into the batch; on the CPU straight into the
+     * max pool (cpu_span_pool.h), the stretches never written out */
+    if (be->kind == SW_DEVICE_CPU) {
+        span_on_cpu(m, span, span_samples, offsets, batch, samples, scale, host, out, err);
+        free(host);
+        free(scale);
+        return err->code;
+    }
     if (fresh(be, &wave, 1, span_samples, 1, err) == SW_OK &&
         be->upload(be, wave.data, span, sw_tensor_nbytes(&wave), err) == SW_OK &&
         fresh(be, &whole, 1, t_span, SEG_SINC_FILTERS, err) == SW_OK &&

@@ -14,6 +14,7 @@
 #include "cpu_affine_relu.h"
 #include "cpu_dispatch.h"
 #include "cpu_gather_linear.h"
+#include "cpu_span_pool.h"
 #include "cpu_winograd.h"
 #include "ops.h"
 
@@ -527,6 +528,43 @@ static void test_winograd(sw_backend *b, int64_t c_in, int64_t c_out, int with_a
     sw_tensor_free(&u);
 }
 
+/* sw_cpu_span_abs_pool against the ops it fuses (scale, add, abs, max pool),
+ * bit for bit, with a NaN in one window; windows that leave the span refused */
+static void test_span_pool(sw_backend *b)
+{
+    sw_error err = {SW_OK, ""};
+    const int batch = 3, pool = 3;
+    const int64_t rows = 101, c = 13, t_out = 20, first[3] = {0, 7, 41};
+    int64_t ss[2] = {rows, c}, sy[3] = {batch, t_out, c}, sw[3] = {1, t_out * pool, c};
+    int64_t sh[1] = {c}, sp[3] = {1, t_out, c};
+    sw_tensor span = make(b, 2, ss, 1), y = make(b, 3, sy, 0);
+    ((float *)span.data)[50 * c + 4] = NAN;
+    float scale[3] = {0.7f, -1.3f, 2.1f}, shift[3 * 13];
+    for (int i = 0; i < batch * c; i++)
+        shift[i] = frand();
+    CHECK(sw_cpu_span_abs_pool(&span, first, scale, shift, pool, &y, &err) == SW_OK);
+    int same = 1;
+    for (int i = 0; i < batch; i++) {
+        sw_tensor win = make(b, 3, sw, 0), pooled = make(b, 3, sp, 0), sh_t = make(b, 1, sh, 0);
+        memcpy(sh_t.data, shift + i * c, (size_t)c * sizeof(float));
+        sw_tensor src = sw_tensor_slice(&span, first[i] * c, 3, 1, t_out * pool, c);
+        CHECK(sw_scale(&src, scale[i], &win, &err) == SW_OK &&
+              sw_add(&win, &sh_t, &win, &err) == SW_OK && sw_abs(&win, &win, &err) == SW_OK &&
+              sw_max_pool1d(&win, pool, pool, &pooled, &err) == SW_OK);
+        same &= memcmp(pooled.data, (float *)y.data + (int64_t)i * t_out * c,
+                       (size_t)(t_out * c) * sizeof(float)) == 0;
+        sw_tensor_free(&win);
+        sw_tensor_free(&pooled);
+        sw_tensor_free(&sh_t);
+    }
+    CHECK(same);
+    const int64_t past[3] = {0, 7, 42}; /* 42 + 60 rows > 101 */
+    sw_error bad = {SW_OK, ""};
+    CHECK(sw_cpu_span_abs_pool(&span, past, scale, shift, pool, &y, &bad) == SW_ERR_ARG);
+    sw_tensor_free(&span);
+    sw_tensor_free(&y);
+}
+
 static void run_all(int threads)
 {
     sw_error err = {SW_OK, ""};
@@ -551,6 +589,7 @@ static void run_all(int threads)
         test_gather_linear(b, 45, 9, 8, 16, 1, 0, 256, 0);    /* fewer rows than a block */
         test_gather_linear(b, 130, 1, 40, 24, 0, 1, 1000, 0); /* a plain product */
         test_affine_relu(b);
+        test_span_pool(b);
         /* the narrow kernel (32 + 16 columns; 8 + 5 rows) at every level this CPU has */
         for (int lv = SW_CPU_V3; lv <= (int)sw_cpu_level_hardware(); lv++) {
             sw_cpu_level_force(lv);
