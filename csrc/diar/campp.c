@@ -190,15 +190,22 @@ static sw_status conv2d(sw_campp *m, const sw_tensor *x, const items *it, int64_
 }
 
 /* y = relu?(conv3x3(x) + add) (add may be NULL): by Winograd on the CPU
- * where the weight has its transform (stride 1), else a gather and product. */
+ * where the weight has its transform (F(2x2, 3x3) at stride 1, F(2, 3) along
+ * the frames at stride 2), else a gather and product. */
 static sw_status conv3x3(sw_campp *m, const sw_tensor *x, const items *it, int64_t rows, int stride,
                          const campp_linear *l, int relu, const sw_tensor *add, sw_tensor *y,
                          sw_error *err)
 {
-    if (stride == 1 && l->wino.data) {
-        if (fresh(m->be, y, rows * it->off[it->batch], campp_out(l), err) == SW_OK)
-            sw_cpu_winograd3x3(x, rows, it->batch, it->off, &l->wino, l->b.data ? &l->b : NULL, add,
-                               relu, y, err);
+    if (l->wino.data) {
+        int64_t rows_out = (rows - 1) / stride + 1;
+        const sw_tensor *b = l->b.data ? &l->b : NULL;
+        if (fresh(m->be, y, rows_out * it->off[it->batch], campp_out(l), err) == SW_OK) {
+            if (stride == 1)
+                sw_cpu_winograd3x3(x, rows, it->batch, it->off, &l->wino, b, add, relu, y, err);
+            else
+                sw_cpu_winograd3x3_rows2(x, rows, it->batch, it->off, &l->wino, b, add, relu, y,
+                                         err);
+        }
         return err->code;
     }
     if (conv2d(m, x, it, rows, stride, l, relu && !add, y, err) == SW_OK && add) {
@@ -268,7 +275,7 @@ static sw_status head(sw_campp *m, sw_tensor *x, const items *it, sw_error *err)
         res_block(m, i, x, it, &rows, err);
     memset(&y, 0, sizeof y);
     if (err->code == SW_OK)
-        conv2d(m, x, it, rows, 2, &m->head_conv2, 1, &y, err);
+        conv3x3(m, x, it, rows, 2, &m->head_conv2, 1, NULL, &y, err);
     sw_tensor_free(x);
     rows = (rows - 1) / 2 + 1;
     sw_tensor flat = {0};

@@ -72,9 +72,10 @@ static void load_linear(loader *ld, campp_linear *l, const char *prefix, int64_t
     narrow_layout(ld, l);
 }
 
-/* On the CPU, a 3x3 convolution of stride 1 also gets its Winograd weight
- * (cpu_winograd.h), made from w in either layout. */
-static void winograd_layout(loader *ld, campp_linear *l)
+/* On the CPU, a 3x3 convolution also gets its Winograd weight
+ * (cpu_winograd.h; the strided form's for stride 2 along the rows), made
+ * from w in either layout. */
+static void winograd_layout(loader *ld, campp_linear *l, int strided)
 {
     int64_t out = campp_out(l), in = sw_tensor_numel(&l->w) / (9 * out);
     if (ld->err->code != SW_OK || ld->be->kind != SW_DEVICE_CPU || !sw_winograd_ok(in, out))
@@ -90,9 +91,13 @@ static void winograd_layout(loader *ld, campp_linear *l)
             for (int64_t co = 0; co < out; co++)
                 taps[(t * in + ci) * out + co] =
                     l->transposed ? w[(t * in + ci) * out + co] : w[(co * 9 + t) * in + ci];
-    sw_shape shape = sw_shape2(SW_WINOGRAD_POINTS * in, out);
-    if (sw_tensor_new(ld->be, SW_F32, 2, shape.d, &l->wino, ld->err) == SW_OK)
-        sw_winograd_weights(taps, in, out, l->wino.data);
+    sw_shape shape = sw_shape2(strided ? 12 * in : SW_WINOGRAD_POINTS * in, out);
+    if (sw_tensor_new(ld->be, SW_F32, 2, shape.d, &l->wino, ld->err) == SW_OK) {
+        if (strided)
+            sw_winograd_columns_weights(taps, in, out, l->wino.data);
+        else
+            sw_winograd_weights(taps, in, out, l->wino.data);
+    }
     free(taps);
 }
 
@@ -203,8 +208,8 @@ static void load_head(loader *ld, sw_campp *m)
         for (int k = 0; k < 2; k++) {
             snprintf(name, sizeof name, "head.%s.conv%d", block[i], k + 1);
             load_linear(ld, &m->res[i][k], name, c, 9 * c, 1);
-            if (k == 1 || i % 2 == 1) /* not the first conv of layer1.0, layer2.0 */
-                winograd_layout(ld, &m->res[i][k]);
+            /* the first conv of layer1.0 and layer2.0 halves the rows */
+            winograd_layout(ld, &m->res[i][k], k == 0 && i % 2 == 0);
         }
         if (i % 2 == 0) { /* the first block of each pair halves the rows */
             snprintf(name, sizeof name, "head.%s.shortcut", block[i]);
@@ -212,6 +217,7 @@ static void load_head(loader *ld, sw_campp *m)
         }
     }
     load_linear(ld, &m->head_conv2, "head.conv2", c, 9 * c, 1);
+    winograd_layout(ld, &m->head_conv2, 1);
     load_linear(ld, &m->tdnn, "tdnn", CAMPP_INIT_CHANNELS,
                 (int64_t)CAMPP_TDNN_TAPS * c * CAMPP_HEAD_ROWS, 1);
 }

@@ -119,6 +119,69 @@ SW_VOID_MULTIVERSION(static, output_tile,
                       float *const *out, const float *const *res, int relu),
                      (m, kstride, c, bias, out, res, relu))
 
+/* The strided form's weight: F(2, 3) along columns only, per kernel row df:
+ * u[p, df * C_in + ci, co] = (G g[df] )[p], G as above. */
+void sw_winograd_columns_weights(const float *w, int64_t c_in, int64_t c_out, float *u)
+{
+    static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+    for (int p = 0; p < 4; p++)
+        for (int df = 0; df < 3; df++)
+            for (int64_t ci = 0; ci < c_in; ci++)
+                for (int64_t co = 0; co < c_out; co++) {
+                    double s = 0.0;
+                    for (int dt = 0; dt < 3; dt++)
+                        s += G[p][dt] * w[((df * 3 + dt) * c_in + ci) * c_out + co];
+                    u[((int64_t)p * 3 * c_in + df * c_in + ci) * c_out + co] = (float)s;
+                }
+}
+
+/* B^T d of four consecutive inputs src[0..3] (one kernel row of a strided
+ * tile): point p to v + p * pstride. */
+SW_ALWAYS_INLINE void input_row_body(const float *const *src, int64_t c, float *v, int64_t pstride)
+{
+    for (int64_t ch = 0; ch < c; ch += 8) {
+        vf8 d0 = V8(src[0] + ch), d1 = V8(src[1] + ch), d2 = V8(src[2] + ch), d3 = V8(src[3] + ch);
+        W8(v + ch) = d0 - d2;
+        W8(v + pstride + ch) = d1 + d2;
+        W8(v + 2 * pstride + ch) = d2 - d1;
+        W8(v + 3 * pstride + ch) = d1 - d3;
+    }
+}
+SW_VOID_MULTIVERSION(static, input_row,
+                     (const float *const *src, int64_t c, float *v, int64_t pstride),
+                     (src, c, v, pstride))
+
+/* A^T m of one strided tile (two outputs along the row), with the bias, the
+ * residual and the ReLU, as output_tile. */
+SW_ALWAYS_INLINE void output_pair_body(const float *m, int64_t kstride, int64_t c,
+                                       const float *bias, float *const *out,
+                                       const float *const *res, int relu)
+{
+    for (int64_t ch = 0; ch < c; ch += 8) {
+        const float *p = m + ch;
+        vf8 m0 = V8(p), m1 = V8(p + kstride), m2 = V8(p + 2 * kstride), m3 = V8(p + 3 * kstride);
+        vf8 o[2] = {m0 + m1 + m2, m1 - m2 - m3};
+        for (int i = 0; i < 2; i++) {
+            if (!out[i])
+                continue;
+            vf8 x = o[i];
+            if (bias)
+                x = x + V8(bias + ch);
+            if (res[i])
+                x = x + V8(res[i] + ch);
+            if (relu) {
+                vu8 bits = (vu8)x, one = (vu8){0} + 0x3f800000u;
+                x = x * (vf8)(one & ~(-(bits >> 31)));
+            }
+            W8(out[i] + ch) = x;
+        }
+    }
+}
+SW_VOID_MULTIVERSION(static, output_pair,
+                     (const float *m, int64_t kstride, int64_t c, const float *bias,
+                      float *const *out, const float *const *res, int relu),
+                     (m, kstride, c, bias, out, res, relu))
+
 typedef struct wino_job {
     const float *x, *u, *bias, *add;
     float *y;
@@ -131,6 +194,9 @@ typedef struct wino_job {
     int64_t slot_floats;
     int *busy, slots;
     int relu, narrow;
+    int strided;      /* rows halved, F(2, 3) along columns only */
+    int points;       /* 16, or 4 when strided */
+    int64_t k, h_out; /* a product's inner size (C_in, or 3 C_in); output rows */
 } wino_job;
 
 /* The image, row-tile and column-tile of global tile t. */
@@ -158,10 +224,9 @@ static void wino_blocks(void *ctx, size_t begin, size_t end)
         if (!__atomic_exchange_n(&j->busy[slot], 1, __ATOMIC_ACQUIRE))
             break;
     float *v = j->scratch + (int64_t)slot * j->slot_floats;
-    float *m = v + SW_WINOGRAD_POINTS * TILES_PER_BLOCK * j->c_in;
-    const float **rows =
-        (const float **)(void *)(m + SW_WINOGRAD_POINTS * TILES_PER_BLOCK * j->c_out);
-    int64_t kv = TILES_PER_BLOCK * j->c_in, km = TILES_PER_BLOCK * j->c_out;
+    float *m = v + j->points * TILES_PER_BLOCK * j->k;
+    const float **rows = (const float **)(void *)(m + j->points * TILES_PER_BLOCK * j->c_out);
+    int64_t kv = TILES_PER_BLOCK * j->k, km = TILES_PER_BLOCK * j->c_out;
     for (size_t blk = begin; blk < end; blk++) {
         int64_t t0 = (int64_t)blk * TILES_PER_BLOCK;
         int64_t n = j->tiles - t0 < TILES_PER_BLOCK ? j->tiles - t0 : TILES_PER_BLOCK;
@@ -171,25 +236,30 @@ static void wino_blocks(void *ctx, size_t begin, size_t end)
             locate(j, t0 + p, &b, &ti, &tj);
             int64_t w = j->off[b + 1] - j->off[b];
             const float *img = j->x + j->h * j->off[b] * j->c_in, *src[16];
-            for (int r = 0; r < 4; r++)
+            int tile_rows = j->strided ? 3 : 4;
+            for (int r = 0; r < tile_rows; r++)
                 for (int c = 0; c < 4; c++) {
                     int64_t row = 2 * ti - 1 + r, col = 2 * tj - 1 + c;
                     src[4 * r + c] = row < 0 || row >= j->h || col < 0 || col >= w
                                          ? j->zeros
                                          : img + (row * w + col) * j->c_in;
                 }
-            input_tile(src, j->c_in, v + p * j->c_in, kv);
+            if (j->strided)
+                for (int r = 0; r < 3; r++) /* kernel row r's C_in of each point */
+                    input_row(src + 4 * r, j->c_in, v + p * j->k + r * j->c_in, kv);
+            else
+                input_tile(src, j->c_in, v + p * j->k, kv);
         }
-        for (int k = 0; k < SW_WINOGRAD_POINTS; k++) { /* the 16 products */
-            const float *vk = v + k * kv, *uk = j->u + (int64_t)k * j->c_in * j->c_out;
+        for (int k = 0; k < j->points; k++) { /* the products, one a point */
+            const float *vk = v + k * kv, *uk = j->u + (int64_t)k * j->k * j->c_out;
             float *mk = m + k * km;
             if (j->narrow) {
                 for (int64_t p = 0; p < n; p++)
-                    rows[p] = vk + p * j->c_in;
-                sw_narrow_gemm_rows(n, j->c_out, 1, j->c_in, rows, uk, mk, j->c_out, 0);
+                    rows[p] = vk + p * j->k;
+                sw_narrow_gemm_rows(n, j->c_out, 1, j->k, rows, uk, mk, j->c_out, 0);
             } else {
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)j->c_out,
-                            (int)j->c_in, 1.0f, vk, (int)j->c_in, uk, (int)j->c_out, 0.0f, mk,
+                            (int)j->k, 1.0f, vk, (int)j->k, uk, (int)j->c_out, 0.0f, mk,
                             (int)j->c_out);
             }
         }
@@ -197,38 +267,47 @@ static void wino_blocks(void *ctx, size_t begin, size_t end)
             int b;
             int64_t ti, tj;
             locate(j, t0 + p, &b, &ti, &tj);
-            int64_t w = j->off[b + 1] - j->off[b], at = j->h * j->off[b] * j->c_out;
+            int64_t w = j->off[b + 1] - j->off[b], at = j->h_out * j->off[b] * j->c_out;
+            int outs = j->strided ? 2 : 4;
             float *out[4];
             const float *res[4];
-            for (int i = 0; i < 4; i++) {
-                int64_t row = 2 * ti + i / 2, col = 2 * tj + i % 2;
-                int inside = row < j->h && col < w;
+            for (int i = 0; i < outs; i++) {
+                int64_t row = j->strided ? ti : 2 * ti + i / 2;
+                int64_t col = 2 * tj + (j->strided ? i : i % 2);
+                int inside = row < j->h_out && col < w;
                 int64_t o = at + (row * w + col) * j->c_out;
                 out[i] = inside ? j->y + o : NULL;
                 res[i] = inside && j->add ? j->add + o : NULL;
             }
-            output_tile(m + p * j->c_out, km, j->c_out, j->bias, out, res, j->relu);
+            if (j->strided)
+                output_pair(m + p * j->c_out, km, j->c_out, j->bias, out, res, j->relu);
+            else
+                output_tile(m + p * j->c_out, km, j->c_out, j->bias, out, res, j->relu);
         }
     }
     __atomic_store_n(&j->busy[slot], 0, __ATOMIC_RELEASE);
 }
 
-sw_status sw_cpu_winograd3x3(const sw_tensor *x, int64_t h, int batch, const int64_t *off,
-                             const sw_tensor *u, const sw_tensor *bias, const sw_tensor *add,
-                             int relu, sw_tensor *y, sw_error *err)
+/* Both forms: y's rows are h_out per column, h_out = h (stride 1) or
+ * (h - 1) / 2 + 1 (strided). */
+static sw_status winograd_run(const sw_tensor *x, int64_t h, int strided, int batch,
+                              const int64_t *off, const sw_tensor *u, const sw_tensor *bias,
+                              const sw_tensor *add, int relu, sw_tensor *y, sw_error *err)
 {
     sw_backend *be = x->backend;
     if (be->kind != SW_DEVICE_CPU)
         return sw_fail(err, SW_ERR_ARG, "sw_cpu_winograd3x3: the tensors are not on the CPU");
     int64_t c_in = sw_row_len(x), c_out = sw_row_len(y);
+    int64_t h_out = strided ? (h - 1) / 2 + 1 : h, points = strided ? 4 : SW_WINOGRAD_POINTS;
+    int64_t k = strided ? 3 * c_in : c_in;
     if (!sw_winograd_ok(c_in, c_out) || batch < 1 || h < 1 ||
-        sw_tensor_numel(u) != SW_WINOGRAD_POINTS * c_in * c_out || sw_rows(x) != h * off[batch] ||
-        sw_rows(y) != sw_rows(x) || (bias && sw_tensor_numel(bias) != c_out) ||
+        sw_tensor_numel(u) != points * k * c_out || sw_rows(x) != h * off[batch] ||
+        sw_rows(y) != h_out * off[batch] || (bias && sw_tensor_numel(bias) != c_out) ||
         (add && sw_tensor_numel(add) != sw_tensor_numel(y)))
         return sw_fail(err, SW_ERR_ARG, "sw_cpu_winograd3x3: shapes do not agree");
     int threads = sw_cpu_backend_threads(be);
     size_t slot_floats =
-        (size_t)SW_WINOGRAD_POINTS * TILES_PER_BLOCK * (size_t)(c_in + c_out) +
+        (size_t)points * TILES_PER_BLOCK * (size_t)(k + c_out) +
         (TILES_PER_BLOCK * sizeof(const float *) + sizeof(float) - 1) / sizeof(float);
     size_t floats = (size_t)threads * slot_floats + (size_t)c_in;
     size_t bytes = floats * sizeof(float) + (size_t)(batch + 1) * sizeof(int64_t) +
@@ -242,8 +321,9 @@ sw_status sw_cpu_winograd3x3(const sw_tensor *x, int64_t h, int batch, const int
     memset(zeros, 0, (size_t)c_in * sizeof(float));
     memset(busy, 0, (size_t)threads * sizeof(int));
     first[0] = 0;
+    int64_t tile_rows = strided ? h_out : (h + 1) / 2;
     for (int b = 0; b < batch; b++)
-        first[b + 1] = first[b] + (h + 1) / 2 * ((off[b + 1] - off[b] + 1) / 2);
+        first[b + 1] = first[b] + tile_rows * ((off[b + 1] - off[b] + 1) / 2);
     wino_job j = {.x = x->data,
                   .u = u->data,
                   .bias = bias ? bias->data : NULL,
@@ -262,10 +342,28 @@ sw_status sw_cpu_winograd3x3(const sw_tensor *x, int64_t h, int batch, const int
                   .busy = busy,
                   .slots = threads,
                   .relu = relu,
-                  .narrow = sw_narrow_gemm_ok(c_out)};
+                  .narrow = sw_narrow_gemm_ok(c_out),
+                  .strided = strided,
+                  .points = (int)points,
+                  .k = k,
+                  .h_out = h_out};
     size_t blocks = (size_t)((j.tiles + TILES_PER_BLOCK - 1) / TILES_PER_BLOCK);
     if (blocks)
         sw_cpu_backend_parallel_for(be, blocks, 1, wino_blocks, &j);
     be->free(be, mem);
     return SW_OK;
+}
+
+sw_status sw_cpu_winograd3x3(const sw_tensor *x, int64_t h, int batch, const int64_t *off,
+                             const sw_tensor *u, const sw_tensor *bias, const sw_tensor *add,
+                             int relu, sw_tensor *y, sw_error *err)
+{
+    return winograd_run(x, h, 0, batch, off, u, bias, add, relu, y, err);
+}
+
+sw_status sw_cpu_winograd3x3_rows2(const sw_tensor *x, int64_t h, int batch, const int64_t *off,
+                                   const sw_tensor *u, const sw_tensor *bias, const sw_tensor *add,
+                                   int relu, sw_tensor *y, sw_error *err)
+{
+    return winograd_run(x, h, 1, batch, off, u, bias, add, relu, y, err);
 }

@@ -473,34 +473,43 @@ static void test_affine_relu(sw_backend *b)
     sw_tensor_free(&out);
 }
 
-/* sw_cpu_winograd3x3 against a direct 3x3 convolution in double: images of
- * odd and even sizes (tiles cut by the edges), one a single column wide, with
- * bias, residual and ReLU; at `level` (the transforms have a build per level,
+/* sw_cpu_winograd3x3 (or, strided, sw_cpu_winograd3x3_rows2) against a
+ * direct 3x3 convolution in double: images of odd and even sizes (tiles cut
+ * by the edges), one a single column wide, with bias, residual and ReLU; at
+ * `level` (the transforms have a build per level,
  * the products the narrow kernel when c_out allows, else sgemm) */
-static void test_winograd(sw_backend *b, int64_t c_in, int64_t c_out, int with_add, int relu)
+static void test_winograd(sw_backend *b, int64_t c_in, int64_t c_out, int with_add, int relu,
+                          int strided)
 {
     sw_error err = {SW_OK, ""};
     const int batch = 3;
     const int64_t h = 7, off[4] = {0, 5, 6, 14}, n = h * off[batch];
-    int64_t sx[2] = {n, c_in}, sy[2] = {n, c_out}, sw[2] = {9 * c_in, c_out}, sb[1] = {c_out};
-    int64_t su[2] = {SW_WINOGRAD_POINTS * c_in, c_out};
+    const int64_t h_out = strided ? (h - 1) / 2 + 1 : h, n_out = h_out * off[batch];
+    int64_t sx[2] = {n, c_in}, sy[2] = {n_out, c_out}, sw[2] = {9 * c_in, c_out}, sb[1] = {c_out};
+    int64_t su[2] = {strided ? 12 * c_in : SW_WINOGRAD_POINTS * c_in, c_out};
     sw_tensor x = make(b, 2, sx, 1), w = make(b, 2, sw, 1), bias = make(b, 1, sb, 1);
     sw_tensor add = make(b, 2, sy, 1), y = make(b, 2, sy, 0), u = make(b, 2, su, 0);
-    sw_winograd_weights(w.data, c_in, c_out, u.data);
-    CHECK(sw_cpu_winograd3x3(&x, h, batch, off, &u, &bias, with_add ? &add : NULL, relu, &y,
-                             &err) == SW_OK);
+    if (strided) {
+        sw_winograd_columns_weights(w.data, c_in, c_out, u.data);
+        CHECK(sw_cpu_winograd3x3_rows2(&x, h, batch, off, &u, &bias, with_add ? &add : NULL, relu,
+                                       &y, &err) == SW_OK);
+    } else {
+        sw_winograd_weights(w.data, c_in, c_out, u.data);
+        CHECK(sw_cpu_winograd3x3(&x, h, batch, off, &u, &bias, with_add ? &add : NULL, relu, &y,
+                                 &err) == SW_OK);
+    }
     const float *X = x.data, *W = w.data, *B = bias.data, *A = add.data, *Y = y.data;
     double worst = 0.0;
     for (int im = 0; im < batch; im++) {
-        int64_t wd = off[im + 1] - off[im], base = h * off[im];
-        for (int64_t r = 0; r < h; r++)
+        int64_t wd = off[im + 1] - off[im], base = h * off[im], base_out = h_out * off[im];
+        for (int64_t r = 0; r < h_out; r++)
             for (int64_t c = 0; c < wd; c++)
                 for (int64_t o = 0; o < c_out; o++) {
-                    int64_t at = (base + r * wd + c) * c_out + o;
+                    int64_t at = (base_out + r * wd + c) * c_out + o;
                     double sum = B[o] + (with_add ? A[at] : 0.0);
                     for (int dr = 0; dr < 3; dr++)
                         for (int dc = 0; dc < 3; dc++) {
-                            int64_t rr = r + dr - 1, cc = c + dc - 1;
+                            int64_t rr = (strided ? 2 : 1) * r + dr - 1, cc = c + dc - 1;
                             if (rr < 0 || rr >= h || cc < 0 || cc >= wd)
                                 continue;
                             for (int64_t i = 0; i < c_in; i++)
@@ -514,12 +523,13 @@ static void test_winograd(sw_backend *b, int64_t c_in, int64_t c_out, int with_a
                 }
     }
     if (worst >= 1e-4)
-        fprintf(stderr, "winograd c_in=%lld c_out=%lld: max diff %g\n", (long long)c_in,
-                (long long)c_out, worst);
+        fprintf(stderr, "winograd c_in=%lld c_out=%lld strided=%d: max diff %g\n", (long long)c_in,
+                (long long)c_out, strided, worst);
     CHECK(worst < 1e-4);
     /* shapes that do not agree are refused, not read past */
     sw_error bad = {SW_OK, ""};
-    CHECK(sw_cpu_winograd3x3(&x, h + 1, batch, off, &u, &bias, NULL, relu, &y, &bad) == SW_ERR_ARG);
+    CHECK((strided ? sw_cpu_winograd3x3_rows2 : sw_cpu_winograd3x3)(
+              &x, h + 1, batch, off, &u, &bias, NULL, relu, &y, &bad) == SW_ERR_ARG);
     sw_tensor_free(&x);
     sw_tensor_free(&w);
     sw_tensor_free(&bias);
@@ -605,9 +615,11 @@ static void run_all(int threads)
         for (int lv = SW_CPU_BASELINE; lv <= (int)sw_cpu_level_hardware();
              lv = lv == SW_CPU_BASELINE ? SW_CPU_V3 : lv + 1) {
             sw_cpu_level_force(lv);
-            test_winograd(b, 32, 32, 1, 1);
-            test_winograd(b, 16, 24, 0, 1);
-            test_winograd(b, 8, 32, 1, 0);
+            for (int strided = 0; strided < 2; strided++) {
+                test_winograd(b, 32, 32, 1, 1, strided);
+                test_winograd(b, 16, 24, 0, 1, strided);
+                test_winograd(b, 8, 32, 1, 0, strided);
+            }
         }
         sw_cpu_level_force(-1);
         if (sw_cpu_level_hardware() < SW_CPU_V3)
