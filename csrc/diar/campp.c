@@ -17,6 +17,7 @@
 
 #include "campp_internal.h"
 #include "cpu_affine_relu.h"
+#include "cpu_conv_single.h"
 #include "cpu_gather_linear.h"
 #include "cpu_winograd.h"
 
@@ -265,8 +266,14 @@ static sw_status head(sw_campp *m, sw_tensor *x, const items *it, sw_error *err)
             sw_transpose(&src, &dst, err);
         }
         sw_tensor_free(x);
-        if (err->code == SW_OK)
-            conv2d(m, &by_row, it, rows, 1, &m->head_conv1, 1, &y, err);
+        const campp_linear *c1 = &m->head_conv1;
+        if (err->code == SW_OK && be->kind == SW_DEVICE_CPU && c1->transposed) { /* [9, 32] */
+            if (fresh(be, &y, rows * total, campp_out(c1), err) == SW_OK)
+                sw_cpu_conv3x3_single(&by_row, rows, it->batch, it->off, c1->w.data, c1->b.data, 1,
+                                      &y, err);
+        } else if (err->code == SW_OK) {
+            conv2d(m, &by_row, it, rows, 1, c1, 1, &y, err);
+        }
     }
     sw_tensor_free(&by_row);
     sw_tensor_free(x);

@@ -13,6 +13,7 @@
 #include "check.h"
 #include "cpu_affine_relu.h"
 #include "cpu_dispatch.h"
+#include "cpu_conv_single.h"
 #include "cpu_gather_linear.h"
 #include "cpu_span_pool.h"
 #include "cpu_winograd.h"
@@ -538,6 +539,46 @@ static void test_winograd(sw_backend *b, int64_t c_in, int64_t c_out, int with_a
     sw_tensor_free(&u);
 }
 
+/* sw_cpu_conv3x3_single against a direct convolution in double: three
+ * single-channel images (one a column wide), bias, ReLU, at `relu` */
+static void test_conv_single(sw_backend *b, int relu)
+{
+    sw_error err = {SW_OK, ""};
+    const int batch = 3;
+    const int64_t h = 6, c = 24, off[4] = {0, 4, 5, 12}, n = h * off[batch];
+    int64_t sx[2] = {n, 1}, sy[2] = {n, c}, sw[2] = {9, c}, sb[1] = {c};
+    sw_tensor x = make(b, 2, sx, 1), y = make(b, 2, sy, 0), w = make(b, 2, sw, 1);
+    sw_tensor bias = make(b, 1, sb, 1);
+    CHECK(sw_cpu_conv3x3_single(&x, h, batch, off, w.data, bias.data, relu, &y, &err) == SW_OK);
+    const float *X = x.data, *W = w.data, *B = bias.data, *Y = y.data;
+    double worst = 0.0;
+    for (int im = 0; im < batch; im++) {
+        int64_t wd = off[im + 1] - off[im], base = h * off[im];
+        for (int64_t r = 0; r < h; r++)
+            for (int64_t col = 0; col < wd; col++)
+                for (int64_t o = 0; o < c; o++) {
+                    double sum = B[o];
+                    for (int dr = 0; dr < 3; dr++)
+                        for (int dc = 0; dc < 3; dc++) {
+                            int64_t rr = r + dr - 1, cc = col + dc - 1;
+                            if (rr >= 0 && rr < h && cc >= 0 && cc < wd)
+                                sum += (double)X[base + rr * wd + cc] * W[(dr * 3 + dc) * c + o];
+                        }
+                    if (relu && sum < 0.0)
+                        sum = 0.0;
+                    double d = fabs(sum - Y[(base + r * wd + col) * c + o]);
+                    worst = d > worst || d != d ? d : worst;
+                }
+    }
+    CHECK(worst < 1e-5);
+    sw_error bad = {SW_OK, ""};
+    CHECK(sw_cpu_conv3x3_single(&x, h + 1, batch, off, w.data, NULL, relu, &y, &bad) == SW_ERR_ARG);
+    sw_tensor_free(&x);
+    sw_tensor_free(&y);
+    sw_tensor_free(&w);
+    sw_tensor_free(&bias);
+}
+
 /* sw_cpu_span_abs_pool against the ops it fuses (scale, add, abs, max pool),
  * bit for bit, with a NaN in one window; windows that leave the span refused */
 static void test_span_pool(sw_backend *b)
@@ -615,6 +656,7 @@ static void run_all(int threads)
         for (int lv = SW_CPU_BASELINE; lv <= (int)sw_cpu_level_hardware();
              lv = lv == SW_CPU_BASELINE ? SW_CPU_V3 : lv + 1) {
             sw_cpu_level_force(lv);
+            test_conv_single(b, lv % 2);
             for (int strided = 0; strided < 2; strided++) {
                 test_winograd(b, 32, 32, 1, 1, strided);
                 test_winograd(b, 16, 24, 0, 1, strided);
