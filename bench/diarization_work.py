@@ -16,8 +16,9 @@ time any engine doing these products can take; beside it saywho's time and,
 with --peer-python, pyannote.audio's from the same go (bench/pyannote_peer_run.py).
 
 The count credits the products saywho does not do: SincNet's first layer
-once per recording (not per window: docs/segmentation.md) and CAM++'s six
-3x3 stride-1 convolutions at Winograd's 16/36 (cpu_winograd.h).
+once per recording (not per window: docs/segmentation.md), CAM++'s six
+3x3 stride-1 convolutions at Winograd's 16/36 and its three stride-2 ones
+at 12/18 (cpu_winograd.h).
 
     python3 bench/diarization_work.py [--threads 2] [--minutes 2] \
         [--recordings two,meeting] [--peer-python PATH]
@@ -88,15 +89,16 @@ def segmentation_macs(window: int) -> tuple[int, int]:
 # 1024 -> 512, stats pooling and 1024 -> 192 per item
 HEAD, GROWTH, BOTTLE = 32, 32, 128
 WINOGRAD = 16 / 36  # F(2x2, 3x3): 16 multiplies where 36 were
+STRIDED = 12 / 18  # F(2, 3) along the frames, rows halved: 12 where 18 were
 
 
 def campp_macs_per_frame() -> float:
     conv = 9 * HEAD * HEAD
     front = 80 * 9 * HEAD  # conv1
     for rows in (40, 20):
-        front += rows * (conv + HEAD * HEAD)  # the strided conv and its shortcut
+        front += rows * (conv * STRIDED + HEAD * HEAD)  # the strided conv and its shortcut
         front += 3 * rows * conv * WINOGRAD  # the other three, by Winograd
-    front += 10 * conv  # conv2 to 10 rows
+    front += 10 * conv * STRIDED  # conv2 to 10 rows
     half = 320 * 5 * BOTTLE  # the TDNN, per output (half) frame
     channels = BOTTLE
     for layers, transit in ((12, 256), (24, 512), (16, 512)):
