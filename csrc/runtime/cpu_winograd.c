@@ -24,6 +24,25 @@ typedef uint32_t vu8 __attribute__((vector_size(32), aligned(4)));
 #define V8(p) (*(const vf8 *)(const void *)(p))
 #define W8(p) (*(vf8 *)(void *)(p))
 
+/* *x plus the bias and the residual (either NULL), through the ReLU when
+ * relu (sw_leaky_relu_bits(x, 0): x times 1, or 0 where the sign is set),
+ * stored to dst; channel ch onwards. The vector comes by address: a vector
+ * argument's ABI differs between levels. */
+SW_ALWAYS_INLINE void finish8(const vf8 *x, const float *bias, const float *res, int relu,
+                              float *dst, int64_t ch)
+{
+    vf8 v = *x;
+    if (bias)
+        v = v + V8(bias + ch);
+    if (res)
+        v = v + V8(res + ch);
+    if (relu) {
+        vu8 bits = (vu8)v, one = (vu8){0} + 0x3f800000u;
+        v = v * (vf8)(one & ~(-(bits >> 31)));
+    }
+    W8(dst + ch) = v;
+}
+
 /* G g G^T per (input, output) channel pair, G = [1 0 0; .5 .5 .5; .5 -.5 .5;
  * 0 0 1], in double and rounded once. */
 void sw_winograd_weights(const float *w, int64_t c_in, int64_t c_out, float *u)
@@ -96,21 +115,9 @@ SW_ALWAYS_INLINE void output_tile_body(const float *m, int64_t kstride, int64_t 
             }
             o[0] = s[0] + s[1] + s[2];
             o[1] = s[1] - s[2] - s[3];
-            for (int i = 0; i < 2; i++) {
-                float *dst = out[2 * r + i];
-                if (!dst)
-                    continue;
-                vf8 x = o[i];
-                if (bias)
-                    x = x + V8(bias + ch);
-                if (res[2 * r + i])
-                    x = x + V8(res[2 * r + i] + ch);
-                if (relu) { /* sw_leaky_relu_bits(x, 0): x times 1, or 0 where the sign is set */
-                    vu8 bits = (vu8)x, one = (vu8){0} + 0x3f800000u;
-                    x = x * (vf8)(one & ~(-(bits >> 31)));
-                }
-                W8(dst + ch) = x;
-            }
+            for (int i = 0; i < 2; i++)
+                if (out[2 * r + i])
+                    finish8(&o[i], bias, res[2 * r + i], relu, out[2 * r + i], ch);
         }
     }
 }
@@ -161,20 +168,9 @@ SW_ALWAYS_INLINE void output_pair_body(const float *m, int64_t kstride, int64_t 
         const float *p = m + ch;
         vf8 m0 = V8(p), m1 = V8(p + kstride), m2 = V8(p + 2 * kstride), m3 = V8(p + 3 * kstride);
         vf8 o[2] = {m0 + m1 + m2, m1 - m2 - m3};
-        for (int i = 0; i < 2; i++) {
-            if (!out[i])
-                continue;
-            vf8 x = o[i];
-            if (bias)
-                x = x + V8(bias + ch);
-            if (res[i])
-                x = x + V8(res[i] + ch);
-            if (relu) {
-                vu8 bits = (vu8)x, one = (vu8){0} + 0x3f800000u;
-                x = x * (vf8)(one & ~(-(bits >> 31)));
-            }
-            W8(out[i] + ch) = x;
-        }
+        for (int i = 0; i < 2; i++)
+            if (out[i])
+                finish8(&o[i], bias, res[i], relu, out[i], ch);
     }
 }
 SW_VOID_MULTIVERSION(static, output_pair,
