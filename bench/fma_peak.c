@@ -8,6 +8,7 @@
  */
 #include <immintrin.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #define CHAINS 12
@@ -56,8 +57,24 @@ __attribute__((target("avx512f"))) static double peak512(void)
     return (double)CHAINS * STEPS * 32 / t / 1e9;
 }
 
+/* The CPU's model name, as every bench prints it. */
+static void print_cpu(void)
+{
+    char line[512];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "model name", 10) == 0) {
+            char *name = strchr(line, ':');
+            printf("CPU:%s", name ? name + 1 : line);
+            break;
+        }
+    if (f)
+        fclose(f);
+}
+
 int main(void)
 {
+    print_cpu();
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
         puts("no AVX2 with FMA: nothing to measure");
