@@ -69,27 +69,6 @@ static sw_status dense(const sw_tensor *x, const sw_tensor *w, const sw_tensor *
     return err->code;
 }
 
-/* SincNet's first layer after its max pool: instance norm, leaky ReLU. */
-static sw_status sinc_first_norm(sw_segmentation *m, sw_tensor *y, sw_error *err)
-{
-    if (sw_instance_norm(y, &m->norm_w[0], &m->norm_b[0], SEG_NORM_EPS, y, err) == SW_OK)
-        sw_leaky_relu(y, SEG_LEAKY_SLOPE, y, err);
-    return err->code;
-}
-
-/* SincNet's first layer after its convolution: |conv| -> max pool 3 ->
- * instance norm -> leaky ReLU; conv is freed. */
-static sw_status sinc_first_rest(sw_segmentation *m, sw_tensor *conv, sw_tensor *y, sw_error *err)
-{
-    int64_t b = conv->shape[0], t_conv = conv->shape[1], c = conv->shape[2];
-    if (sw_abs(conv, conv, err) == SW_OK &&
-        fresh(m->be, y, b, sw_window_frames(t_conv, SEG_POOL, SEG_POOL), c, err) == SW_OK &&
-        sw_max_pool1d(conv, SEG_POOL, SEG_POOL, y, err) == SW_OK)
-        sinc_first_norm(m, y, err);
-    sw_tensor_free(conv);
-    return err->code;
-}
-
 static sw_status forward_tail(sw_segmentation *m, sw_tensor *x, float *out, sw_error *err);
 
 static sw_status forward(sw_segmentation *m, sw_tensor *wave, float *out, sw_error *err)
@@ -192,45 +171,57 @@ static void window_affine(const sw_segmentation *m, const float *w, int64_t n, d
     *shift = m->wav_beta - mean * inv * m->wav_gamma;
 }
 
-/* run_span's CPU path: the span's convolution, each window's stretch scaled,
- * shifted, made a magnitude and pooled in one pass, then the rest. */
-static void span_on_cpu(sw_segmentation *m, const float *span, int64_t span_samples,
-                        const int64_t *offsets, int batch, int64_t samples, const double *scale,
-                        const float *shifts, float *out, sw_error *err)
+/* whole [1, frames, 80] = SincNet's first convolution of the raw span. */
+static sw_status span_conv(sw_segmentation *m, const float *span, int64_t span_samples,
+                           sw_tensor *whole, sw_error *err)
 {
     sw_backend *be = m->be;
-    int64_t t_conv = sw_window_frames(samples, SEG_SINC_TAPS, SEG_SINC_STRIDE);
+    sw_tensor wave = {0};
     int64_t t_span = sw_window_frames(span_samples, SEG_SINC_TAPS, SEG_SINC_STRIDE);
-    int64_t *first = malloc((size_t)batch * sizeof *first);
-    float *scales = malloc((size_t)batch * sizeof *scales);
-    sw_tensor wave = {0}, whole = {0}, y = {0};
-    if (!first || !scales) {
-        sw_fail(err, SW_ERR_NOMEM, "segmentation: out of host memory");
-    } else {
-        for (int i = 0; i < batch; i++) {
-            first[i] = offsets[i] / SEG_SINC_STRIDE;
-            scales[i] = (float)scale[i];
-        }
-        if (fresh(be, &wave, 1, span_samples, 1, err) == SW_OK &&
-            be->upload(be, wave.data, span, sw_tensor_nbytes(&wave), err) == SW_OK &&
-            fresh(be, &whole, 1, t_span, SEG_SINC_FILTERS, err) == SW_OK &&
-            sw_conv1d(&wave, &m->conv_w[0], NULL, SEG_SINC_STRIDE, 0, &whole, err) == SW_OK) {
-            sw_tensor_free(&wave);
-            sw_tensor rows = sw_tensor_slice(&whole, 0, 2, t_span, SEG_SINC_FILTERS, 0);
-            if (fresh(be, &y, batch, sw_window_frames(t_conv, SEG_POOL, SEG_POOL), SEG_SINC_FILTERS,
-                      err) == SW_OK &&
-                sw_cpu_span_abs_pool(&rows, first, scales, shifts, SEG_POOL, &y, err) == SW_OK) {
-                sw_tensor_free(&whole);
-                if (sinc_first_norm(m, &y, err) == SW_OK)
-                    forward_tail(m, &y, out, err);
-            }
-        }
-    }
-    free(first);
-    free(scales);
+    if (fresh(be, &wave, 1, span_samples, 1, err) == SW_OK &&
+        be->upload(be, wave.data, span, sw_tensor_nbytes(&wave), err) == SW_OK &&
+        fresh(be, whole, 1, t_span, SEG_SINC_FILTERS, err) == SW_OK)
+        sw_conv1d(&wave, &m->conv_w[0], NULL, SEG_SINC_STRIDE, 0, whole, err);
     sw_tensor_free(&wave);
-    sw_tensor_free(&whole);
-    sw_tensor_free(&y);
+    return err->code;
+}
+
+/* y [B, pooled frames, 80]: window i's stretch of `whole` (from frame
+ * first[i]) times scale[i] plus shifts[i], its magnitude, max-pooled by 3.
+ * On the CPU one pass (cpu_span_pool.h), the stretches never written out;
+ * elsewhere the table's ops on a copy of every stretch. */
+static sw_status pooled_windows(sw_segmentation *m, const sw_tensor *whole, const int64_t *first,
+                                const float *scale, const float *shifts, int batch, int64_t t_conv,
+                                sw_tensor *y, sw_error *err)
+{
+    sw_backend *be = m->be;
+    int64_t t_span = whole->shape[1], t_pool = sw_window_frames(t_conv, SEG_POOL, SEG_POOL);
+    if (fresh(be, y, batch, t_pool, SEG_SINC_FILTERS, err) != SW_OK)
+        return err->code;
+    if (be->kind == SW_DEVICE_CPU) {
+        sw_tensor rows = sw_tensor_slice(whole, 0, 2, t_span, SEG_SINC_FILTERS, 0);
+        return sw_cpu_span_abs_pool(&rows, first, scale, shifts, SEG_POOL, y, err);
+    }
+    sw_tensor sh = {0}, conv = {0};
+    if (fresh(be, &sh, batch, SEG_SINC_FILTERS, 1, err) == SW_OK &&
+        be->upload(be, sh.data, shifts, sw_tensor_nbytes(&sh), err) == SW_OK &&
+        fresh(be, &conv, batch, t_conv, SEG_SINC_FILTERS, err) == SW_OK) {
+        for (int i = 0; i < batch && err->code == SW_OK; i++) {
+            sw_tensor src =
+                sw_tensor_slice(whole, first[i] * SEG_SINC_FILTERS, 2, t_conv, SEG_SINC_FILTERS, 0);
+            sw_tensor dst = sw_tensor_slice(&conv, (int64_t)i * t_conv * SEG_SINC_FILTERS, 2,
+                                            t_conv, SEG_SINC_FILTERS, 0);
+            sw_tensor row =
+                sw_tensor_slice(&sh, (int64_t)i * SEG_SINC_FILTERS, 1, SEG_SINC_FILTERS, 0, 0);
+            if (sw_scale(&src, scale[i], &dst, err) == SW_OK)
+                sw_add(&dst, &row, &dst, err);
+        }
+        if (err->code == SW_OK && sw_abs(&conv, &conv, err) == SW_OK)
+            sw_max_pool1d(&conv, SEG_POOL, SEG_POOL, y, err);
+    }
+    sw_tensor_free(&sh);
+    sw_tensor_free(&conv);
+    return err->code;
 }
 
 sw_status sw_segmentation_run_span(sw_segmentation *m, const float *span, int64_t span_samples,
@@ -247,61 +238,39 @@ sw_status sw_segmentation_run_span(sw_segmentation *m, const float *span, int64_
                            "segmentation: window %d at %lld is not a multiple of %d samples "
                            "inside the span of %lld",
                            i, (long long)offsets[i], SEG_SINC_STRIDE, (long long)span_samples);
-    sw_backend *be = m->be;
-    int64_t t_conv = sw_window_frames(samples, SEG_SINC_TAPS, SEG_SINC_STRIDE);
-    int64_t t_span = sw_window_frames(span_samples, SEG_SINC_TAPS, SEG_SINC_STRIDE);
-    float *host = malloc((size_t)batch * SEG_SINC_FILTERS * sizeof *host);
-    if (!host)
-        return sw_fail(err, SW_ERR_NOMEM, "segmentation: out of host memory");
-    sw_tensor wave = {0}, whole = {0}, shifts = {0}, conv = {0}, y = {0};
-    double *scale = malloc((size_t)batch * sizeof *scale);
-    if (!scale) {
-        free(host);
+    /* each window's affine input norm, carried through the convolution:
+     * its scale, and its shift times each filter's sum */
+    float *shifts = malloc((size_t)batch * SEG_SINC_FILTERS * sizeof *shifts);
+    float *scale = malloc((size_t)batch * sizeof *scale);
+    int64_t *first = malloc((size_t)batch * sizeof *first);
+    if (!shifts || !scale || !first) {
+        free(shifts);
+        free(scale);
+        free(first);
         return sw_fail(err, SW_ERR_NOMEM, "segmentation: out of host memory");
     }
     for (int i = 0; i < batch; i++) {
-        double shift;
-        window_affine(m, span + offsets[i], samples, &scale[i], &shift);
+        double sc, shift;
+        window_affine(m, span + offsets[i], samples, &sc, &shift);
+        scale[i] = (float)sc;
+        first[i] = offsets[i] / SEG_SINC_STRIDE;
         for (int c = 0; c < SEG_SINC_FILTERS; c++)
-            host[(int64_t)i * SEG_SINC_FILTERS + c] = (float)(shift * m->sinc_sum[c]);
+            shifts[(int64_t)i * SEG_SINC_FILTERS + c] = (float)(shift * m->sinc_sum[c]);
     }
-    /* the span's convolution of the raw samples, then each window's stretch
-     * of it scaled and shifted into the batch; on the CPU straight into the
-     * max pool (cpu_span_pool.h), the stretches never written out */
-    if (be->kind == SW_DEVICE_CPU) {
-        span_on_cpu(m, span, span_samples, offsets, batch, samples, scale, host, out, err);
-        free(host);
-        free(scale);
-        return err->code;
-    }
-    if (fresh(be, &wave, 1, span_samples, 1, err) == SW_OK &&
-        be->upload(be, wave.data, span, sw_tensor_nbytes(&wave), err) == SW_OK &&
-        fresh(be, &whole, 1, t_span, SEG_SINC_FILTERS, err) == SW_OK &&
-        sw_conv1d(&wave, &m->conv_w[0], NULL, SEG_SINC_STRIDE, 0, &whole, err) == SW_OK &&
-        fresh(be, &shifts, batch, SEG_SINC_FILTERS, 1, err) == SW_OK &&
-        be->upload(be, shifts.data, host, sw_tensor_nbytes(&shifts), err) == SW_OK &&
-        fresh(be, &conv, batch, t_conv, SEG_SINC_FILTERS, err) == SW_OK) {
-        sw_tensor_free(&wave);
-        for (int i = 0; i < batch && err->code == SW_OK; i++) {
-            int64_t first = offsets[i] / SEG_SINC_STRIDE * SEG_SINC_FILTERS;
-            sw_tensor src = sw_tensor_slice(&whole, first, 2, t_conv, SEG_SINC_FILTERS, 0);
-            sw_tensor dst = sw_tensor_slice(&conv, (int64_t)i * t_conv * SEG_SINC_FILTERS, 2,
-                                            t_conv, SEG_SINC_FILTERS, 0);
-            sw_tensor sh =
-                sw_tensor_slice(&shifts, (int64_t)i * SEG_SINC_FILTERS, 1, SEG_SINC_FILTERS, 0, 0);
-            if (sw_scale(&src, (float)scale[i], &dst, err) == SW_OK)
-                sw_add(&dst, &sh, &dst, err);
-        }
+    /* the span's convolution once, then every window's stretch of it */
+    int64_t t_conv = sw_window_frames(samples, SEG_SINC_TAPS, SEG_SINC_STRIDE);
+    sw_tensor whole = {0}, y = {0};
+    if (span_conv(m, span, span_samples, &whole, err) == SW_OK &&
+        pooled_windows(m, &whole, first, scale, shifts, batch, t_conv, &y, err) == SW_OK) {
         sw_tensor_free(&whole);
-        if (err->code == SW_OK && sinc_first_rest(m, &conv, &y, err) == SW_OK)
+        if (sw_instance_norm(&y, &m->norm_w[0], &m->norm_b[0], SEG_NORM_EPS, &y, err) == SW_OK &&
+            sw_leaky_relu(&y, SEG_LEAKY_SLOPE, &y, err) == SW_OK)
             forward_tail(m, &y, out, err);
     }
-    free(host);
+    free(shifts);
     free(scale);
-    sw_tensor_free(&wave);
+    free(first);
     sw_tensor_free(&whole);
-    sw_tensor_free(&shifts);
-    sw_tensor_free(&conv);
     sw_tensor_free(&y);
     return err->code;
 }
