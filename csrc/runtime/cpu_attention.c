@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cpu_dispatch.h"
+#include "vec_types.h"
 #include "elementwise_math.h"
 #include "prefetch.h"
 
@@ -30,14 +31,7 @@ static int64_t attn_visible(const attn_job *j, int64_t i)
  * Each row's sum: eight lane sums over the full blocks of eight, then the
  * tail, then the lanes in order; the same whatever the rows around it. GCC's
  * vector type keeps the eight lanes in registers (plain arrays made it
- * gather the queries element by element). */
-typedef float sw_v8 __attribute__((vector_size(32)));
-/* the same, read from any float address */
-typedef float sw_v8u __attribute__((vector_size(32), aligned(4), may_alias));
-#define LOAD_V8(p) (*(const sw_v8u *)(const void *)(p))
-typedef float sw_v16 __attribute__((vector_size(64)));
-typedef float sw_v16u __attribute__((vector_size(64), aligned(4), may_alias));
-#define LOAD_V16(p) (*(const sw_v16u *)(const void *)(p))
+ * gather the queries element by element): sw_v8 (vec_types.h). */
 
 static inline __attribute__((always_inline)) void dot4_f32(const float *const *q, const float *k,
                                                            int64_t n, float *out)

@@ -5,12 +5,7 @@
 #include "backend_cpu.h"
 #include "cpu_dispatch.h"
 #include "ops.h"
-
-/* Eight output channels at a time (see cpu_winograd.c for the types). */
-typedef float vf8 __attribute__((vector_size(32), aligned(4)));
-typedef uint32_t vu8 __attribute__((vector_size(32), aligned(4)));
-#define V8(p) (*(const vf8 *)(const void *)(p))
-#define W8(p) (*(vf8 *)(void *)(p))
+#include "vec_types.h"
 
 typedef struct single_job {
     const float *x, *w, *bias;
@@ -37,16 +32,14 @@ SW_ALWAYS_INLINE void row_body(const single_job *j, int b, int64_t f)
                     r < 0 || r >= j->h || col < 0 || col >= wd ? 0.0f : img[r * wd + col];
             }
         for (int64_t c0 = 0; c0 < j->c; c0 += 8) {
-            vf8 acc = (vf8){0};
+            sw_v8 acc = (sw_v8){0};
             for (int k = 0; k < 9; k++)
-                acc = acc + in[k] * V8(j->w + k * j->c + c0);
+                acc = acc + in[k] * LOAD_V8(j->w + k * j->c + c0);
             if (j->bias)
-                acc = acc + V8(j->bias + c0);
-            if (j->relu) { /* sw_leaky_relu_bits(acc, 0): times 1, or 0 where the sign is set */
-                vu8 bits = (vu8)acc, one = (vu8){0} + 0x3f800000u;
-                acc = acc * (vf8)(one & ~(-(bits >> 31)));
-            }
-            W8(out + c0) = acc;
+                acc = acc + LOAD_V8(j->bias + c0);
+            if (j->relu) /* sw_leaky_relu_bits(acc, 0), as the product's finish did */
+                acc = RELU_V8(acc);
+            STORE_V8(out + c0, acc);
         }
     }
 }

@@ -8,6 +8,7 @@
 #include "cpu_dispatch.h"
 #include "narrow_gemm.h"
 #include "ops.h"
+#include "vec_types.h"
 
 /* Tiles (2x2 outputs each) one thread transforms and multiplies at a time:
  * their 16 x 48 transformed rows of 32 channels, in and out, are 96 KB each
@@ -15,32 +16,19 @@
  * narrow kernel's 8 and 6 rows. */
 #define TILES_PER_BLOCK 48
 
-/* Eight channels at a time, as one vector at every level (two SSE registers
- * at the baseline), read and written in place through a type that allows any
- * alignment. Each result is formed from loads (L1 hits) and stored at once,
- * so nothing waits in a register array: GCC spilled such arrays. */
-typedef float vf8 __attribute__((vector_size(32), aligned(4)));
-typedef uint32_t vu8 __attribute__((vector_size(32), aligned(4)));
-#define V8(p) (*(const vf8 *)(const void *)(p))
-#define W8(p) (*(vf8 *)(void *)(p))
-
 /* *x plus the bias and the residual (either NULL), through the ReLU when
- * relu (sw_leaky_relu_bits(x, 0): x times 1, or 0 where the sign is set),
- * stored to dst; channel ch onwards. The vector comes by address: a vector
- * argument's ABI differs between levels. */
-SW_ALWAYS_INLINE void finish8(const vf8 *x, const float *bias, const float *res, int relu,
+ * relu, stored to dst; channel ch onwards. */
+SW_ALWAYS_INLINE void finish8(const sw_v8 *x, const float *bias, const float *res, int relu,
                               float *dst, int64_t ch)
 {
-    vf8 v = *x;
+    sw_v8 v = *x;
     if (bias)
-        v = v + V8(bias + ch);
+        v = v + LOAD_V8(bias + ch);
     if (res)
-        v = v + V8(res + ch);
-    if (relu) {
-        vu8 bits = (vu8)v, one = (vu8){0} + 0x3f800000u;
-        v = v * (vf8)(one & ~(-(bits >> 31)));
-    }
-    W8(dst + ch) = v;
+        v = v + LOAD_V8(res + ch);
+    if (relu)
+        v = RELU_V8(v);
+    STORE_V8(dst + ch, v);
 }
 
 /* G g G^T per (input, output) channel pair, G = [1 0 0; .5 .5 .5; .5 -.5 .5;
@@ -81,14 +69,15 @@ SW_ALWAYS_INLINE void input_tile_body(const float *const *src, int64_t c, float 
     for (int r = 0; r < 4; r++) {
         const float *const *a = src + 4 * first[r], *const *b = src + 4 * second[r];
         for (int64_t ch = 0; ch < c; ch += 8) {
-            vf8 t[4];
+            sw_v8 t[4];
             for (int q = 0; q < 4; q++)
-                t[q] = plus[r] ? V8(a[q] + ch) + V8(b[q] + ch) : V8(a[q] + ch) - V8(b[q] + ch);
+                t[q] = plus[r] ? LOAD_V8(a[q] + ch) + LOAD_V8(b[q] + ch)
+                               : LOAD_V8(a[q] + ch) - LOAD_V8(b[q] + ch);
             float *o = v + 4 * r * kstride + ch;
-            W8(o) = t[0] - t[2];
-            W8(o + kstride) = t[1] + t[2];
-            W8(o + 2 * kstride) = t[2] - t[1];
-            W8(o + 3 * kstride) = t[1] - t[3];
+            STORE_V8(o, t[0] - t[2]);
+            STORE_V8(o + kstride, t[1] + t[2]);
+            STORE_V8(o + 2 * kstride, t[2] - t[1]);
+            STORE_V8(o + 3 * kstride, t[1] - t[3]);
         }
     }
 }
@@ -107,11 +96,12 @@ SW_ALWAYS_INLINE void output_tile_body(const float *m, int64_t kstride, int64_t 
         if (!out[2 * r] && !out[2 * r + 1])
             continue;
         for (int64_t ch = 0; ch < c; ch += 8) {
-            vf8 s[4], o[2];
+            sw_v8 s[4], o[2];
             for (int q = 0; q < 4; q++) { /* row r of A^T m, column q */
                 const float *p = m + q * kstride + ch;
-                s[q] = r == 0 ? V8(p) + V8(p + 4 * kstride) + V8(p + 8 * kstride)
-                              : V8(p + 4 * kstride) - V8(p + 8 * kstride) - V8(p + 12 * kstride);
+                s[q] = r == 0 ? LOAD_V8(p) + LOAD_V8(p + 4 * kstride) + LOAD_V8(p + 8 * kstride)
+                              : LOAD_V8(p + 4 * kstride) - LOAD_V8(p + 8 * kstride) -
+                                    LOAD_V8(p + 12 * kstride);
             }
             o[0] = s[0] + s[1] + s[2];
             o[1] = s[1] - s[2] - s[3];
@@ -147,11 +137,12 @@ void sw_winograd_columns_weights(const float *w, int64_t c_in, int64_t c_out, fl
 SW_ALWAYS_INLINE void input_row_body(const float *const *src, int64_t c, float *v, int64_t pstride)
 {
     for (int64_t ch = 0; ch < c; ch += 8) {
-        vf8 d0 = V8(src[0] + ch), d1 = V8(src[1] + ch), d2 = V8(src[2] + ch), d3 = V8(src[3] + ch);
-        W8(v + ch) = d0 - d2;
-        W8(v + pstride + ch) = d1 + d2;
-        W8(v + 2 * pstride + ch) = d2 - d1;
-        W8(v + 3 * pstride + ch) = d1 - d3;
+        sw_v8 d0 = LOAD_V8(src[0] + ch), d1 = LOAD_V8(src[1] + ch), d2 = LOAD_V8(src[2] + ch),
+              d3 = LOAD_V8(src[3] + ch);
+        STORE_V8(v + ch, d0 - d2);
+        STORE_V8(v + pstride + ch, d1 + d2);
+        STORE_V8(v + 2 * pstride + ch, d2 - d1);
+        STORE_V8(v + 3 * pstride + ch, d1 - d3);
     }
 }
 SW_VOID_MULTIVERSION(static, input_row,
@@ -166,8 +157,9 @@ SW_ALWAYS_INLINE void output_pair_body(const float *m, int64_t kstride, int64_t 
 {
     for (int64_t ch = 0; ch < c; ch += 8) {
         const float *p = m + ch;
-        vf8 m0 = V8(p), m1 = V8(p + kstride), m2 = V8(p + 2 * kstride), m3 = V8(p + 3 * kstride);
-        vf8 o[2] = {m0 + m1 + m2, m1 - m2 - m3};
+        sw_v8 m0 = LOAD_V8(p), m1 = LOAD_V8(p + kstride), m2 = LOAD_V8(p + 2 * kstride),
+              m3 = LOAD_V8(p + 3 * kstride);
+        sw_v8 o[2] = {m0 + m1 + m2, m1 - m2 - m3};
         for (int i = 0; i < 2; i++)
             if (out[i])
                 finish8(&o[i], bias, res[i], relu, out[i], ch);
