@@ -2,9 +2,11 @@
  * one row per (item, frequency row, frame), the TDNN part one per (item,
  * frame). Every convolution is a gather of its input rows (the ids say which
  * row each tap reads; an id out of range reads zeros, which is the zero
- * padding) followed by one matrix product with tap-major weights; on the
- * CPU the 2-D front's 3x3 convolutions of stride 1 go through Winograd's
- * F(2x2, 3x3) instead (cpu_winograd.h: 2.25x fewer multiplies).
+ * padding) followed by one matrix product with tap-major weights. On the
+ * CPU the 2-D front's 3x3 convolutions go through Winograd instead
+ * (cpu_winograd.h: F(2x2, 3x3) at stride 1, F(2, 3) along the frames where
+ * the rows are halved) and its first layer, one channel in, is direct
+ * (cpu_conv_single.h).
  *
  * A dense block keeps its growing feature map time-major, [rows, 1024], as
  * chunks of 32 channels (one CAM layer's growth): a layer reads the first c

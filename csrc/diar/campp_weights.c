@@ -91,7 +91,8 @@ static void winograd_layout(loader *ld, campp_linear *l, int strided)
             for (int64_t co = 0; co < out; co++)
                 taps[(t * in + ci) * out + co] =
                     l->transposed ? w[(t * in + ci) * out + co] : w[(co * 9 + t) * in + ci];
-    sw_shape shape = sw_shape2(strided ? 12 * in : SW_WINOGRAD_POINTS * in, out);
+    sw_shape shape =
+        sw_shape2(strided ? SW_WINOGRAD_STRIDED_ROWS * in : SW_WINOGRAD_POINTS * in, out);
     if (sw_tensor_new(ld->be, SW_F32, 2, shape.d, &l->wino, ld->err) == SW_OK) {
         if (strided)
             sw_winograd_columns_weights(taps, in, out, l->wino.data);

@@ -286,7 +286,8 @@ static sw_status winograd_run(const sw_tensor *x, int64_t h, int strided, int ba
     if (be->kind != SW_DEVICE_CPU)
         return sw_fail(err, SW_ERR_ARG, "sw_cpu_winograd3x3: the tensors are not on the CPU");
     int64_t c_in = sw_row_len(x), c_out = sw_row_len(y);
-    int64_t h_out = strided ? (h - 1) / 2 + 1 : h, points = strided ? 4 : SW_WINOGRAD_POINTS;
+    int64_t h_out = strided ? (h - 1) / 2 + 1 : h,
+            points = strided ? SW_WINOGRAD_STRIDED_POINTS : SW_WINOGRAD_POINTS;
     int64_t k = strided ? 3 * c_in : c_in;
     if (!sw_winograd_ok(c_in, c_out) || batch < 1 || h < 1 ||
         sw_tensor_numel(u) != points * k * c_out || sw_rows(x) != h * off[batch] ||

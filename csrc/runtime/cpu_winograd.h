@@ -18,6 +18,10 @@
 
 /* Floats of a transformed weight: 16 x C_in x C_out. */
 #define SW_WINOGRAD_POINTS 16
+/* The strided form's: 4 points along the columns, each over the 3 kernel
+ * rows side by side, so 4 x 3 x C_in x C_out floats. */
+#define SW_WINOGRAD_STRIDED_POINTS 4
+#define SW_WINOGRAD_STRIDED_ROWS   (3 * SW_WINOGRAD_STRIDED_POINTS)
 
 /* u [16, C_in, C_out] from a 3x3 weight laid out [3, 3, C_in, C_out] (tap
  * (row, column) then input channel: the narrow kernel's transposed layout). */
@@ -38,8 +42,9 @@ sw_status sw_cpu_winograd3x3(const sw_tensor *x, int64_t h, int batch, const int
 
 /* The strided form: stride 2 along rows (zero padding 1 all round), F(2, 3)
  * along columns only: 12 multiplies for two outputs where 18 were (1.5x
- * fewer). u [4, 3 C_in, C_out] from sw_winograd_columns_weights; y and add
- * [(h - 1) / 2 + 1 rows per column, C_out]; the rest as sw_cpu_winograd3x3. */
+ * fewer). u [SW_WINOGRAD_STRIDED_ROWS x C_in, C_out] from
+ * sw_winograd_columns_weights; y and add [(h - 1) / 2 + 1 rows per column,
+ * C_out]; the rest as sw_cpu_winograd3x3. */
 void sw_winograd_columns_weights(const float *w, int64_t c_in, int64_t c_out, float *u);
 sw_status sw_cpu_winograd3x3_rows2(const sw_tensor *x, int64_t h, int batch, const int64_t *off,
                                    const sw_tensor *u, const sw_tensor *bias, const sw_tensor *add,

@@ -487,7 +487,7 @@ static void test_winograd(sw_backend *b, int64_t c_in, int64_t c_out, int with_a
     const int64_t h = 7, off[4] = {0, 5, 6, 14}, n = h * off[batch];
     const int64_t h_out = strided ? (h - 1) / 2 + 1 : h, n_out = h_out * off[batch];
     int64_t sx[2] = {n, c_in}, sy[2] = {n_out, c_out}, sw[2] = {9 * c_in, c_out}, sb[1] = {c_out};
-    int64_t su[2] = {strided ? 12 * c_in : SW_WINOGRAD_POINTS * c_in, c_out};
+    int64_t su[2] = {strided ? SW_WINOGRAD_STRIDED_ROWS * c_in : SW_WINOGRAD_POINTS * c_in, c_out};
     sw_tensor x = make(b, 2, sx, 1), w = make(b, 2, sw, 1), bias = make(b, 1, sb, 1);
     sw_tensor add = make(b, 2, sy, 1), y = make(b, 2, sy, 0), u = make(b, 2, su, 0);
     if (strided) {
