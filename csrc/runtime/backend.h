@@ -104,6 +104,9 @@ struct sw_backend {
     /* out = softmax(q k^T * scale + mask) v per head. q, out [B, T_q, H * d_head];
      * k, v [B_kv, T_kv, H * d_head] with B a multiple of B_kv: query batch b reads
      * key batch b / (B / B_kv), so beams share one audio's cross-attention keys.
+     * k, v may instead be head-major, [B_kv, H, T_kv, d_head] (the CPU's
+     * form for Whisper's cross-attention: each head's keys one contiguous run;
+     * a backend without it refuses four dimensions).
      * probs, when not NULL, receives the attention weights [B, H, T_q, kv_len]. */
     sw_status (*attention)(sw_backend *be, const sw_tensor *q, const sw_tensor *k,
                            const sw_tensor *v, const sw_attention_params *p, sw_tensor *out,

@@ -14,6 +14,8 @@ typedef struct attn_job {
     float *out;
     float *scores; /* [B, H, T_q, kv_len]: probs or scratch */
     int64_t tq, d, dh, tkv, group, kv_len, causal;
+    int64_t kv_ld;   /* floats from one key (or value) row of a head to the next */
+    int64_t kv_head; /* floats from one head's first key row to the next head's */
     int heads;
     float scale;
 } attn_job;
@@ -175,15 +177,15 @@ SW_ALWAYS_INLINE void scores_tiled(const attn_job *j, const float *kb, const flo
             for (; t + 8 <= end; t += 8) {
                 sw_v8 s;
                 if (r == 0)
-                    prefetch_rows(kb + (t + ATTN_PREFETCH) * j->d, j->d, 8, j->dh);
-                dot8_keys(q[r], kb + t * j->d, j->d, j->dh, &s);
+                    prefetch_rows(kb + (t + ATTN_PREFETCH) * j->kv_ld, j->kv_ld, 8, j->dh);
+                dot8_keys(q[r], kb + t * j->kv_ld, j->kv_ld, j->dh, &s);
                 s *= j->scale;
                 memcpy(sc[r] + t, &s, sizeof s);
             }
             for (; t < end; t++) {
                 const float *one[4] = {q[r], q[r], q[r], q[r]};
                 float d4[4];
-                dot4_f32(one, kb + t * j->d, j->dh, d4);
+                dot4_f32(one, kb + t * j->kv_ld, j->dh, d4);
                 sc[r][t] = d4[0] * j->scale;
             }
         }
@@ -274,9 +276,9 @@ SW_ALWAYS_INLINE void values_tiled(const attn_job *j, const float *vb, float *co
                 float *out = o[r] + c0;
                 if (nv == 8) { /* 64 columns (Whisper's heads): the sums stay in registers */
                     if (wide)
-                        values_chunk64_v16(vb + c0, j->d, sc[r], t0, end, out);
+                        values_chunk64_v16(vb + c0, j->kv_ld, sc[r], t0, end, out);
                     else
-                        values_chunk64_v8(vb + c0, j->d, sc[r], t0, end, out);
+                        values_chunk64_v8(vb + c0, j->kv_ld, sc[r], t0, end, out);
                     continue;
                 }
                 sw_v8 acc[8];
@@ -286,7 +288,7 @@ SW_ALWAYS_INLINE void values_tiled(const attn_job *j, const float *vb, float *co
                     for (int c = 0; c < nv; c++)
                         acc[c] = LOAD_V8(out + 8 * c);
                 for (int64_t t = t0; t < end; t++) {
-                    const float *vt = vb + t * j->d + c0;
+                    const float *vt = vb + t * j->kv_ld + c0;
                     float pr = sc[r][t];
                     sw_v8 p = {pr, pr, pr, pr, pr, pr, pr, pr};
                     for (int c = 0; c < nv; c++)
@@ -314,8 +316,8 @@ SW_ALWAYS_INLINE void attn_rows_range_body(void *ctx, size_t begin, size_t end)
     int64_t rows = j->group * j->tq; /* query rows per key batch */
     for (size_t item = begin; item < end; item++) {
         int64_t h = (int64_t)item % j->heads, bk = (int64_t)item / j->heads;
-        const float *kb = j->k + bk * j->tkv * j->d + h * j->dh;
-        const float *vb = j->v + bk * j->tkv * j->d + h * j->dh;
+        const float *kb = j->k + bk * j->tkv * j->d + h * j->kv_head;
+        const float *vb = j->v + bk * j->tkv * j->d + h * j->kv_head;
         for (int64_t r0 = 0; r0 < rows; r0 += ATTN_ROW_BLOCK) {
             int nr = (int)(rows - r0 < ATTN_ROW_BLOCK ? rows - r0 : ATTN_ROW_BLOCK);
             const float *q[ATTN_ROW_BLOCK + 3];
@@ -341,7 +343,7 @@ SW_ALWAYS_INLINE void attn_rows_range_body(void *ctx, size_t begin, size_t end)
             for (int r = nr; r < ATTN_ROW_BLOCK + 3; r++)
                 q[r] = q[nr - 1];
             for (int64_t t = 0; t < n_max; t++) {
-                const float *kt = kb + t * j->d;
+                const float *kt = kb + t * j->kv_ld;
                 for (int r = 0; r < nr; r += 4) {
                     float d4[4];
                     dot4_f32(q + r, kt, j->dh, d4);
@@ -356,7 +358,7 @@ SW_ALWAYS_INLINE void attn_rows_range_body(void *ctx, size_t begin, size_t end)
                     o[r][c] = 0.0f;
             }
             for (int64_t t = 0; t < n_max; t++) {
-                const float *vt = vb + t * j->d;
+                const float *vt = vb + t * j->kv_ld;
                 for (int r = 0; r < nr; r++) {
                     if (t >= n[r])
                         continue;
@@ -412,19 +414,19 @@ static void attn_heads_range(void *ctx, size_t begin, size_t end)
             float *s = hj->keep ? j->scores + pair * j->tq * j->kv_len
                                 : hj->scratch + (int64_t)part * j->tq * j->kv_len;
             const float *qp = j->q + bi * j->tq * j->d + h * j->dh;
-            const float *kp = j->k + (bi / j->group) * j->tkv * j->d + h * j->dh;
-            const float *vp = j->v + (bi / j->group) * j->tkv * j->d + h * j->dh;
+            const float *kp = j->k + (bi / j->group) * j->tkv * j->d + h * j->kv_head;
+            const float *vp = j->v + (bi / j->group) * j->tkv * j->d + h * j->kv_head;
             float *op = j->out + bi * j->tq * j->d + h * j->dh;
             int64_t block = hj->keep ? j->tq : ATTN_QUERY_BLOCK;
             for (int64_t i0 = 0; i0 < j->tq; i0 += block) {
                 int64_t rows = j->tq - i0 < block ? j->tq - i0 : block;
                 float *sb = s + (hj->keep ? i0 * j->kv_len : 0);
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)j->kv_len,
-                            (int)j->dh, j->scale, qp + i0 * j->d, (int)j->d, kp, (int)j->d, 0.0f,
+                            (int)j->dh, j->scale, qp + i0 * j->d, (int)j->d, kp, (int)j->kv_ld, 0.0f,
                             sb, (int)j->kv_len);
                 softmax_head(j, sb, i0, i0 + rows);
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)j->dh,
-                            (int)j->kv_len, 1.0f, sb, (int)j->kv_len, vp, (int)j->d, 0.0f,
+                            (int)j->kv_len, 1.0f, sb, (int)j->kv_len, vp, (int)j->kv_ld, 0.0f,
                             op + i0 * j->d, (int)j->d);
             }
         }
@@ -446,11 +448,26 @@ size_t sw_cpu_attention_scratch(sw_threadpool *tp, const sw_tensor *q, const sw_
 void sw_cpu_attention(sw_threadpool *tp, const sw_tensor *q, const sw_tensor *k, const sw_tensor *v,
                       const sw_attention_params *p, sw_tensor *out, float *scores, int keep)
 {
-    int64_t b = q->shape[0], tq = q->shape[1], d = q->shape[2];
-    attn_job j = {
-        q->data,    k->data,        v->data,     out->data,       scores,    tq,
-        d,          d / p->n_heads, k->shape[1], b / k->shape[0], p->kv_len, p->causal_offset,
-        p->n_heads, p->scale};
+    int64_t b = q->shape[0], tq = q->shape[1], d = q->shape[2], dh = d / p->n_heads;
+    /* keys [B_kv, T_kv, D], or head by head [B_kv, H, T_kv, D/H] */
+    int head_major = k->ndim == 4;
+    int64_t tkv = head_major ? k->shape[2] : k->shape[1];
+    attn_job j = {q->data,
+                  k->data,
+                  v->data,
+                  out->data,
+                  scores,
+                  tq,
+                  d,
+                  dh,
+                  tkv,
+                  b / k->shape[0],
+                  p->kv_len,
+                  p->causal_offset,
+                  head_major ? dh : d,
+                  head_major ? tkv * dh : dh,
+                  p->n_heads,
+                  p->scale};
     if (b * p->n_heads * tq == 0)
         return;
     int64_t pairs = b * p->n_heads;

@@ -292,16 +292,23 @@ sw_status sw_attention(const sw_tensor *q, const sw_tensor *k, const sw_tensor *
         return err->code;
     if (probs && (same_backend(op, q, probs, err) || need_f32(op, probs, err)))
         return err->code;
-    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || !sw_tensor_same_shape(q, out) ||
+    if (q->ndim != 3 || (k->ndim != 3 && k->ndim != 4) || !sw_tensor_same_shape(q, out) ||
         !sw_tensor_same_shape(k, v))
         return sw_fail(err, SW_ERR_ARG,
-                       "attention: q and out [B,T_q,D], k and v [B_kv,T_kv,D] of one shape each");
+                       "attention: q and out [B,T_q,D], k and v [B_kv,T_kv,D] or "
+                       "[B_kv,H,T_kv,D/H] of one shape each");
     int64_t b = q->shape[0], tq = q->shape[1], d = q->shape[2];
-    int64_t bkv = k->shape[0], tkv = k->shape[1];
+    int head_major = k->ndim == 4;
+    int64_t bkv = k->shape[0], tkv = head_major ? k->shape[2] : k->shape[1];
     if (p->n_heads < 1 || d % p->n_heads != 0)
         return sw_fail(err, SW_ERR_ARG, "attention: %d heads do not divide the width %lld",
                        p->n_heads, (long long)d);
-    if (k->shape[2] != d)
+    if (head_major && (k->shape[1] != p->n_heads || k->shape[3] * p->n_heads != d))
+        return sw_fail(err, SW_ERR_ARG, "attention: head-major k is [%lld,%lld,%lld,%lld], not "
+                       "%d heads of %lld", (long long)k->shape[0], (long long)k->shape[1],
+                       (long long)k->shape[2], (long long)k->shape[3], p->n_heads,
+                       (long long)(d / p->n_heads));
+    if (!head_major && k->shape[2] != d)
         return sw_fail(err, SW_ERR_ARG, "attention: k is %lld wide, q %lld", (long long)k->shape[2],
                        (long long)d);
     if (bkv < 1 || b % bkv != 0)

@@ -227,6 +227,67 @@ static void test_attention_shared_limit(sw_backend *b)
         sw_tensor_free(all[i]);
 }
 
+/* Keys and values head by head, [B_kv, H, T_kv, d_head] (the CPU's cross-
+ * attention form): the same bits as the [B_kv, T_kv, D] form on every path
+ * (fused decoding rows, causal prompts, sgemm), d_head a multiple of eight or
+ * not; a backend without the form (the GPU's) refuses it by name. */
+static void test_attention_head_major(sw_backend *b, int64_t tq, int64_t causal, int64_t dh,
+                                      int with_probs)
+{
+    sw_error err = {SW_OK, ""};
+    int heads = 3;
+    int64_t B = 4, Bk = 2, d = heads * dh, tkv = 40, kv_len = causal >= 0 ? causal + tq : 37;
+    int64_t qs[3] = {B, tq, d}, ks[3] = {Bk, tkv, d}, hs[4] = {Bk, heads, tkv, dh};
+    int64_t ps[4] = {B, heads, tq, kv_len};
+    sw_tensor q = make(b, 3, qs, 1), k = make(b, 3, ks, 1), v = make(b, 3, ks, 1);
+    sw_tensor kh = make(b, 4, hs, 0), vh = make(b, 4, hs, 0);
+    sw_tensor out = make(b, 3, qs, 0), out_h = make(b, 3, qs, 0);
+    sw_tensor probs = make(b, 4, ps, 0), probs_h = make(b, 4, ps, 0);
+    float *K = k.data, *V = v.data, *KH = kh.data, *VH = vh.data;
+    for (int64_t bk = 0; bk < Bk; bk++)
+        for (int h = 0; h < heads; h++)
+            for (int64_t t = 0; t < tkv; t++)
+                for (int64_t c = 0; c < dh; c++) {
+                    KH[((bk * heads + h) * tkv + t) * dh + c] = K[(bk * tkv + t) * d + h * dh + c];
+                    VH[((bk * heads + h) * tkv + t) * dh + c] = V[(bk * tkv + t) * d + h * dh + c];
+                }
+    sw_attention_params p = {heads, kv_len, causal, 1.0f / sqrtf((float)dh)};
+    sw_status st = sw_attention(&q, &kh, &vh, &p, &out_h, with_probs ? &probs_h : NULL, &err);
+    if (b->kind == SW_DEVICE_CUDA) {
+        CHECK(st == SW_ERR_ARG && strstr(err.msg, "three dimensions") != NULL);
+        sw_error_clear(&err);
+    } else {
+        CHECK(st == SW_OK);
+        CHECK(sw_attention(&q, &k, &v, &p, &out, with_probs ? &probs : NULL, &err) == SW_OK);
+        CHECK(memcmp(out.data, out_h.data, sw_tensor_nbytes(&out)) == 0);
+        CHECK(!with_probs || memcmp(probs.data, probs_h.data, sw_tensor_nbytes(&probs)) == 0);
+        /* and both near the double reference */
+        double worst = 0.0, ref[64], rp[64];
+        const float *O = out_h.data;
+        for (int64_t bq = 0; bq < B; bq++)
+            for (int h = 0; h < heads; h++)
+                for (int64_t i = 0; i < tq; i++) {
+                    ref_attention(q.data, k.data, v.data, tq, d, tkv, heads, kv_len, causal,
+                                  p.scale, bq, bq / (B / Bk), i, h, ref, rp);
+                    for (int64_t c = 0; c < dh; c++)
+                        worst = fmax(worst, fabs(ref[c] - O[(bq * tq + i) * d + h * dh + c]));
+                }
+        CHECK_NEAR(worst, 0.0, 2e-6);
+    }
+    /* four dimensions that are not these heads are refused in ops.c */
+    sw_attention_params p2 = {1, kv_len, causal, p.scale};
+    sw_tensor x2 = kh;
+    CHECK(sw_attention(&q, &kh, &vh, &p2, &out_h, NULL, &err) == SW_ERR_ARG &&
+          strstr(err.msg, "head-major") != NULL);
+    sw_error_clear(&err);
+    x2.shape[3] = dh + 1;
+    CHECK(sw_attention(&q, &x2, &x2, &p, &out_h, NULL, &err) == SW_ERR_ARG);
+    sw_error_clear(&err);
+    sw_tensor *all[] = {&q, &k, &v, &kh, &vh, &out, &out_h, &probs, &probs_h};
+    for (int i = 0; i < 9; i++)
+        sw_tensor_free(all[i]);
+}
+
 int main(void)
 {
     sw_error err = {SW_OK, ""};
@@ -244,6 +305,10 @@ int main(void)
     test_attention(b, 20, -1, 0); /* the encoder: sgemm path */
     test_attention(b, 20, 0, 1);  /* a long prompt: sgemm path, causal, weights kept */
     test_attention_shared_limit(b);
+    test_attention_head_major(b, 1, -1, 64, 0); /* Whisper's cross-attention while decoding */
+    test_attention_head_major(b, 5, -1, 8, 1);  /* five query rows, weights kept */
+    test_attention_head_major(b, 3, 5, 5, 1);   /* d_head not a multiple of eight, causal */
+    test_attention_head_major(b, 20, -1, 64, 0); /* a prompt's rows: the sgemm path */
     CHECK(b->memory(b).allocated == 0);
     b->destroy(b);
     return sw_check_summary("test_whisper_ops");
