@@ -422,8 +422,8 @@ static void attn_heads_range(void *ctx, size_t begin, size_t end)
                 int64_t rows = j->tq - i0 < block ? j->tq - i0 : block;
                 float *sb = s + (hj->keep ? i0 * j->kv_len : 0);
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)j->kv_len,
-                            (int)j->dh, j->scale, qp + i0 * j->d, (int)j->d, kp, (int)j->kv_ld, 0.0f,
-                            sb, (int)j->kv_len);
+                            (int)j->dh, j->scale, qp + i0 * j->d, (int)j->d, kp, (int)j->kv_ld,
+                            0.0f, sb, (int)j->kv_len);
                 softmax_head(j, sb, i0, i0 + rows);
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)j->dh,
                             (int)j->kv_len, 1.0f, sb, (int)j->kv_len, vp, (int)j->kv_ld, 0.0f,

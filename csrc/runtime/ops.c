@@ -304,10 +304,11 @@ sw_status sw_attention(const sw_tensor *q, const sw_tensor *k, const sw_tensor *
         return sw_fail(err, SW_ERR_ARG, "attention: %d heads do not divide the width %lld",
                        p->n_heads, (long long)d);
     if (head_major && (k->shape[1] != p->n_heads || k->shape[3] * p->n_heads != d))
-        return sw_fail(err, SW_ERR_ARG, "attention: head-major k is [%lld,%lld,%lld,%lld], not "
-                       "%d heads of %lld", (long long)k->shape[0], (long long)k->shape[1],
-                       (long long)k->shape[2], (long long)k->shape[3], p->n_heads,
-                       (long long)(d / p->n_heads));
+        return sw_fail(err, SW_ERR_ARG,
+                       "attention: head-major k is [%lld,%lld,%lld,%lld], not "
+                       "%d heads of %lld",
+                       (long long)k->shape[0], (long long)k->shape[1], (long long)k->shape[2],
+                       (long long)k->shape[3], p->n_heads, (long long)(d / p->n_heads));
     if (!head_major && k->shape[2] != d)
         return sw_fail(err, SW_ERR_ARG, "attention: k is %lld wide, q %lld", (long long)k->shape[2],
                        (long long)d);

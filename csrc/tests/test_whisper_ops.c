@@ -305,9 +305,9 @@ int main(void)
     test_attention(b, 20, -1, 0); /* the encoder: sgemm path */
     test_attention(b, 20, 0, 1);  /* a long prompt: sgemm path, causal, weights kept */
     test_attention_shared_limit(b);
-    test_attention_head_major(b, 1, -1, 64, 0); /* Whisper's cross-attention while decoding */
-    test_attention_head_major(b, 5, -1, 8, 1);  /* five query rows, weights kept */
-    test_attention_head_major(b, 3, 5, 5, 1);   /* d_head not a multiple of eight, causal */
+    test_attention_head_major(b, 1, -1, 64, 0);  /* Whisper's cross-attention while decoding */
+    test_attention_head_major(b, 5, -1, 8, 1);   /* five query rows, weights kept */
+    test_attention_head_major(b, 3, 5, 5, 1);    /* d_head not a multiple of eight, causal */
     test_attention_head_major(b, 20, -1, 64, 0); /* a prompt's rows: the sgemm path */
     CHECK(b->memory(b).allocated == 0);
     b->destroy(b);

@@ -45,7 +45,7 @@ struct sw_whisper {
 struct sw_whisper_audio {
     sw_whisper *model;
     int batch;
-    sw_tensor features;           /* [batch, n_audio_ctx, n_audio_state] */
+    sw_tensor features; /* [batch, n_audio_ctx, n_audio_state] */
     /* per decoder layer, [batch, n_audio_ctx, n_text_state]; on the CPU head
      * by head, [batch, n_text_head, n_audio_ctx, d_head] (whisper_encoder.c) */
     sw_tensor *cross_k, *cross_v;
