@@ -1,6 +1,7 @@
 #include "small_gemm.h"
 
 #include "cpu_dispatch.h"
+#include "f16_rows_grouped.h"
 #include "prefetch.h"
 #include "widen.h"
 
@@ -362,6 +363,12 @@ void sw_small_gemm_nt_f16(int m, int n0, int n1, int k, float alpha, const float
                           int rows)
 {
 #ifdef SW_MULTIVERSION
+    /* whole groups of eight weight rows by f16_rows_grouped.c (the same
+     * bits), the rest below */
+    if (sw_f16_rows_grouped_ok(m, k, alpha, beta))
+        n0 = sw_f16_rows_grouped(m, n0, n1, k, a, lda, w, ldw, beta, c, ldc);
+    if (n0 >= n1)
+        return;
     if (k % LANES == 0 && m <= F16_FUSED_ROWS) {
         sw_cpu_level level = sw_cpu_level_get();
         if (level == SW_CPU_V4) {

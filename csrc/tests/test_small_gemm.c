@@ -55,8 +55,10 @@ static void check_shape(int m, int n, int k)
 
 /* Halves in rows of ldw (a view of a wider matrix), in blocks of `rows`
  * weight rows and in two column ranges: every output equals the float32
- * kernel's on the widened weight. */
-static void check_halves(int m, int n, int k, int ldw, int rows)
+ * kernel's on the widened weight. alpha 1 with beta 0 or 1 (the decoder's
+ * calls) takes f16_rows_grouped.c's path for whole groups of eight columns
+ * and the tile path for the rest. */
+static void check_halves_ab(int m, int n, int k, int ldw, int rows, float alpha, float beta)
 {
     float *a = malloc(sizeof(float) * (size_t)(m * k)),
           *w = malloc(sizeof(float) * (size_t)(n * k));
@@ -74,9 +76,9 @@ static void check_halves(int m, int n, int k, int ldw, int rows)
         }
     for (int i = 0; i < m * n; i++)
         c[i] = c16[i] = frand();
-    sw_small_gemm_nt(m, 0, n, k, 0.5f, a, k, w, k, 0.25f, c, n);
-    sw_small_gemm_nt_f16(m, 0, n / 3, k, 0.5f, a, k, h, ldw, 0.25f, c16, n, scratch, rows);
-    sw_small_gemm_nt_f16(m, n / 3, n, k, 0.5f, a, k, h, ldw, 0.25f, c16, n, scratch, rows);
+    sw_small_gemm_nt(m, 0, n, k, alpha, a, k, w, k, beta, c, n);
+    sw_small_gemm_nt_f16(m, 0, n / 3, k, alpha, a, k, h, ldw, beta, c16, n, scratch, rows);
+    sw_small_gemm_nt_f16(m, n / 3, n, k, alpha, a, k, h, ldw, beta, c16, n, scratch, rows);
     CHECK(memcmp(c, c16, sizeof(float) * (size_t)(m * n)) == 0);
     free(a);
     free(w);
@@ -84,6 +86,13 @@ static void check_halves(int m, int n, int k, int ldw, int rows)
     free(c);
     free(c16);
     free(scratch);
+}
+
+static void check_halves(int m, int n, int k, int ldw, int rows)
+{
+    check_halves_ab(m, n, k, ldw, rows, 0.5f, 0.25f);
+    check_halves_ab(m, n, k, ldw, rows, 1.0f, 0.0f);
+    check_halves_ab(m, n, k, ldw, rows, 1.0f, 1.0f);
 }
 
 int main(void)
@@ -104,6 +113,8 @@ int main(void)
         check_halves(8, 50, 32, 32, 12);
         check_halves(9, 50, 32, 32, 12);
         check_halves(40, 90, 1536, 1536, 1);
+        for (int m = 1; m <= 8; m++) /* every tile of the grouped path, odd column ranges */
+            check_halves(m, 203, 384, 400, 12);
     }
     sw_cpu_level_force(-1);
     return sw_check_summary("test_small_gemm");
