@@ -100,7 +100,7 @@ static sw_status run_encoder(sw_whisper *m, const float *mel, int batch, sw_whis
      * a decoding step reads each head's 1500 rows as one run of 384 KB where
      * the [B, T, H * d_head] form gave it 256 bytes in every 1536, a stride
      * that two cores read at half memory's speed. The same sums, the same bits. */
-    int head_major = be->kind == SW_DEVICE_CPU;
+    int head_major = be->kind == SW_DEVICE_CPU && text_d == d; /* q, k: [B, T, d] scratch */
     int64_t kv_shape[4] = {B, T, text_d, 0}, hm_shape[4] = {B, heads, T, dh};
     sw_tensor *ids = head_major ? heads_first_ids(s, B, T, heads, err) : NULL;
     if (head_major && !ids)
