@@ -11,14 +11,6 @@
 /* Input rows per AVX2 tile: 2 R accumulators of the 16 ymm registers. */
 #define V3_TILE 6
 
-/* Weight rows ahead of the one being multiplied that the loop asks for (as
- * small_gemm.c's float16 path: prefetch.h's distance, at least two). */
-static inline int rows_ahead(int m, int k)
-{
-    long rows = sw_prefetch_ahead_bytes(m) / (2L * k);
-    return rows < 2 ? 2 : (int)rows;
-}
-
 /* The eight outputs of one input row from its eight lane vectors s[j]
  * (lane l: sixteen-lane sums l and l + 8 already added, the first step of
  * small_gemm.c's pairwise reduction). Output j is ((s0 + s4) + (s2 + s6)) +
@@ -71,7 +63,7 @@ SW_TARGET_V3 static int grouped_v3(int m, int n0, int n1, int k, const float *a,
                                    const uint16_t *w, int ldw, float beta, float *c, int ldc)
 {
     __m256 s[V3_TILE * GROUP];
-    int ahead = rows_ahead(m, k), j0 = n0;
+    int ahead = sw_prefetch_ahead_f16_rows(m, k), j0 = n0;
     for (; j0 + GROUP <= n1; j0 += GROUP)
         for (int r0 = 0; r0 < m; r0 += V3_TILE) {
             int R = m - r0 < V3_TILE ? m - r0 : V3_TILE;
@@ -130,7 +122,7 @@ SW_TARGET_V4 static int grouped_v4(int m, int n0, int n1, int k, const float *a,
     const float *rows[SW_F16_GROUPED_MAX_ROWS];
     for (int r = 0; r < m; r++)
         rows[r] = a + (long)r * lda;
-    int ahead = rows_ahead(m, k), j0 = n0;
+    int ahead = sw_prefetch_ahead_f16_rows(m, k), j0 = n0;
     for (; j0 + GROUP <= n1; j0 += GROUP) {
         for (int j = 0; j < GROUP; j++) {
             const uint16_t *wj = w + (long)(j0 + j) * ldw;

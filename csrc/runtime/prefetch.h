@@ -13,6 +13,14 @@ static inline long sw_prefetch_ahead_bytes(int input_rows)
     return 24576 / (input_rows > 0 ? input_rows : 1);
 }
 
+/* The same distance in whole float16 weight rows of k halves, at least two
+ * (the float16 few-rows paths: small_gemm.c, f16_rows_grouped.c). */
+static inline int sw_prefetch_ahead_f16_rows(int input_rows, int k)
+{
+    long rows = sw_prefetch_ahead_bytes(input_rows) / (2L * k);
+    return rows < 2 ? 2 : (int)rows;
+}
+
 /* Prefetch [p, p + bytes), stopping at end when end is not NULL. A prefetch
  * never faults, but past the data it only wastes bandwidth. */
 static inline void sw_prefetch_span(const void *p, long bytes, const void *end)

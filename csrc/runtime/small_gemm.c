@@ -314,21 +314,13 @@ SW_TARGET_V3 SW_ALWAYS_INLINE void tile8h_both(int R, int J, const float *const 
         finish_tile(W, R_, 1, rows, none, k, k, out, done, alpha, beta, c, ldc, r0, j);            \
         break;
 
-/* Weight rows ahead of the one it multiplies the loop asks for
- * (prefetch.h), at least two */
-static inline int f16_rows_ahead(int m, int k)
-{
-    long rows = sw_prefetch_ahead_bytes(m) / (2L * k);
-    return rows < 2 ? 2 : (int)rows;
-}
-
 #define DEFINE_ROWS_F16(NAME, TARGET, TILE, W, ROW_TILE)                                           \
     TARGET static void NAME(int m, int n0, int n1, int k, float alpha, const float *a, int lda,    \
                             const uint16_t *w, int ldw, float beta, float *c, int ldc)             \
     {                                                                                              \
         float out[F16_MAX_TILE][4][LANES], done[F16_MAX_TILE][4];                                  \
         const float *none[4] = {0}; /* k % 16 == 0: no tail to read */                             \
-        int ahead = f16_rows_ahead(m, k);                                                          \
+        int ahead = sw_prefetch_ahead_f16_rows(m, k);                                              \
         for (int j = n0; j < n1; j++) {                                                            \
             const uint16_t *cols[4] = {w + (long)j * ldw};                                         \
             if (j + ahead < n1)                                                                    \
