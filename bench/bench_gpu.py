@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data"
+DATA = REPO / "tests" / "data" / "shared"
 
 
 def audio_for(minutes: float):

@@ -38,7 +38,7 @@ def main() -> None:
     print(describe())  # the CPU and kernels, so figures are never compared blind
     import onnxruntime as ort
 
-    data = Path(os.environ.get("SAYWHO_SHARED_DATA", REPO.parent / "shared" / "data"))
+    data = REPO / "tests" / "data" / "shared"
     audio = saywho.load_audio(data / "two_speakers.wav")
     chunks = [audio[16000 * s : 16000 * (s + 10)] for s in range(0, 20, 20 // args.chunks or 1)]
     chunks = (chunks * args.chunks)[: args.chunks]

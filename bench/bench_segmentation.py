@@ -1,6 +1,6 @@
 """Segmentation speed: saywho's core against onnxruntime, same ONNX weights.
 
-Tiles ../shared/data/two_speakers.wav to 5 minutes, cuts 10 s windows every
+Tiles tests/data/shared/two_speakers.wav to 5 minutes, cuts 10 s windows every
 1 s as pyannote does, and runs segmentation-3.0 over all of them with saywho
 and with onnxruntime (intra_op_num_threads = --threads, one window per call
 as pyannote's export is run, and also batched), in one process. Prints
@@ -52,7 +52,7 @@ def main() -> None:
     onnx = args.onnx or str(
         test_weights_root() / "pyannote-segmentation-3.0" / "segmentation-3.0.onnx"
     )
-    data = Path(os.environ.get("SAYWHO_SHARED_DATA", REPO.parent / "shared" / "data"))
+    data = REPO / "tests" / "data" / "shared"
     clip = load_audio(data / "two_speakers.wav")
     n = int(args.minutes * 60 * 16000)
     audio = np.tile(clip, n // len(clip) + 1)[:n]

@@ -37,7 +37,7 @@ def main() -> None:
     print(describe())  # the CPU and kernels, so figures are never compared blind
     from faster_whisper.vad import get_vad_model
 
-    data = Path(os.environ.get("SAYWHO_SHARED_DATA", REPO.parent / "shared" / "data"))
+    data = REPO / "tests" / "data" / "shared"
     speech = saywho.load_audio(data / "two_speakers.wav")
     n = int(16000 * args.seconds) // 512 * 512
     audio = np.resize(speech, n).astype(np.float32)

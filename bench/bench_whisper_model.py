@@ -46,7 +46,7 @@ def load(model_dir: str | None):
 
 
 def main() -> None:
-    jfk = Path(__file__).resolve().parents[2] / "shared" / "data" / "jfk.wav"
+    jfk = Path(__file__).resolve().parents[1] / "tests" / "data" / "shared" / "jfk.wav"
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model_dir", nargs="?", help="a CTranslate2 Whisper directory (tiny.en)")
     ap.add_argument("--audio", default=str(jfk))

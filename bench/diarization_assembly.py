@@ -6,7 +6,7 @@ and measuring diarization (never scored by the tests).
   another with short gaps or overlapping the previous one by 0.4 to 1.5 s.
   The reference is each utterance's speech (by level) where it was placed.
   Reported, not tuned on: its voices are one formant synthesiser.
-- ``real_meeting``: ../shared/data's real voices (the two-speaker
+- ``real_meeting``: tests/data/shared's real voices (the two-speaker
   conversation with its RTTM, Kennedy, the stereo pair's two channels mixed
   down) placed with overlaps: five real voices; with ``voices`` 6 to 9, the
   real voices bench/fetch_voices.sh takes from PyPI sdists join them (a
@@ -26,7 +26,7 @@ from saywho.audio import load_audio
 from saywho.rttm import Turn, read_rttm
 
 SR = 16000
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "shared"
 # bench/fetch_voices.sh puts them here
 VOICES = Path(__file__).resolve().parents[1] / ".cache" / "bench-audio" / "voices"
 

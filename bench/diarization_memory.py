@@ -1,7 +1,7 @@
 """Peak memory of diarizing a long recording: does anything grow with the
 square of the length? (pyannote.audio reaches 12 GB on 4 hours.)
 
-Builds --hours of multi-speaker audio from ../shared/data (the assembled
+Builds --hours of multi-speaker audio from tests/data/shared (the assembled
 recording of tests/long_recording.py, repeated), diarizes it with the test
 weights, and prints the peak RSS of the process (the samples themselves are
 4 bytes x 16,000 per second: 230 MB an hour), the peak of saywho's pools,
@@ -41,7 +41,7 @@ def main() -> None:
     ap.add_argument("--step", type=float, default=1.0)
     ap.add_argument("--threads", type=int, default=0)
     args = ap.parse_args()
-    data = Path(os.environ.get("SAYWHO_SHARED_DATA", REPO.parent / "shared" / "data"))
+    data = REPO / "tests" / "data" / "shared"
     piece = assemble(data, 10.0)
     n = int(args.hours * 3600 * 16000)
     audio = np.resize(piece, n)  # repeats the 10-minute recording

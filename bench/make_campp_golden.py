@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data"
+DATA = REPO / "tests" / "data" / "shared"
 
 # Real speech, one speaker or two: (file, start s, end s).
 CHUNKS = [

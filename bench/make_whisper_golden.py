@@ -20,7 +20,7 @@ import saywho  # noqa: E402
 from saywho.models.test_weights import test_model_dir  # noqa: E402
 from tests.long_recording import assemble, with_noise_gap  # noqa: E402
 
-DATA = REPO.parent / "shared" / "data"
+DATA = REPO / "tests" / "data" / "shared"
 CASES = [
     # name, model, audio, options
     ("jfk_tiny.en_greedy", "tiny.en", "jfk", {"beam_size": 1}),

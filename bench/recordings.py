@@ -1,5 +1,5 @@
 """The recordings the speed benches run on, all assembled from the real speech
-in ../shared/data, so a ratio is never the accident of one file:
+in tests/data/shared, so a ratio is never the accident of one file:
 
 - "speech": tests/long_recording.py's assembly (the two-speaker
   conversation, Kennedy, the stereo pair, 0.7 s pauses), mostly speech;
@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data"
+DATA = REPO / "tests" / "data" / "shared"
 CACHE = REPO / ".cache" / "bench-audio"
 SAMPLE_RATE = 16000
 # an installed saywho finds the checkout's test weights through this

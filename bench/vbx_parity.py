@@ -38,7 +38,7 @@ from tests.vbx_reference import (  # noqa: E402
 def main() -> None:
     folder = test_weights_root() / "community-1-plda"
     mine, ref = PLDA.load(folder), ReferencePLDA(folder)
-    data = REPO.parent / "shared" / "data"
+    data = REPO / "tests" / "data" / "shared"
     audio = [saywho.load_audio(data / n) for n in ("two_speakers.wav", "jfk.wav")]
     chunks = [a[s : s + 24000] for a in audio for s in range(0, len(a) - 24000 + 1, 8000)]
     emb = GE2EEncoder(test_weights_root() / "resemblyzer-ge2e" / "pretrained.pt")(

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-ASSETS = REPO.parent / "shared" / "data" / "whisper_assets"
+ASSETS = REPO / "tests" / "data" / "shared" / "whisper_assets"
 FLOAT32_NAMES = {
     "encoder.conv1.bias",
     "encoder.conv2.bias",

@@ -75,7 +75,7 @@ from saywho.models.test_weights import test_model_dir
 device, mode = sys.argv[1:]
 watch = open_runtime(device)  # holds the CUDA context, so the baseline includes it
 before = watch.memory()["free"]
-audio = saywho.load_audio("../shared/data/jfk.wav")[: 16000 * 4]
+audio = saywho.load_audio("tests/data/shared/jfk.wav")[: 16000 * 4]
 for _ in range(2 if mode == "gpu" else 1):  # the emulator: one round is slow enough
     with saywho.Pipeline(model=test_model_dir("tiny.en"), device=device, log_memory=False) as p:
         p.transcribe(audio, beam_size=1)

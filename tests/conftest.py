@@ -1,4 +1,4 @@
-"""Shared fixtures: real audio from ../shared/data beside the checkout.
+"""Shared fixtures: real audio from tests/data/shared (origins and licences in its SOURCES.md).
 
 Missing data is an error, not a skip: a test that cannot see its input must
 fail loudly so CI never passes on nothing.
@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("SAYWHO_SHARED_DATA", REPO.parent / "shared" / "data"))
+# Copied into the repository so a clone stands alone: nothing reads ../shared.
+SHARED_DATA = REPO / "tests" / "data" / "shared"
 # The installed package cannot know where the checkout keeps its test weights.
 os.environ.setdefault("SAYWHO_TEST_WEIGHTS", str(REPO / ".cache" / "test-weights"))
 
@@ -21,7 +22,7 @@ def shared_file(name: str) -> Path:
     path = SHARED_DATA / name
     if not path.is_file():
         pytest.fail(
-            f"test data {path} is missing: saywho's tests need ../shared/data beside the repo"
+            f"test data {path} is missing: the checkout is incomplete"
         )
     return path
 
@@ -29,7 +30,7 @@ def shared_file(name: str) -> Path:
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     if not SHARED_DATA.is_dir():
-        pytest.fail(f"{SHARED_DATA} is missing: saywho's tests need ../shared/data beside the repo")
+        pytest.fail(f"{SHARED_DATA} is missing: the checkout is incomplete")
     return SHARED_DATA
 
 

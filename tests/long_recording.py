@@ -1,5 +1,5 @@
 """A recording of several minutes assembled from the real speech in
-../shared/data, for tests and benchmarks that need more than one 30 s window.
+tests/data/shared, for tests and benchmarks that need more than one 30 s window.
 
 The pieces alternate speakers and recordings with 0.7 s of silence between
 them, so Whisper has to seek across window boundaries as on a real talk.

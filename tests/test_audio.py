@@ -1,5 +1,5 @@
 """Audio input: files of many containers and codecs (made here with the ffmpeg
-CLI from ../shared/data/jfk.wav), error messages that name the file, and
+CLI from tests/data/shared/jfk.wav), error messages that name the file, and
 NumPy arrays."""
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def test_lossless_flac_is_bit_identical(made, reference):
 
 
 def test_shared_flac_mp3_agree_with_wav(data_dir, reference):
-    # ../shared/data/jfk.flac is 44.1 kHz stereo: equal within resampling error.
+    # tests/data/shared/jfk.flac is 44.1 kHz stereo: equal within resampling error.
     flac = load_audio(data_dir / "jfk.flac")
     assert len(flac) == JFK_SAMPLES
     assert float(np.max(np.abs(flac - reference))) < 1e-3

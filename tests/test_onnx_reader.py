@@ -1,6 +1,6 @@
 """The ONNX reader against the onnx package (a test-only peer) on real files.
 
-Real models: Silero VAD v6 (always in ../shared/data) and pyannote's
+Real models: Silero VAD v6 (always in tests/data/shared) and pyannote's
 segmentation-3.0 when the repo's weight fetch has put it in .cache. A model
 built here with onnx.helper covers what those two lack: every initializer
 data type in raw and typed fields, and every attribute kind.
