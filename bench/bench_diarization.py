@@ -20,7 +20,6 @@ runs saywho with --fast-step (a coarser chunk step) to show the trade.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path

@@ -12,7 +12,6 @@ difference of the embeddings.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path

@@ -12,7 +12,6 @@ ratio (> 1: saywho faster), and the largest difference of the embeddings.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path

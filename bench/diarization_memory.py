@@ -14,7 +14,6 @@ the time and x-realtime. Run one length per process so each peak is its own:
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import sys
 import time

@@ -21,9 +21,7 @@ os.environ.setdefault("SAYWHO_TEST_WEIGHTS", str(REPO / ".cache" / "test-weights
 def shared_file(name: str) -> Path:
     path = SHARED_DATA / name
     if not path.is_file():
-        pytest.fail(
-            f"test data {path} is missing: the checkout is incomplete"
-        )
+        pytest.fail(f"test data {path} is missing: the checkout is incomplete")
     return path
 
 
