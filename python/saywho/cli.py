@@ -11,6 +11,7 @@ errors.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 import time
@@ -165,7 +166,16 @@ def run_file(pipeline: Pipeline, path: str, args) -> float:
     return result.duration
 
 
+# Subcommands (``saywho NAME ...``) live in their own modules, imported only
+# when named, so transcribing a file never pays for a web server or a cluster
+# client. A file of the same name is given as ./NAME.
+SUBCOMMANDS: dict[str, str] = {}
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        return importlib.import_module(SUBCOMMANDS[argv[0]]).main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     _check(args, parser)
