@@ -10,6 +10,8 @@ import sys
 
 from saywho.metrics import diarization_error_rate
 from saywho.models.test_weights import test_model_dir
+from saywho.output_names import output_dir
+from saywho.sample import sample_path
 from saywho.rttm import read_rttm
 
 from .conftest import shared_file
@@ -49,9 +51,13 @@ def test_transcribes_and_writes_the_chosen_formats(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert "ask not what your country can do for you" in proc.stdout
-    assert sorted(p.name for p in (out / "jfk").iterdir()) == ["transcript.json", "transcript.srt"]
-    assert (out / "jfk" / "transcript.srt").read_text().startswith("1\n00:00:00,000 --> ")
-    record = json.loads((out / "jfk" / "transcript.json").read_text())
+    folder = output_dir(out, jfk)
+    assert folder.name.startswith("jfk-")
+    assert sorted(p.name for p in out.iterdir()) == [folder.name]
+    assert sorted(p.name for p in folder.iterdir()) == ["transcript.json", "transcript.srt"]
+    assert (folder / "transcript.srt").read_text().startswith("1\n00:00:00,000 --> ")
+    assert f"{jfk} -> {folder}: transcript.srt, transcript.json" in proc.stdout
+    record = json.loads((folder / "transcript.json").read_text())
     words = [w["word"].strip() for s in record["segments"] for w in s["words"]]
     assert words[:3] == ["And", "so", "my"] or words[:3] == ["And", "so,", "my"]
     assert record["metadata"]["options"]["word_timestamps"] is True
@@ -112,7 +118,8 @@ def test_the_main_job_prints_who_said_what(tmp_path):
     assert re.fullmatch(
         r"0\.5 min of audio in \d+\.\d min, \d+\.\dx realtime \(1 of 1 files\)", lines[-1]
     )
-    record = json.loads((out / "two_speakers" / "transcript.json").read_text())
+    folder = output_dir(out, sample_path())
+    record = json.loads((folder / "transcript.json").read_text())
     assert record["metadata"]["speakers"] == ["SPEAKER_00", "SPEAKER_01"]
     assert set(record["performance"]["stages"]) == {
         "decode",
@@ -120,7 +127,7 @@ def test_the_main_job_prints_who_said_what(tmp_path):
         "diarization",
         "alignment",
     }
-    (hypothesis,) = read_rttm(out / "two_speakers" / "transcript.rttm").values()
+    (hypothesis,) = read_rttm(folder / "transcript.rttm").values()
     (reference,) = read_rttm(shared_file("two_speakers.rttm")).values()
     assert diarization_error_rate(reference, hypothesis, collar=0.25).der <= 0.10
     assert "diarization done" in proc.stderr  # the progress, one line per stage off a terminal
@@ -147,7 +154,7 @@ def test_embedding_step_reuses_embeddings_and_finds_the_two_voices(tmp_path):
     proc = run(wav, "--embedding-step", "2", "-q", "-o", str(out), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert ", 2 speakers)" in proc.stdout
-    (hypothesis,) = read_rttm(out / "two_speakers" / "transcript.rttm").values()
+    (hypothesis,) = read_rttm(output_dir(out, wav) / "transcript.rttm").values()
     (reference,) = read_rttm(shared_file("two_speakers.rttm")).values()
     assert diarization_error_rate(reference, hypothesis, collar=0.25).der <= 0.10
     for bad in ("1.5", "0", "11"):

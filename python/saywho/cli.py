@@ -161,8 +161,10 @@ def run_file(pipeline: Pipeline, path: str, args) -> float:
     print(f"{path} ({result.duration:.1f} s, {result.language}{speakers})")
     print(result.text.rstrip())
     if args.output_dir:
-        written = result.write(Path(args.output_dir) / Path(path).stem, formats=args.format)
-        print("  wrote " + ", ".join(str(p) for p in written))
+        # each input its own folder (saywho.output_names): no name can lead
+        # outside --output-dir, and same-named inputs never share a folder
+        written = result.write(args.output_dir, formats=args.format, per_input=True)
+        print(f"  {path} -> {written[0].parent}: " + ", ".join(p.name for p in written))
     return result.duration
 
 

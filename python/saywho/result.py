@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _core, writers
 from .align import SpeakerSegment, SpeakerWord
+from .output_names import output_dir
 from .rttm import Turn
 
 
@@ -76,7 +77,11 @@ class Result:
         }
 
     def write(
-        self, directory: str | os.PathLike, formats: str | Iterable[str] | None = None
+        self,
+        directory: str | os.PathLike,
+        formats: str | Iterable[str] | None = None,
+        *,
+        per_input: bool = False,
     ) -> list[Path]:
         """Writes transcript.json, .txt, .srt, .vtt and .rttm into ``directory``.
 
@@ -85,7 +90,19 @@ class Result:
         result has none). Each file goes to a temporary name and is renamed
         into place, so a failure leaves no half-written transcript. Returns the
         paths written.
+
+        ``per_input=True`` writes into this recording's own folder inside
+        ``directory`` (saywho.output_names: its safe stem and a hash of its
+        path), so many results can share one output folder without any
+        writing over another's or outside it.
         """
+        if per_input:
+            source = self.source
+            if not source:
+                raise _core.OptionError(
+                    "per_input=True needs the result of a file (this one came from samples)"
+                )
+            directory = output_dir(directory, source)
         return writers.write_all(
             directory,
             self.segments,
