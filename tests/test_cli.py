@@ -11,8 +11,8 @@ import sys
 from saywho.metrics import diarization_error_rate
 from saywho.models.test_weights import test_model_dir
 from saywho.output_names import output_dir
-from saywho.sample import sample_path
 from saywho.rttm import read_rttm
+from saywho.sample import sample_path
 
 from .conftest import shared_file
 

@@ -132,7 +132,15 @@ def test_several_hundred_hostile_names_stay_inside_and_apart(tmp_path):
 
 def test_names_that_are_not_files_anywhere_still_name_safely():
     # NUL, 300-byte and 900-byte names, undecodable bytes, separators only
-    for source in ["a\0b.wav", "x" * 300, "é" * 450 + ".wav", b"caf\xe9.wav", "///", "..//..", "\\"]:
+    for source in [
+        "a\0b.wav",
+        "x" * 300,
+        "é" * 450 + ".wav",
+        b"caf\xe9.wav",
+        "///",
+        "..//..",
+        "\\",
+    ]:
         name = output_name(source)
         _check_name(name)
         assert len(safe_stem(source).encode()) <= MAX_STEM_BYTES
