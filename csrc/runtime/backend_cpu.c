@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cpu_attention.h"
 #include "cpu_pool_ops.h"
 #include "cpu_seq_ops.h"
 #include "elementwise_math.h"
+#include "host_memory.h"
 #include "q8_gemm.h"
 #include "q8_packed.h"
 #include "cpu_dispatch.h"
@@ -55,10 +55,12 @@ static void cpu_trim(sw_backend *b)
 static sw_status cpu_device_info(sw_backend *b, sw_device_info *info, sw_error *err)
 {
     memset(info, 0, sizeof *info);
-    long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES);
-    long page = sysconf(_SC_PAGESIZE);
-    info->total_bytes = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;
-    info->free_bytes = avail > 0 && page > 0 ? (size_t)avail * (size_t)page : 0;
+    /* what this process can still have: MemAvailable, or its cgroup's
+     * headroom where that is tighter (host_memory.h) */
+    sw_host_memory mem;
+    sw_host_memory_read(NULL, &mem);
+    info->total_bytes = (size_t)mem.total_bytes;
+    info->free_bytes = (size_t)mem.available_bytes;
     info->threads = sw_threadpool_size(impl_of(b)->threads);
     snprintf(info->name, sizeof info->name, "CPU (%d threads, OpenBLAS)", info->threads);
     return SW_OK;

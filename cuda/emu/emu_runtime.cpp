@@ -17,6 +17,7 @@
 #include <string>
 
 #include "emu_internal.h"
+#include "host_memory.h"
 
 namespace
 {
@@ -34,10 +35,15 @@ struct CUstreamish {
     int magic;
 };
 
-size_t host_memory(void)
+/* The emulated GPU's memory is the host's: what this process can have
+ * (MemAvailable, or its cgroup's headroom), as the CPU backend reports it. */
+sw_host_memory host_memory(void)
 {
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)8 << 30;
+    sw_host_memory m;
+    sw_host_memory_read(NULL, &m);
+    if (m.total_bytes == 0)
+        m.total_bytes = m.available_bytes = (uint64_t)8 << 30;
+    return m;
 }
 
 /* SAYWHO_CUDA_EMU_COVERAGE=file: every distinct (kernel, grid, block, shared
@@ -222,7 +228,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device)
         return cudaErrorInvalidDevice;
     memset(prop, 0, sizeof *prop);
     snprintf(prop->name, sizeof prop->name, "saywho CUDA emulator (CPU, sm_75 limits)");
-    prop->totalGlobalMem = host_memory();
+    prop->totalGlobalMem = (size_t)host_memory().total_bytes;
     prop->sharedMemPerBlock = 48 << 10;
     prop->regsPerBlock = 65536;
     prop->warpSize = 32;
@@ -239,10 +245,9 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device)
 
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 {
-    size_t total = host_memory();
-    long avail = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    *total_bytes = total;
-    *free_bytes = avail > 0 && page > 0 ? (size_t)avail * (size_t)page : total / 2;
+    sw_host_memory m = host_memory();
+    *total_bytes = (size_t)m.total_bytes;
+    *free_bytes = (size_t)m.available_bytes;
     return cudaSuccess;
 }
 
