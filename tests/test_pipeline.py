@@ -141,6 +141,7 @@ def test_checkpoint_line(caplog):
     assert line.startswith("[CPU Memory] After Whisper Cleanup: Allocated ")
     for part in ("GB (", "| Reserved ", "| Free ", "| Total "):
         assert part in line
+    assert line.endswith(f"({report.source})") and report.source in ("host", "cgroup")
     assert any(r.getMessage() == line for r in caplog.records)
 
 

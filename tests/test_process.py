@@ -86,6 +86,7 @@ PERFORMANCE_KEYS = {
     "stages",
     "peak_allocated_bytes",
     "peak_rss_bytes",
+    "memory",
 }
 
 
@@ -114,6 +115,7 @@ def test_one_shape_of_performance_for_every_call(conversation, pipeline):
         assert report["audio_seconds"] == pytest.approx(11.0, abs=0.01)
         assert report["stages"]["decode"]["seconds"] > 0
         assert report["peak_allocated_bytes"] > 0
+        assert report["memory"]["device"] == "cpu" and report["memory"]["total_bytes"] > 0
 
 
 def test_one_stage_only(pipeline):

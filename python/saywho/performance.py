@@ -14,7 +14,16 @@
         },
         "peak_allocated_bytes": 52_000_000,  # the device pool's high-water mark
         "peak_rss_bytes": 410_000_000,       # the process's, as the OS counts it
+        "memory": {                          # the device at the end of the call
+            "device": "cpu", "source": "host",   # "host", "cgroup" or "device" (GPU)
+            "available_bytes": 20_100_000_000, "total_bytes": 25_700_000_000,
+            "used_fraction": 0.2179,
+        },
     }
+
+``memory`` is saywho.memory's MemoryReport.figures(): on the CPU the figures of
+system_memory() (the tighter of the machine's and the cgroup's limits), on the
+GPU the device's free and total; the same the checkpoint lines show.
 
 A stage's ``peak_allocated_bytes`` is there where a memory checkpoint followed
 it; a stage made of parts (process's diarization and transcription) lists them
@@ -68,11 +77,12 @@ class Performance:
             report.get("stages"),
         )
 
-    def report(self, peak_allocated_bytes: int | None = None) -> dict:
+    def report(self, peak_allocated_bytes: int | None = None, memory=None) -> dict:
         """The dict of the module's docstring, timed up to now.
 
         ``peak_allocated_bytes`` is the pool's peak for the whole call where the
-        caller knows it; otherwise the largest of the stages'.
+        caller knows it; otherwise the largest of the stages'. ``memory``: the
+        MemoryReport that ends the call (None where there is none).
         """
         total = time.perf_counter() - self.start
         if peak_allocated_bytes is None:
@@ -86,4 +96,5 @@ class Performance:
             "peak_allocated_bytes": int(peak_allocated_bytes),
             # ru_maxrss is in KiB on Linux: the process's high-water mark so far
             "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "memory": memory.figures() if memory is not None else None,
         }

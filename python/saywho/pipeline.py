@@ -16,7 +16,7 @@ from . import _core
 from .audio import SAMPLE_RATE, load_audio
 from .device import open_runtime
 from .diarization.diarize import Diarization, Diarizer
-from .memory import MemoryReport, log_checkpoint
+from .memory import MemoryReport, log_checkpoint, memory_report
 from .performance import Performance
 from .result import Result
 from .whisper.transcribe import Segment, TranscriptionInfo, WhisperModel
@@ -88,6 +88,7 @@ class Pipeline:
         self._token = token
         self._runtime = open_runtime(device, threads)
         self._log_memory = log_memory
+        self._memory_warned: dict = {}  # stage -> threshold last warned at (once per stage)
         self.checkpoint("After Pipeline Start")
         if model is not None:
             try:
@@ -150,19 +151,22 @@ class Pipeline:
 
     def memory(self) -> MemoryReport:
         """The pools' allocated, reserved and peak bytes, the model file bytes
-        computed from where they lie (``mapped``), and the device's free/total.
+        computed from where they lie (``mapped``), and the device's free/total:
+        the GPU's, or on the CPU what this process can still have under the
+        tighter of the machine's and its cgroup's limits (``source``: "host"
+        or "cgroup"; saywho.memory.system_memory()).
 
         After close() every count is zero.
         """
-        device = self._runtime.device or "closed"
         mapped = self._whisper.mapped_bytes if self._whisper is not None else 0
-        return MemoryReport.from_counts(device, self._runtime.memory(), mapped)
+        return memory_report(self._runtime, mapped)
 
     def checkpoint(self, stage: str) -> MemoryReport:
-        """Logs the memory line for ``stage`` (and a warning above 70% / 85%)."""
+        """Logs the memory line for ``stage`` (and a warning above 70% / 85%,
+        once per stage: again only on crossing a higher threshold)."""
         report = self.memory()
         if self._log_memory:
-            log_checkpoint(report, stage)
+            log_checkpoint(report, stage, self._memory_warned)
         return report
 
     # -- stages --------------------------------------------------------------
@@ -192,7 +196,7 @@ class Pipeline:
         seconds = time.perf_counter() - decoded
         report = self.checkpoint("After Transcription")
         perf.add("transcription", seconds, report.peak_allocated)
-        info.performance = perf.report(report.peak_allocated)
+        info.performance = perf.report(report.peak_allocated, report)
         return segments, info
 
     def diarize(
@@ -226,6 +230,7 @@ class Pipeline:
         result = self._diarizer(audio, num_speakers, min_speakers, max_speakers, progress)
         report = self.checkpoint("After Diarization")
         result.performance["peak_allocated_bytes"] = report.peak_allocated
+        result.performance["memory"] = report.figures()
         return result
 
     @property

@@ -127,5 +127,5 @@ def process(
         turns=list(diarization.turns) if diarization else None,
         models=models,
         options=settings,
-        performance=perf.report(),
+        performance=perf.report(memory=pipeline.memory()),
     )

@@ -30,6 +30,7 @@ import numpy as np
 
 from saywho import _core
 from saywho.audio import load_audio
+from saywho.memory import memory_report
 from saywho.performance import Performance
 from saywho.rttm import Turn
 
@@ -375,7 +376,7 @@ class Diarizer:
             [], [], [], np.zeros((0, self.embedding.dimension), np.float32), duration
         )
         if len(x) == 0:
-            empty.performance = perf.report(0)
+            empty.performance = perf.report(0, memory_report(self.runtime))
             return empty
         starts = self._chunk_starts(len(x))
         active, embeddings, trainable, seconds = self._segment_and_embed(x, starts, progress)
@@ -443,7 +444,8 @@ class Diarizer:
         runtime counts it (Pipeline.diarize replaces it with its checkpoint's)."""
         for name, spent in seconds.items():
             perf.add(name, spent)
-        return perf.report(self.runtime.memory()["peak_allocated"])
+        report = memory_report(self.runtime)
+        return perf.report(report.peak_allocated, report)
 
 
 def diarize(
