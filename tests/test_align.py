@@ -19,6 +19,8 @@ from saywho.align import (
     align_segments,
     assign_speakers,
     exclusive_turns,
+    keep_sentences_whole,
+    nearest_turn_speakers,
     speaker_coverage,
     split_segments_by_speaker,
 )
@@ -371,3 +373,98 @@ def test_align_segments_end_to_end():
         ),
         SpeakerSegment(3.0, 3.9, " Sure.", "SPEAKER_01", []),
     ]
+
+
+# --- nearest speaker, whole sentences ----------------------------------------------
+
+
+def test_fill_nearest_names_every_word_while_there_are_turns():
+    words = [
+        W(4.0, 5.0),  # touches B's end and C's start: equal gaps, the earlier turn
+        W(4.2, 4.5),  # 0.2 s after B, 0.5 s before C
+        W(4.6, 4.9),  # 0.1 s before C
+        W(3.8, 4.8),  # B covers a fifth: below the threshold, still B's most
+        W(4.5, 5.2),  # C covers 0.2 of 0.7
+        W(9.0, 9.5),  # after everything: the last turn
+        W(-2.0, -1.0),  # before everything: the first
+        W(5.2, 5.2),  # an instant inside C
+    ]
+    assert assign_speakers(words, TURNS) == ["UNKNOWN"] * 5 + ["UNKNOWN", "UNKNOWN", "C"]
+    assert assign_speakers(words, TURNS, fill_nearest=True) == [
+        "B", "B", "C", "B", "C", "C", "A", "C",
+    ]  # fmt: skip
+    assert assign_speakers(words, [], fill_nearest=True) == [UNKNOWN] * len(words)
+
+
+def _nearest_reference(spans, turns):
+    out = []
+    for s in spans:
+        best = None
+        for t in sorted(turns, key=lambda t: (t.start, t.end, t.speaker)):
+            gap = max(t.start - s.end, s.start - t.end, 0.0)
+            if best is None or gap < best[0]:
+                best = (gap, t.speaker)
+        out.append(best[1] if best else UNKNOWN)
+    return out
+
+
+def test_nearest_turn_matches_a_plain_reference():
+    rng = random.Random(7)
+    for _ in range(30):
+        turns = []
+        for _ in range(rng.randint(1, 12)):
+            a = rng.uniform(0, 60)
+            turns.append(Turn(a, a + rng.uniform(0.1, 8), rng.choice("ABCD")))
+        spans = []
+        for _ in range(50):
+            a = rng.uniform(-5, 75)
+            spans.append(W(a, a + rng.uniform(0, 1)))
+        # what fill_nearest asks: spans under no turn (equal gaps have
+        # measure zero here)
+        apart = [s for s in spans if all(s.end <= t.start or s.start >= t.end for t in turns)]
+        assert len(apart) > 5
+        assert nearest_turn_speakers(apart, turns) == _nearest_reference(apart, turns)
+
+
+def _said(items):
+    return [W(a, b, w) for a, b, w in items]
+
+
+def test_a_sentence_stays_with_its_speaker_where_both_talk():
+    words = _said(
+        [
+            (0.0, 0.5, " This"),
+            (0.5, 1.0, " is"),
+            (1.0, 1.5, " Diane."),
+            (1.9, 2.1, " I'm"),  # the exclusive turns still give it to A
+            (2.2, 2.8, " Sheila"),
+            (2.8, 3.2, " from"),
+            (3.2, 3.9, " Texas."),
+        ]
+    )
+    labels = ["A", "A", "A", "A", "B", "B", "B"]
+    overlapping = [Turn(0.0, 2.15, "A"), Turn(1.85, 4.0, "B")]
+    assert keep_sentences_whole(words, labels, overlapping) == ["A"] * 3 + ["B"] * 4
+    # where B's own turn does not cover the word, the word times win
+    late = [Turn(0.0, 2.15, "A"), Turn(2.15, 4.0, "B")]
+    assert keep_sentences_whole(words, labels, late) == labels
+
+
+def test_align_segments_splits_at_the_word_where_the_speaker_changes():
+    """The symptom of issue 26 on the bundled sample, by hand: Whisper's
+    segment ends with the first word of the next speaker's sentence."""
+    exclusive = [Turn(0.5, 2.15, "A"), Turn(2.15, 4.0, "B")]
+    overlapping = [Turn(0.5, 2.15, "A"), Turn(1.85, 4.0, "B")]
+    first = _words(
+        [(0.0, 0.4, " Hello.", 0.9), (1.0, 1.5, " Diane.", 0.9), (1.9, 2.1, " I'm", 0.9)]
+    )
+    second = _words([(2.2, 2.8, " Sheila", 0.9), (2.8, 3.9, " here.", 0.9)])
+    segments = [Seg(0.0, 2.1, " Hello. Diane. I'm", first), Seg(2.2, 3.9, " Sheila here.", second)]
+    out = align_segments(segments, exclusive, overlapping_turns=overlapping)
+    assert [(s.text, s.speaker) for s in out] == [
+        (" Hello. Diane.", "A"),  # "Hello." before any turn: the nearest speaker
+        (" I'm", "B"),
+        (" Sheila here.", "B"),
+    ]
+    unknown = align_segments(segments, exclusive, fill_nearest=False)
+    assert unknown[0].words[0].speaker == UNKNOWN

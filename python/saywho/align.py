@@ -14,6 +14,12 @@ a Python loop over every word and turn. See docs/alignment.md.
 
 Pass exclusive turns (one speaker at a time, :func:`exclusive_turns`) for
 the rule above; with overlapping turns every speaker's own overlap counts.
+
+With ``fill_nearest`` (what :func:`align_segments` and ``Pipeline.process``
+do by default, as WhisperX's option of that name) no word is left
+``UNKNOWN`` while there is a turn at all: a word below the threshold takes
+the speaker that covers most of it, and a word that falls between turns the
+speaker of the nearest turn.
 """
 
 from __future__ import annotations
@@ -108,14 +114,118 @@ def speaker_coverage(
     return [names[i] for i in ids.tolist()], coverage
 
 
+def nearest_turn_speakers(spans: Sequence[Span], turns: Sequence[TurnLike]) -> list[str]:
+    """The speaker of the turn nearest to each span that overlaps no turn
+    (what ``fill_nearest`` asks of it): the smallest gap, 0 where they touch;
+    on equal gaps the turn before the span. ``UNKNOWN`` for all when there
+    are no turns. O((S + T) log T): the turns sorted by start, a prefix maximum of
+    their ends for the nearest turn before, a suffix minimum of their starts
+    for the nearest after."""
+    spans = list(spans)
+    turns = sorted(turns, key=lambda t: (float(t.start), float(t.end), str(t.speaker)))
+    if not turns:
+        return [UNKNOWN] * len(spans)
+    starts, ends = _times(spans, "words")
+    turn_starts, turn_ends = _times(turns, "turns")
+    # the turn ending last among those starting before the span's end lies
+    # nearest before it (or overlaps it: gap 0)
+    latest = np.maximum.accumulate(turn_ends)
+    holder = np.zeros(len(turns), dtype=np.int64)
+    for i in range(1, len(turns)):  # which turn reaches ``latest[i]``
+        holder[i] = i if turn_ends[i] > latest[i - 1] else holder[i - 1]
+    before = np.searchsorted(turn_starts, ends, side="left") - 1
+    after = np.minimum(before + 1, len(turns) - 1)  # the first turn starting at or after the end
+    labels = []
+    for k in range(len(spans)):
+        b, a = int(before[k]), int(after[k])
+        gap_before = max(starts[k] - latest[b], 0.0) if b >= 0 else math.inf
+        gap_after = turn_starts[a] - ends[k] if a > b else math.inf
+        pick = holder[b] if gap_before <= gap_after else a
+        labels.append(str(turns[pick].speaker))
+    return labels
+
+
 def assign_speakers(
     words: Sequence[Span],
     turns: Sequence[TurnLike],
     threshold: float = DEFAULT_THRESHOLD,
     tolerance: float = DEFAULT_TOLERANCE,
+    fill_nearest: bool = False,
 ) -> list[str]:
-    """The speaker label of each word (or segment), ``UNKNOWN`` where unsure."""
-    return speaker_coverage(words, turns, threshold, tolerance)[0]
+    """The speaker label of each word (or segment), ``UNKNOWN`` where unsure,
+    or with ``fill_nearest`` the best-covering speaker, else the nearest
+    turn's, wherever there is a turn at all."""
+    labels = speaker_coverage(words, turns, threshold, tolerance)[0]
+    if not fill_nearest:
+        return labels
+    words = list(words)
+    unsure = [k for k, label in enumerate(labels) if label == UNKNOWN]
+    if unsure:
+        # threshold 0: any overlap names the speaker that covers the most
+        covered = speaker_coverage([words[k] for k in unsure], turns, 0.0, tolerance)[0]
+        apart = [k for k, label in zip(unsure, covered) if label == UNKNOWN]
+        nearest = iter(nearest_turn_speakers([words[k] for k in apart], turns))
+        for k, label in zip(unsure, covered):
+            labels[k] = label if label != UNKNOWN else next(nearest)
+    return labels
+
+
+SENTENCE_ENDS = (".", "?", "!", "\u2026", "\u3002", "\uff1f", "\uff01")  # ... and CJK's
+
+
+def sentences(words: Sequence) -> list[range]:
+    """The words in runs that each end with a word ending a sentence (or
+    with the last word)."""
+    out, first = [], 0
+    for k, w in enumerate(words):
+        if w.word.strip().endswith(SENTENCE_ENDS) or k == len(words) - 1:
+            out.append(range(first, k + 1))
+            first = k + 1
+    return out
+
+
+def keep_sentences_whole(
+    words: Sequence[WordLike],
+    labels: Sequence[str],
+    turns: Sequence[TurnLike],
+    threshold: float = DEFAULT_THRESHOLD,
+    tolerance: float = DEFAULT_TOLERANCE,
+) -> list[str]:
+    """Labels where a sentence's stray words join the speaker of the rest of
+    it, when the turns allow it.
+
+    Exclusive turns hand each moment to one speaker, so where two people
+    overlap, the first word of a new speaker's sentence ("I'm" of "I'm
+    Sheila") may go to the one who is finishing. Here ``turns`` are the
+    overlapping turns (everyone speaking): a word whose label differs from
+    the speaker who says most of its sentence (by word time) takes that
+    speaker if that speaker's own turns cover at least ``threshold`` of the
+    word too. A real change mid-sentence, where the word times say only the
+    other speaker talks, is kept.
+    """
+    words = list(words)
+    labels = list(labels)
+    names = sorted({str(t.speaker) for t in turns})
+    if not words or not names:
+        return labels
+    covered = {}
+    for name in names:
+        own = [t for t in turns if str(t.speaker) == name]
+        covered[name] = speaker_coverage(words, own, threshold, tolerance)[1]
+    for sentence in sentences(words):
+        said: dict[str, float] = {}
+        for k in sentence:
+            # a zero-length word still counts a little
+            weight = max(float(words[k].end) - float(words[k].start), 0.01)
+            said[labels[k]] = said.get(labels[k], 0.0) + weight
+        ranked = sorted(said.items(), key=lambda item: -item[1])
+        if len(ranked) < 2 or ranked[0][1] == ranked[1][1] or ranked[0][0] == UNKNOWN:
+            continue
+        speaker = ranked[0][0]
+        for k in sentence:
+            if labels[k] != speaker and covered[speaker][k] >= threshold:
+                labels[k] = speaker
+    return labels
 
 
 def exclusive_turns(turns: Iterable[TurnLike]) -> list[Turn]:
@@ -231,16 +341,26 @@ def align_segments(
     threshold: float = DEFAULT_THRESHOLD,
     tolerance: float = DEFAULT_TOLERANCE,
     absorb_unknown: bool = True,
+    fill_nearest: bool = True,
+    overlapping_turns: Sequence[TurnLike] | None = None,
 ) -> list[SpeakerSegment]:
     """Transcribed segments and speaker turns in, speaker segments out.
 
-    Words are assigned one by one and segments split where the speaker
-    changes; a segment without word timestamps is assigned as a whole.
+    Words are assigned one by one and segments split at the word where the
+    speaker changes; a segment without word timestamps is assigned as a
+    whole. ``fill_nearest`` (default, as WhisperX's): words below the
+    threshold or between turns take the best-covering or nearest speaker;
+    False leaves them ``UNKNOWN``. With ``overlapping_turns`` (the
+    diarization's turns with overlaps, ``turns`` being its exclusive ones),
+    a sentence's stray words join the speaker of the rest of it where that
+    speaker talks too (:func:`keep_sentences_whole`).
     """
     segments = list(segments)
     words = [w for s in segments for w in (getattr(s, "words", None) or ())]
     wordless = [s for s in segments if not getattr(s, "words", None)]
-    labels = assign_speakers(words, turns, threshold, tolerance)
-    whole = iter(assign_speakers(wordless, turns, threshold, tolerance))
+    labels = assign_speakers(words, turns, threshold, tolerance, fill_nearest)
+    if overlapping_turns is not None:
+        labels = keep_sentences_whole(words, labels, overlapping_turns, threshold, tolerance)
+    whole = iter(assign_speakers(wordless, turns, threshold, tolerance, fill_nearest))
     segment_labels = [UNKNOWN if getattr(s, "words", None) else next(whole) for s in segments]
     return split_segments_by_speaker(segments, labels, segment_labels, absorb_unknown)
