@@ -42,8 +42,9 @@ def test_srt_text():
 
 
 def test_vtt_text():
+    # the speaker is a WebVTT voice tag, which players style and name
     assert writers.vtt(SEGMENTS[:1]) == (
-        "WEBVTT\n\n00:00:00.000 --> 00:00:01.200\nSPEAKER_00: Hello there.\n"
+        "WEBVTT\n\n00:00:00.000 --> 00:00:01.200\n<v SPEAKER_00>Hello there.\n"
     )
 
 
@@ -163,10 +164,18 @@ def test_result_files_exact_text(tmp_path):
     )
     assert read["vtt"] == (
         "WEBVTT\n\n"
-        "00:00:01.200 --> 00:00:02.000\nSPEAKER_00: Grüß Gott!\n\n"
-        "00:00:02.000 --> 00:00:07.400\nSPEAKER_00: Wie geht's?\n\n"
-        "00:00:08.050 --> 00:00:09.999\nSPEAKER_01: 很好，谢谢。\n\n"
-        "00:00:10.000 --> 00:00:11.000\nUNKNOWN: hm\n"
+        "00:00:01.200 --> 00:00:02.000\n<v SPEAKER_00>Grüß Gott!\n\n"
+        "00:00:02.000 --> 00:00:07.400\n<v SPEAKER_00>Wie geht's?\n\n"
+        "00:00:08.050 --> 00:00:09.999\n<v SPEAKER_01>很好，谢谢。\n\n"
+        "00:00:10.000 --> 00:00:11.000\n<v UNKNOWN>hm\n"
+    )
+    # Whisper's TSV (milliseconds), the speaker a fourth column
+    assert read["tsv"] == (
+        "start\tend\ttext\tspeaker\n"
+        "1200\t2000\tGrüß Gott!\tSPEAKER_00\n"
+        "2000\t7400\tWie geht's?\tSPEAKER_00\n"
+        "8050\t9999\t很好，谢谢。\tSPEAKER_01\n"
+        "10000\t11000\thm\tUNKNOWN\n"
     )
     # the uri is the source's name, its space made safe for RTTM's fields
     assert read["rttm"] == (
@@ -201,7 +210,7 @@ def test_result_json_round_trip(tmp_path):
     # without diarization: no turns, no RTTM by default
     plain = _result(turns=None, speakers=[], performance={})
     paths = plain.write(tmp_path / "plain")
-    assert [p.suffix for p in paths] == [".json", ".txt", ".srt", ".vtt"]
+    assert [p.suffix for p in paths] == [".json", ".txt", ".srt", ".vtt", ".tsv"]
     assert Result.from_json(paths[0]) == plain
 
 
@@ -283,7 +292,7 @@ def test_format_names(tmp_path):
     assert [p.name for p in _result().write(tmp_path, formats="srt")] == ["transcript.srt"]
     paths = _result().write(tmp_path, formats=["vtt", "txt", "vtt"])
     assert [p.name for p in paths] == ["transcript.vtt", "transcript.txt"]
-    with pytest.raises(saywho.OptionError, match="json, txt, srt, vtt, rttm"):
+    with pytest.raises(saywho.OptionError, match="json, txt, srt, vtt, tsv, rttm"):
         _result().write(tmp_path, formats=["docx"])
     with pytest.raises(saywho.OptionError, match="speaker turns"):
         _result(turns=None).write(tmp_path, formats=["rttm"])

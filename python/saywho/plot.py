@@ -55,6 +55,20 @@ def plot_result(
             f"{target}: cannot draw a {target.suffix or 'suffix-less'} file; use one of "
             + ", ".join(FORMATS)
         )
+    picture = render(result, target.suffix[1:].lower(), start, end, width, dpi)
+    return write_atomic(target, lambda: picture)
+
+
+def render(
+    result,
+    fmt: str = "png",
+    start: float = 0.0,
+    end: float | None = None,
+    width: float = 12.0,
+    dpi: int = 100,
+) -> bytes:
+    """The picture of :func:`plot_result` as the bytes of a ``fmt`` file
+    (png, svg or pdf), for showing it without a file (a notebook)."""
     end = result.duration if end is None else end
     if not (0.0 <= start < end):
         raise _core.OptionError(f"plot window [{start}, {end}] is empty or negative")
@@ -106,10 +120,6 @@ def plot_result(
     title = Path(result.source).name if result.source else "recording"
     ax.set_title(f"{title}: who spoke when")
     fig.tight_layout()
-
-    def produce() -> bytes:
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format=target.suffix[1:].lower())
-        return buffer.getvalue()
-
-    return write_atomic(target, produce)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt)
+    return buffer.getvalue()

@@ -82,14 +82,19 @@ class Result:
         formats: str | Iterable[str] | None = None,
         *,
         per_input: bool = False,
+        max_line_width: int | None = None,
+        max_line_count: int | None = None,
+        highlight_words: bool = False,
     ) -> list[Path]:
-        """Writes transcript.json, .txt, .srt, .vtt and .rttm into ``directory``.
+        """Writes transcript.json, .txt, .srt, .vtt, .tsv and .rttm into ``directory``.
 
         ``formats`` picks some of :data:`saywho.writers.FORMATS`; by default
         every one the result allows (RTTM needs turns, so a transcription-only
-        result has none). Each file goes to a temporary name and is renamed
-        into place, so a failure leaves no half-written transcript. Returns the
-        paths written.
+        result has none). ``max_line_width``, ``max_line_count`` and
+        ``highlight_words`` shape the SRT and WebVTT subtitles (Whisper's
+        options; saywho.subtitles). Each file goes to a temporary name and is
+        renamed into place, so a failure leaves no half-written transcript.
+        Returns the paths written.
 
         ``per_input=True`` writes into this recording's own folder inside
         ``directory`` (saywho.output_names: its safe stem and a hash of its
@@ -103,6 +108,11 @@ class Result:
                     "per_input=True needs the result of a file (this one came from samples)"
                 )
             directory = output_dir(directory, source)
+        subtitles = {
+            "max_line_width": max_line_width,
+            "max_line_count": max_line_count,
+            "highlight_words": highlight_words,
+        }
         return writers.write_all(
             directory,
             self.segments,
@@ -110,7 +120,25 @@ class Result:
             turns=self.turns,
             performance=self.performance,
             formats=formats,
+            subtitles=subtitles,
         )
+
+    def to_pandas(self, table: str = "segments"):
+        """A pandas DataFrame of the ``table``: "segments" (start, end,
+        speaker, text), "words" (start, end, speaker, word, probability,
+        segment: its row in segments) or "turns" (start, end, speaker,
+        duration). pandas is optional: without it, an ImportError says so."""
+        from .tables import to_pandas
+
+        return to_pandas(self, table)
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the run in a line, the timeline picture
+        when matplotlib is installed, and a table of speaker turns with
+        their text."""
+        from .tables import result_html
+
+        return result_html(self)
 
     def plot(
         self, path: str | os.PathLike, start: float = 0.0, end: float | None = None, **options

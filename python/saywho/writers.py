@@ -1,10 +1,12 @@
-"""Transcript files: JSON, plain text, SRT, WebVTT and RTTM.
+"""Transcript files: JSON, plain text, SRT, WebVTT, TSV and RTTM.
 
 Every file is written under a temporary name in its directory and renamed
 into place, so a run that fails half-way leaves no half-written transcript
 that looks complete. A segment is anything with ``start``, ``end`` and
 ``text`` (and optionally ``speaker`` and ``words``); speakerless segments are
-written without labels.
+written without labels. SRT and WebVTT take the subtitle options of
+:mod:`saywho.subtitles` (``max_line_width``, ``max_line_count``,
+``highlight_words``).
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from . import _core
+from .subtitles import build_cues, check_options, cue_texts
 
-FORMATS = ("json", "txt", "srt", "vtt", "rttm")
+FORMATS = ("json", "txt", "srt", "vtt", "tsv", "rttm")
+SUBTITLE_OPTIONS = ("max_line_width", "max_line_count", "highlight_words")
 
 
 def _clock(seconds: float, decimal: str) -> str:
@@ -35,25 +39,64 @@ def _speaker(segment) -> str | None:
     return getattr(segment, "speaker", None)
 
 
-def _labelled(segment) -> str:
-    text = segment.text.strip()
-    speaker = _speaker(segment)
-    return f"{speaker}: {text}" if speaker else text
-
-
-def srt(segments: Iterable) -> str:
-    """SubRip: numbered cues, ``00:00:01,200 --> 00:00:03,400``, speaker prefixed."""
-    cues = [
-        f"{i}\n{_clock(s.start, ',')} --> {_clock(s.end, ',')}\n{_labelled(s)}\n"
-        for i, s in enumerate(segments, start=1)
-    ]
+def srt(
+    segments: Iterable,
+    max_line_width: int | None = None,
+    max_line_count: int | None = None,
+    highlight_words: bool = False,
+) -> str:
+    """SubRip: numbered cues, ``00:00:01,200 --> 00:00:03,400``, the speaker
+    before the text (``SPEAKER_00: Hello``); subtitle options as saywho.subtitles."""
+    cues = []
+    for cue in build_cues(segments, max_line_width, max_line_count):
+        label = f"{cue.speaker}: " if cue.speaker else ""
+        for start, end, text in cue_texts(cue, highlight_words):
+            number = len(cues) + 1
+            cues.append(f"{number}\n{_clock(start, ',')} --> {_clock(end, ',')}\n{label}{text}\n")
     return "\n".join(cues)
 
 
-def vtt(segments: Iterable) -> str:
-    """WebVTT: a header, then cues with ``00:00:01.200 --> 00:00:03.400``."""
-    cues = [f"{_clock(s.start, '.')} --> {_clock(s.end, '.')}\n{_labelled(s)}\n" for s in segments]
+def _vtt_escape(text: str) -> str:
+    # cue text is markup: a literal <, > or & would open a tag or an entity
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _voice(speaker: str) -> str:
+    # a voice annotation ends at the tag's ">" and may not hold a newline
+    return " ".join(_vtt_escape(speaker).split())
+
+
+def vtt(
+    segments: Iterable,
+    max_line_width: int | None = None,
+    max_line_count: int | None = None,
+    highlight_words: bool = False,
+) -> str:
+    """WebVTT: a header, then cues with ``00:00:01.200 --> 00:00:03.400``, the
+    speaker as a voice tag (``<v SPEAKER_00>Hello``), the text escaped;
+    subtitle options as saywho.subtitles."""
+    cues = []
+    for cue in build_cues(segments, max_line_width, max_line_count):
+        voice = f"<v {_voice(cue.speaker)}>" if cue.speaker else ""
+        for start, end, text in cue_texts(cue, highlight_words, _vtt_escape):
+            cues.append(f"{_clock(start, '.')} --> {_clock(end, '.')}\n{voice}{text}\n")
     return "WEBVTT\n\n" + "\n".join(cues)
+
+
+def tsv(segments: Iterable) -> str:
+    """Whisper's TSV (a header, then start and end in whole milliseconds and
+    the text, tab-separated) with the speaker as a fourth column, so readers
+    of Whisper's three columns still read it. Tabs and newlines inside the
+    text or label become spaces."""
+
+    def clean(value) -> str:
+        return " ".join(str(value).split()) if value is not None else ""
+
+    rows = ["start\tend\ttext\tspeaker"]
+    for s in segments:
+        start, end = round(1000 * s.start), round(1000 * s.end)
+        rows.append(f"{start}\t{end}\t{clean(s.text)}\t{clean(_speaker(s))}")
+    return "\n".join(rows) + "\n"
 
 
 def txt(segments: Sequence) -> str:
@@ -195,13 +238,23 @@ def write_all(
     performance: dict | None = None,
     formats: str | Iterable[str] | None = None,
     stem: str = "transcript",
+    subtitles: dict | None = None,
 ) -> list[Path]:
     """Writes transcript.<format> files into ``directory`` (created if needed).
 
     By default every format that the inputs allow: RTTM needs speaker
-    ``turns``; asking for it without them is an OptionError. Returns the paths
+    ``turns``; asking for it without them is an OptionError. ``subtitles``:
+    the SRT and WebVTT options (SUBTITLE_OPTIONS). Returns the paths
     written, in order.
     """
+    subtitles = dict(subtitles or {})
+    unknown = sorted(set(subtitles) - set(SUBTITLE_OPTIONS))
+    if unknown:
+        raise _core.OptionError(
+            f"unknown subtitle option(s) {', '.join(unknown)}; "
+            f"choose from {', '.join(SUBTITLE_OPTIONS)}"
+        )
+    check_options(subtitles.get("max_line_width"), subtitles.get("max_line_count"))
     if formats is None:
         formats = [f for f in FORMATS if f != "rttm" or turns is not None]
     formats = check_formats(formats)
@@ -213,8 +266,9 @@ def write_all(
     producers = {
         "json": lambda: transcript_json(metadata, segments, performance, turns),
         "txt": lambda: txt(segments),
-        "srt": lambda: srt(segments),
-        "vtt": lambda: vtt(segments),
+        "srt": lambda: srt(segments, **subtitles),
+        "vtt": lambda: vtt(segments, **subtitles),
+        "tsv": lambda: tsv(segments),
         "rttm": lambda: rttm(turns or (), uri),
     }
     return [write_atomic(out / f"{stem}.{fmt}", producers[fmt]) for fmt in formats]
