@@ -7,7 +7,9 @@ import os
 import re
 import subprocess
 import sys
+import wave
 
+from saywho.audio import load_audio
 from saywho.metrics import diarization_error_rate
 from saywho.models.test_weights import test_model_dir
 from saywho.output_names import output_dir
@@ -161,3 +163,57 @@ def test_embedding_step_reuses_embeddings_and_finds_the_two_voices(tmp_path):
         proc = run(wav, "--embedding-step", bad, "-q", cwd=tmp_path)
         assert proc.returncode == 2, bad
         assert "embedding_step" in proc.stderr
+
+
+def test_known_speakers_and_subtitle_options(tmp_path):
+    """--speaker NAME=FILE names the voice it hears (a clip cut from the
+    conversation's first part); the subtitle flags shape the VTT."""
+    wav = shared_file("two_speakers.wav")
+    samples = load_audio(wav)
+    clip = tmp_path / "diane.wav"
+    with wave.open(str(clip), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes((samples[int(11.1 * 16000) : int(14.4 * 16000)] * 32767).astype("<i2"))
+    out = tmp_path / "out"
+    proc = run(
+        str(wav),
+        "--speaker",
+        f"Diane={clip}",
+        "-q",
+        "-o",
+        str(out),
+        "--format",
+        "vtt",
+        "--format",
+        "tsv",
+        "--max_line_width",
+        "24",
+        "--max_line_count",
+        "2",
+        "--highlight_words",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    speakers = {
+        line.split("] ")[1].split(":")[0] for line in proc.stdout.splitlines() if "] " in line
+    }
+    assert speakers == {"Diane", "SPEAKER_01"}
+    vtt = (output_dir(out, wav) / "transcript.vtt").read_text()
+    assert "<v Diane>" in vtt and "<u>" in vtt
+    cues = vtt.split("\n\n")[1:]
+    for cue in cues:
+        lines = cue.strip().split("\n")[1:]
+        assert 1 <= len(lines) <= 2, cue
+        for line in lines:
+            bare = re.sub(r"<[^>]*>", "", line)
+            assert len(bare) <= 24 or " " not in bare, cue
+    assert (output_dir(out, wav) / "transcript.tsv").read_text().startswith("start\tend\ttext\t")
+    for bad in (["--speaker", "Diane"], ["--speaker", f"x={clip}", "--no-speakers"]):
+        proc = run(str(wav), *bad, cwd=tmp_path)
+        assert proc.returncode == 2 and "usage:" in proc.stderr, bad
+    proc = run(str(wav), "--max_line_count", "2", cwd=tmp_path)
+    assert proc.returncode == 2 and "needs --max_line_width" in proc.stderr
+    proc = run(str(wav), "--speaker", f"Ann={tmp_path / 'missing.wav'}", "-q", cwd=tmp_path)
+    assert proc.returncode == 1 and "missing.wav" in proc.stderr

@@ -102,6 +102,17 @@ def test_quickstart_notebook_runs_as_a_user_runs_it(tmp_path, monkeypatch):
         if "image/png" in out.get("data", {})
     ]
     assert len(images) == 1
+    # the result's own HTML (turns, text, the timeline inline) and a DataFrame
+    pages = [
+        out["data"]["text/html"]
+        for cell in nb.cells
+        for out in cell.get("outputs", [])
+        if "text/html" in out.get("data", {})
+    ]
+    assert any("saywho-result" in p and "data:image/png;base64," in p for p in pages)
+    assert any("probability" in p and "<table" in p and "saywho-result" not in p for p in pages)
+    assert "named speakers: ['Diane', 'Sheila']" in printed
+    assert "<v SPEAKER_00>" in printed  # the WebVTT voice tags
     assert (tmp_path / "timeline.png").stat().st_size > 10_000
     assert (tmp_path / "saywho_output" / "transcript.json").is_file()
     transcript = json.loads((tmp_path / "saywho_output" / "transcript.json").read_text())

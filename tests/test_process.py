@@ -63,6 +63,35 @@ def test_words_go_to_the_reference_speaker(conversation):
     assert agree >= 0.85 * checked
 
 
+def test_text_follows_the_speakers_not_whispers_segments(conversation):
+    """Every word has a speaker (the nearest where it falls between turns),
+    each segment holds one speaker, and each line of the text is one
+    speaker's run of words: consecutive lines change speaker."""
+    result, _ = conversation
+    words = [w for s in result.segments for w in s.words]
+    assert all(w.speaker in result.speakers for w in words)
+    for s in result.segments:
+        assert {w.speaker for w in s.words} == {s.speaker}
+    lines = result.text.splitlines()
+    speakers = [line.split("] ", 1)[1].split(":", 1)[0] for line in lines]
+    assert len(lines) >= 4 and set(speakers) == set(result.speakers)
+    assert all(a != b for a, b in zip(speakers, speakers[1:]))
+    said = " ".join(line.split(": ", 1)[1] for line in lines)
+    assert said.split() == [w.word.strip() for w in words if w.word.strip()]
+
+
+def test_words_between_turns_are_unknown_only_when_asked(pipeline, capsys):
+    jfk = shared_file("jfk.wav")
+    nearest = pipeline.process(jfk, beam_size=1, progress=True)
+    drawn = capsys.readouterr().err  # tqdm.auto's bars, one per stage
+    assert "jfk.wav diarization" in drawn and "jfk.wav alignment" in drawn
+    asked = pipeline.process(jfk, beam_size=1, fill_nearest=False)
+    assert nearest.options["fill_nearest"] is True and asked.options["fill_nearest"] is False
+    assert {w.speaker for s in nearest.segments for w in s.words} == {"SPEAKER_00"}
+    # Kennedy's pauses: some words lie (mostly) outside his turns
+    assert "UNKNOWN" in {w.speaker for s in asked.segments for w in s.words}
+
+
 def test_performance_and_progress_cover_every_stage(conversation):
     result, heard = conversation
     perf = result.performance
@@ -152,6 +181,7 @@ def test_written_result_reads_back(conversation, tmp_path):
         "transcript.json",
         "transcript.rttm",
         "transcript.srt",
+        "transcript.tsv",
         "transcript.txt",
         "transcript.vtt",
     ]

@@ -45,6 +45,23 @@ def _positive(text: str) -> int:
     return value
 
 
+def _known_speaker(text: str) -> tuple[str, str]:
+    name, sep, path = text.partition("=")
+    if not sep or not name.strip() or not path:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=FILE")
+    return name.strip(), path
+
+
+def known_speakers(pairs) -> dict[str, list[str]] | None:
+    """--speaker's NAME=FILE pairs as process's known_speakers."""
+    if not pairs:
+        return None
+    known: dict[str, list[str]] = {}
+    for name, path in pairs:
+        known.setdefault(name, []).append(path)
+    return known
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="saywho", description="Who said what, and when.")
     p.add_argument("files", nargs="*", help="audio or video files (default: the bundled sample)")
@@ -114,6 +131,41 @@ def build_parser() -> argparse.ArgumentParser:
         choices=FORMATS,
         help="transcript format to write (repeatable; default: every one the run allows)",
     )
+    p.add_argument(
+        "--speaker",
+        action="append",
+        type=_known_speaker,
+        metavar="NAME=FILE",
+        help="a known voice: the found speaker who sounds like FILE is called NAME "
+        "(repeatable; a NAME given twice averages its files)",
+    )
+    p.add_argument(
+        "--fill-nearest",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="a word between speaker turns takes the nearest speaker (default; "
+        "--no-fill-nearest leaves it UNKNOWN)",
+    )
+    p.add_argument(
+        "--max_line_width",
+        "--max-line-width",
+        type=_positive,
+        metavar="N",
+        help="subtitles (srt, vtt): at most N characters a line",
+    )
+    p.add_argument(
+        "--max_line_count",
+        "--max-line-count",
+        type=_positive,
+        metavar="N",
+        help="subtitles: at most N lines a cue (needs --max_line_width)",
+    )
+    p.add_argument(
+        "--highlight_words",
+        "--highlight-words",
+        action="store_true",
+        help="subtitles: underline each word while it is spoken",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument("-v", "--verbose", action="store_true", help="log memory checkpoints")
     return p
@@ -130,6 +182,10 @@ def _check(args, parser: argparse.ArgumentParser) -> None:
         parser.error("--threads must be 0 or more")
     if args.diarization and args.no_speakers:
         parser.error("--diarization needs speakers (drop --no-speakers)")
+    if args.speaker and args.no_speakers:
+        parser.error("--speaker needs speakers (drop --no-speakers)")
+    if args.max_line_count and not args.max_line_width:
+        parser.error("--max_line_count needs --max_line_width")
 
 
 def _minutes(seconds: float) -> str:
@@ -152,6 +208,8 @@ def run_file(pipeline: Pipeline, path: str, args) -> float:
             word_timestamps=args.word_timestamps or not args.no_speakers,
             vad=args.vad or args.batch_size is not None,
             progress=bar,
+            known_speakers=known_speakers(args.speaker),
+            fill_nearest=args.fill_nearest,
             **({"batch_size": args.batch_size} if args.batch_size else {}),
         )
     finally:
@@ -163,7 +221,14 @@ def run_file(pipeline: Pipeline, path: str, args) -> float:
     if args.output_dir:
         # each input its own folder (saywho.output_names): no name can lead
         # outside --output-dir, and same-named inputs never share a folder
-        written = result.write(args.output_dir, formats=args.format, per_input=True)
+        written = result.write(
+            args.output_dir,
+            formats=args.format,
+            per_input=True,
+            max_line_width=args.max_line_width,
+            max_line_count=args.max_line_count,
+            highlight_words=args.highlight_words,
+        )
         print(f"  {path} -> {written[0].parent}: " + ", ".join(p.name for p in written))
     return result.duration
 

@@ -213,6 +213,14 @@ class Pipeline:
         "segmentation-3.0", "campp", "ge2e"), pyannote's pipeline named by
         ``Pipeline(diarization=..., token=...)``, else the bundled
         segmentation-3.0 and CAM++."""
+        diarizer = self._open_diarizer()
+        result = diarizer(audio, num_speakers, min_speakers, max_speakers, progress)
+        report = self.checkpoint("After Diarization")
+        result.performance["peak_allocated_bytes"] = report.peak_allocated
+        result.performance["memory"] = report.figures()
+        return result
+
+    def _open_diarizer(self) -> Diarizer:
         runtime = self._open_runtime()
         if self._diarizer is None:
             if self._diarization is not None:
@@ -227,11 +235,26 @@ class Pipeline:
                     *self.diarization_models(), runtime, embedding_step=self._embedding_step
                 )
             self.checkpoint("After Diarization Load")
-        result = self._diarizer(audio, num_speakers, min_speakers, max_speakers, progress)
-        report = self.checkpoint("After Diarization")
-        result.performance["peak_allocated_bytes"] = report.peak_allocated
-        result.performance["memory"] = report.figures()
-        return result
+        return self._diarizer
+
+    def speaker_embedding(self, audio) -> np.ndarray:
+        """One voice's embedding [dimension] from the diarization's own
+        embedding model: ``audio`` (a path or 16 kHz mono samples, at least
+        1 s) is taken as one person speaking throughout. It lives in the
+        space of the centroids ``diarize`` returns (compare them by cosine)."""
+        from .known_speakers import load_clip
+
+        embedding = self._open_diarizer().embedding
+        samples = load_clip("audio", audio)
+        return np.asarray(embedding(samples[None, :])[0], dtype=np.float32)
+
+    @property
+    def known_speaker_threshold(self) -> float:
+        """The cosine similarity at which a clip's voice and a found speaker
+        are one (saywho.known_speakers), for this pipeline's embedding."""
+        from .known_speakers import threshold_for
+
+        return threshold_for(self._open_diarizer().embedding)
 
     @property
     def model_path(self) -> str | None:
@@ -266,21 +289,31 @@ class Pipeline:
         vad: bool = False,
         vad_options=None,
         progress=None,
+        known_speakers=None,
+        fill_nearest: bool = True,
         **options,
     ) -> Result:
         """Who said what, and when: transcription, diarization and alignment.
 
         ``audio`` is a path or 16 kHz mono samples. Every word gets the
-        speaker whose exclusive turn covers most of it, or "UNKNOWN" below
-        ``threshold`` of its duration; segments split where the speaker
-        changes. ``vad=True`` transcribes only the speech Silero VAD finds, as
+        speaker whose exclusive turn covers most of it (at least
+        ``threshold`` of its duration, else see ``fill_nearest``); segments
+        split at the word where the speaker changes. ``vad=True`` transcribes only the speech Silero VAD finds, as
         faster-whisper's ``vad_filter`` (``vad_options``: saywho.vad.VadOptions
         or a dict of its fields).
         ``transcribe=False`` or ``diarize=False`` skips a stage (``diarize``
         defaults to True unless the Pipeline was opened with diarization=False);
         other keyword options go to Whisper (faster-whisper's names).
-        ``progress(stage, done, total)`` hears from every stage. The result's
-        ``performance`` gives each stage's seconds, x-realtime and peak memory.
+        ``progress(stage, done, total)`` hears from every stage; ``True``
+        draws a bar (tqdm.auto's when tqdm is installed, so it draws in a
+        notebook too). The result's ``performance`` gives each stage's
+        seconds, x-realtime and peak memory.
+
+        ``known_speakers``: {name: clip} (a path, 16 kHz mono samples, or a
+        list of them) names the found speakers whose voice matches a clip
+        (saywho.known_speakers); the others keep SPEAKER_xx.
+        ``fill_nearest`` (default True, as WhisperX's): a word under no turn
+        takes the nearest speaker; False leaves it "UNKNOWN".
         """
         self._open_runtime()
         from .process import process
@@ -299,5 +332,7 @@ class Pipeline:
             vad=vad,
             vad_options=vad_options,
             progress=progress,
+            known_speakers=known_speakers,
+            fill_nearest=fill_nearest,
             **options,
         )

@@ -20,7 +20,9 @@ import numpy as np
 from . import _core
 from .align import DEFAULT_THRESHOLD, SpeakerSegment, SpeakerWord, align_segments
 from .audio import SAMPLE_RATE, load_audio
+from .known_speakers import check_known, load_clip, name_known_speakers
 from .performance import Performance
+from .progress import progress_bar
 from .result import Result
 from .vad import VadOptions
 
@@ -51,10 +53,15 @@ def process(
     threshold: float = DEFAULT_THRESHOLD,
     vad: bool = False,
     vad_options: VadOptions | dict | None = None,
-    progress: Progress | None = None,
+    progress: Progress | bool | None = None,
+    known_speakers: dict | None = None,
+    fill_nearest: bool = True,
     **options,
 ) -> Result:
     """See :meth:`saywho.Pipeline.process`."""
+    known = check_known(known_speakers)
+    if known and not diarize:
+        raise _core.OptionError("known_speakers needs diarization (diarize=True)")
     if vad:
         options.update(vad_filter=True, vad_parameters=vad_options)
     if not (transcribe or diarize):
@@ -66,10 +73,37 @@ def process(
             "this Pipeline has no Whisper model: Pipeline(model=...), or process(transcribe=False)"
         )
     source = None if isinstance(audio, np.ndarray) else os.fspath(audio)
+    if progress is True:
+        bar = progress_bar(os.path.basename(source) if source else "audio")
+        try:
+            return process(
+                pipeline,
+                audio,
+                transcribe=transcribe,
+                diarize=diarize,
+                num_speakers=num_speakers,
+                min_speakers=min_speakers,
+                max_speakers=max_speakers,
+                threshold=threshold,
+                vad=vad,
+                vad_options=vad_options,
+                progress=bar,
+                known_speakers=known_speakers,
+                fill_nearest=fill_nearest,
+                **options,
+            )
+        finally:
+            bar.close()
+    if progress is False:
+        progress = None
 
     def tell(stage: str, done: float, total: float) -> None:
         if progress is not None:
             progress(stage, done, total)
+
+    if known:  # a bad clip or an untuned embedding fails before the long stages
+        known = {name: [load_clip(name, c) for c in clips] for name, clips in known.items()}
+        pipeline.known_speaker_threshold  # noqa: B018 (raises when there is none)
 
     start = time.perf_counter()
     samples = audio if source is None else load_audio(source)
@@ -84,6 +118,13 @@ def process(
     if diarize:
         diarization = pipeline.diarize(samples, num_speakers, min_speakers, max_speakers, progress)
         perf.add_call("diarization", diarization.performance)
+    names = {}
+    if known:
+        tell("known speakers", 0, 1)
+        t0 = time.perf_counter()
+        names = name_known_speakers(pipeline, diarization, known)
+        perf.add("known speakers", time.perf_counter() - t0)
+        tell("known speakers", 1, 1)
     if transcribe:
         segments, info = pipeline.transcribe(samples, progress=progress, **options)
         perf.add_call("transcription", info.performance)
@@ -91,7 +132,13 @@ def process(
     if transcribe and diarize:
         tell("alignment", 0, 1)
         t0 = time.perf_counter()
-        aligned = align_segments(segments, diarization.exclusive, threshold)
+        aligned = align_segments(
+            segments,
+            diarization.exclusive,
+            threshold,
+            fill_nearest=fill_nearest,
+            overlapping_turns=diarization.turns,
+        )
         seconds = time.perf_counter() - t0
         perf.add("alignment", seconds, pipeline.checkpoint("After Alignment").peak_allocated)
         tell("alignment", 1, 1)
@@ -111,6 +158,8 @@ def process(
         "min_speakers": min_speakers,
         "max_speakers": max_speakers,
         "alignment_threshold": threshold,
+        "fill_nearest": fill_nearest,
+        "known_speakers": names or None,
         "vad": vad,
         **{
             k: v

@@ -1,0 +1,210 @@
+"""Names for the speakers diarization finds, from short clips of known voices.
+
+``known_speakers`` maps a name to a clip of that person speaking: a file
+path, 16 kHz mono float32 samples, or a list of either (their embeddings
+are averaged). Each clip is embedded by the diarization's own embedding
+model, so the clip and the found speakers' centroids live in one space.
+A found speaker takes a name when the cosine similarity of its centroid to
+the name's embedding reaches ``threshold``; names and speakers are paired
+one to one, maximising the total similarity over the pairs that reach the
+threshold (an assignment, so two speakers never share a name, and a name's
+best match does not steal a speaker whose own best it is not). Speakers
+left unpaired keep their SPEAKER_xx labels.
+
+The threshold is the embedding model's own (``KNOWN_SPEAKER_THRESHOLDS``),
+tuned on voices no test scores (docs/known_speakers.md says how).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from . import _core
+from .audio import SAMPLE_RATE, load_audio
+
+MIN_CLIP_SECONDS = 1.0  # less speech than this says little about a voice
+
+# Cosine similarity of a clip's embedding to a found speaker's centroid at or
+# above which they are one voice, per embedding model (its class name):
+# the middle of the gap between the most alike other voice and the least
+# alike same voice on real 9-voice assemblies that no test scores
+# (bench/known_speakers_threshold.py; docs/known_speakers.md has the figures).
+# pyannote 3.1's ResNet has none: no weights of it were at hand to tune on.
+KNOWN_SPEAKER_THRESHOLDS = {
+    "CamppEmbedding": 0.58,
+}
+
+Clip = str | os.PathLike | np.ndarray
+
+
+def _clips(name: str, value) -> list[Clip]:
+    if isinstance(value, (str, os.PathLike, np.ndarray)):
+        return [value]
+    if isinstance(value, Sequence) and value:
+        return list(value)
+    raise _core.OptionError(
+        f"known speaker {name!r}: give a path, 16 kHz mono samples or a list of them, "
+        f"not {type(value).__name__}"
+    )
+
+
+def load_clip(name: str, clip: Clip) -> np.ndarray:
+    """A known speaker's clip as 16 kHz mono float32, checked."""
+    where = f"known speaker {name!r}"
+    if isinstance(clip, np.ndarray):
+        if clip.ndim != 1 or not np.issubdtype(clip.dtype, np.floating):
+            raise _core.AudioError(f"{where}: samples must be 1-D float (16 kHz mono)")
+        samples = np.ascontiguousarray(clip, dtype=np.float32)
+        if not np.isfinite(samples).all():
+            raise _core.AudioError(f"{where}: samples hold NaN or infinity")
+        what = "its samples"
+    elif isinstance(clip, (str, os.PathLike)):
+        samples = load_audio(clip)
+        what = os.fspath(clip)
+    else:
+        raise _core.OptionError(f"{where}: a clip is a path or samples, not {type(clip).__name__}")
+    if len(samples) < MIN_CLIP_SECONDS * SAMPLE_RATE:
+        raise _core.AudioError(
+            f"{where}: {what} is {len(samples) / SAMPLE_RATE:.2f} s long; "
+            f"a voice needs at least {MIN_CLIP_SECONDS:g} s"
+        )
+    return samples
+
+
+def check_known(known: Mapping | None) -> dict[str, list[Clip]]:
+    """``known_speakers`` as {name: [clips]}, OptionError when malformed."""
+    if known is None:
+        return {}
+    if not isinstance(known, Mapping):
+        raise _core.OptionError(
+            f"known_speakers must be a dict of name -> clip, not {type(known).__name__}"
+        )
+    out = {}
+    for name, value in known.items():
+        if not isinstance(name, str) or not name.strip():
+            raise _core.OptionError(f"known speaker names must be non-empty text, not {name!r}")
+        if re.fullmatch(r"SPEAKER_\d+|UNKNOWN", name.strip()):
+            # it could be taken for a speaker that no clip named
+            raise _core.OptionError(f"known speaker name {name!r} is one of saywho's own labels")
+        out[name.strip()] = _clips(name, value)
+    if len(out) != len(known):
+        raise _core.OptionError("known speaker names differ only in spaces around them")
+    return out
+
+
+def threshold_for(embedding) -> float:
+    name = type(embedding).__name__
+    try:
+        return KNOWN_SPEAKER_THRESHOLDS[name]
+    except KeyError:
+        raise _core.OptionError(
+            f"known_speakers has no threshold tuned for the {name} embedding yet; "
+            "use saywho's default diarization models (CAM++)"
+        ) from None
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
+
+
+def best_assignment(score: np.ndarray) -> list[tuple[int, int]]:
+    """(row, column) pairs, each row and column at most once, maximising the
+    total score over pairs with a positive score (rows or columns may stay
+    unpaired). The Hungarian method with potentials, O(n^3) on the square
+    matrix padded with zeros (a zero pair is the same as no pair)."""
+    rows, cols = score.shape
+    n = max(rows, cols)
+    cost = np.zeros((n, n))
+    cost[:rows, :cols] = -np.maximum(score, 0.0)  # minimise the negated gain
+    u, v = np.zeros(n + 1), np.zeros(n + 1)
+    match = np.zeros(n + 1, dtype=np.int64)  # column j (1-based) -> row (1-based), 0 free
+    for i in range(1, n + 1):
+        match[0], j0 = i, 0
+        least = np.full(n + 1, np.inf)
+        came = np.zeros(n + 1, dtype=np.int64)
+        used = np.zeros(n + 1, dtype=bool)
+        while match[j0] != 0:
+            used[j0] = True
+            i0 = match[j0]
+            free = ~used[1:]
+            reduced = cost[i0 - 1] - u[i0] - v[1:]
+            better = free & (reduced < least[1:])
+            least[1:][better] = reduced[better]
+            came[1:][better] = j0
+            candidates = np.where(free, least[1:], np.inf)
+            j1 = int(np.argmin(candidates)) + 1
+            delta = candidates[j1 - 1]
+            u[match[used]] += delta
+            v[used] -= delta
+            least[1:][free] -= delta
+            j0 = j1
+        while j0:
+            j1 = came[j0]
+            match[j0] = match[j1]
+            j0 = j1
+    pairs = []
+    for j in range(1, n + 1):
+        i = match[j] - 1
+        if i < rows and j - 1 < cols and score[i, j - 1] > 0:
+            pairs.append((int(i), j - 1))
+    return sorted(pairs)
+
+
+def match_speakers(
+    centroids: np.ndarray,
+    speakers: Sequence[str],
+    voices: np.ndarray,
+    names: Sequence[str],
+    threshold: float,
+) -> tuple[dict[str, str], np.ndarray]:
+    """{found label: name} for the pairs at or above ``threshold``, and the
+    [speakers, names] cosine similarities."""
+    if len(speakers) == 0 or len(names) == 0:
+        return {}, np.zeros((len(speakers), len(names)))
+    similarity = _unit(centroids) @ _unit(voices).T
+    # shift so that exactly the pairs reaching the threshold have a gain
+    gain = np.where(similarity >= threshold, similarity - threshold + 1e-9, 0.0)
+    pairs = best_assignment(gain)
+    return {speakers[i]: names[j] for i, j in pairs}, similarity
+
+
+def rename_speakers(diarization, renames: Mapping[str, str]) -> None:
+    """Renames the labels in a Diarization's turns, exclusive turns and
+    speakers, in place."""
+    from .rttm import Turn
+
+    def relabel(turns):
+        return [Turn(t.start, t.end, renames.get(t.speaker, t.speaker)) for t in turns]
+
+    diarization.turns = relabel(diarization.turns)
+    diarization.exclusive = relabel(diarization.exclusive)
+    diarization.speakers = [renames.get(s, s) for s in diarization.speakers]
+
+
+def name_known_speakers(pipeline, diarization, known: Mapping[str, list[Clip]]) -> dict[str, str]:
+    """Embeds each known speaker's clips with ``pipeline``'s diarization
+    embedding, pairs names with ``diarization``'s speakers, renames them in
+    place; returns {old label: name}."""
+    names = list(known)
+    voices = np.stack(
+        [
+            _unit(np.stack([pipeline.speaker_embedding(load_clip(n, c)) for c in known[n]])).mean(
+                axis=0
+            )
+            for n in names
+        ]
+    )
+    renames, _ = match_speakers(
+        diarization.embeddings,
+        diarization.speakers,
+        voices,
+        names,
+        pipeline.known_speaker_threshold,
+    )
+    rename_speakers(diarization, renames)
+    return renames
