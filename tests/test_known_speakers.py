@@ -147,3 +147,18 @@ def test_a_voice_that_is_not_there_names_nobody(pipeline):
 def test_known_speakers_need_diarization(pipeline):
     with pytest.raises(saywho.OptionError, match="needs diarization"):
         pipeline.process(shared_file("jfk.wav"), diarize=False, known_speakers={"K": "x.wav"})
+
+
+def test_speaker_embedding_lives_in_the_centroids_space(pipeline):
+    samples = load_audio(shared_file("two_speakers.wav"))
+    found = pipeline.diarize(samples)
+    clips = np.stack([pipeline.speaker_embedding(_cut(samples, s)) for s in (DIANE, SHEILA)])
+    assert clips.shape == (2, found.embeddings.shape[1])
+    _, similarity = match_speakers(found.embeddings, found.speakers, clips, ["D", "S"], 0.5)
+    threshold = pipeline.known_speaker_threshold
+    # each clip is its own speaker's, well above the threshold, and not the other's
+    assert sorted(similarity.argmax(axis=0).tolist()) == [0, 1]
+    assert (similarity.max(axis=0) > threshold + 0.2).all()
+    assert (similarity.min(axis=0) < threshold - 0.1).all()
+    with pytest.raises(saywho.AudioError, match="speaker clip"):
+        pipeline.speaker_embedding(np.zeros(100, np.float32))

@@ -52,9 +52,10 @@ def _clips(name: str, value) -> list[Clip]:
     )
 
 
-def load_clip(name: str, clip: Clip) -> np.ndarray:
-    """A known speaker's clip as 16 kHz mono float32, checked."""
-    where = f"known speaker {name!r}"
+def load_clip(name: str | None, clip: Clip) -> np.ndarray:
+    """A known speaker's clip (or, without a name, any one voice's) as 16 kHz
+    mono float32, checked."""
+    where = f"known speaker {name!r}" if name is not None else "speaker clip"
     if isinstance(clip, np.ndarray):
         if clip.ndim != 1 or not np.issubdtype(clip.dtype, np.floating):
             raise _core.AudioError(f"{where}: samples must be 1-D float (16 kHz mono)")

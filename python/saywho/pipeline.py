@@ -245,7 +245,7 @@ class Pipeline:
         from .known_speakers import load_clip
 
         embedding = self._open_diarizer().embedding
-        samples = load_clip("audio", audio)
+        samples = load_clip(None, audio)
         return np.asarray(embedding(samples[None, :])[0], dtype=np.float32)
 
     @property
