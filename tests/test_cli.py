@@ -217,3 +217,16 @@ def test_known_speakers_and_subtitle_options(tmp_path):
     assert proc.returncode == 2 and "needs --max_line_width" in proc.stderr
     proc = run(str(wav), "--speaker", f"Ann={tmp_path / 'missing.wav'}", "-q", cwd=tmp_path)
     assert proc.returncode == 1 and "missing.wav" in proc.stderr
+
+
+def test_speaker_and_subtitle_flags_parse():
+    from saywho.cli import build_parser, known_speakers
+
+    args = build_parser().parse_args(
+        ["--speaker", "Ann=a.wav", "--speaker", "Bob=b.wav", "--speaker", "Ann=c.wav"]
+    )
+    assert known_speakers(args.speaker) == {"Ann": ["a.wav", "c.wav"], "Bob": ["b.wav"]}
+    assert args.fill_nearest is True and args.max_line_width is None
+    args = build_parser().parse_args(["--no-fill-nearest", "--max-line-width", "30"])
+    assert args.fill_nearest is False and args.max_line_width == 30
+    assert known_speakers(None) is None
