@@ -16,7 +16,7 @@ static int has_f16c(void)
 #endif
 
 /* -1: not read yet. Races only repeat the same reading. */
-static atomic_int hardware = -1, chosen = -1, vnni = -1;
+static atomic_int hardware = -1, chosen = -1, vnni = -1, tiles = -1;
 
 sw_cpu_level sw_cpu_level_hardware(void)
 {
@@ -49,7 +49,7 @@ sw_cpu_level sw_cpu_level_hardware(void)
 static int requested(void)
 {
     const char *v = getenv("SAYWHO_CPU_DISPATCH");
-    if (!v || !*v || strcmp(v, "auto") == 0)
+    if (!v || !*v || strcmp(v, "auto") == 0 || strcmp(v, "amx") == 0)
         return SW_CPU_V4;
     if (strcmp(v, "avx512") == 0 || strcmp(v, "x86-64-v4") == 0)
         return SW_CPU_V4;
@@ -91,12 +91,23 @@ int sw_cpu_has_vnni(void)
     return v && sw_cpu_level_get() == SW_CPU_V4;
 }
 
+int sw_cpu_tiles_allowed(void)
+{
+    int t = atomic_load(&tiles);
+    if (t < 0) {
+        const char *v = getenv("SAYWHO_CPU_DISPATCH");
+        t = !v || !*v || strcmp(v, "auto") == 0 || strcmp(v, "amx") == 0;
+        atomic_store(&tiles, t);
+    }
+    return t && sw_cpu_level_get() == SW_CPU_V4;
+}
+
 sw_status sw_cpu_dispatch_check(sw_error *err)
 {
     if (requested() < 0)
         return sw_fail(err, SW_ERR_ARG,
-                       "SAYWHO_CPU_DISPATCH=%s is not a dispatch level: use auto, avx512, avx2 "
-                       "or baseline",
+                       "SAYWHO_CPU_DISPATCH=%s is not a dispatch level: use auto, amx, avx512, "
+                       "avx2 or baseline",
                        getenv("SAYWHO_CPU_DISPATCH"));
     return SW_OK;
 }
@@ -112,6 +123,7 @@ const char *sw_cpu_level_name(sw_cpu_level level)
 
 void sw_cpu_level_force(int level)
 {
+    atomic_store(&tiles, -1);
     if (level < 0) {
         atomic_store(&chosen, -1);
         return;

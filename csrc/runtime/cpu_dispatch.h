@@ -6,7 +6,10 @@
  * one machine can run (and CI can test) what a CPU without AVX-512 or AVX2
  * would run. It never raises the level above what the CPU has.
  *
- *   SAYWHO_CPU_DISPATCH=auto      the best the CPU has (the default)
+ *   SAYWHO_CPU_DISPATCH=auto      the best the CPU has (the default), AMX
+ *                                 tiles included where present (amx.h)
+ *   SAYWHO_CPU_DISPATCH=amx       the same as auto
+ *   SAYWHO_CPU_DISPATCH=avx512    x86-64-v4 without AMX tiles
  *   SAYWHO_CPU_DISPATCH=avx2      x86-64-v3 at most: AVX2 and FMA, no AVX-512
  *   SAYWHO_CPU_DISPATCH=baseline  x86-64 (SSE2): no AVX, no FMA, no VNNI
  *
@@ -29,6 +32,11 @@ sw_cpu_level sw_cpu_level_get(void);
 
 /* AVX-512 VNNI (the int8 kernel): the CPU has it and the level is v4. */
 int sw_cpu_has_vnni(void);
+
+/* 1 when AMX tiles may run: the level is v4 and SAYWHO_CPU_DISPATCH is
+ * auto or amx (avx512 keeps to vector kernels). Whether the CPU has them
+ * is amx.h's question. */
+int sw_cpu_tiles_allowed(void);
 
 /* The CPU's own level, whatever the variable says. */
 sw_cpu_level sw_cpu_level_hardware(void);

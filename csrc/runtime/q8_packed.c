@@ -1,5 +1,6 @@
 #include "q8_packed.h"
 
+#include "amx.h"
 #include "cpu_dispatch.h"
 #include "prefetch.h"
 #include "q8_gemm.h"
@@ -224,7 +225,10 @@ void sw_q8_gemm_nt_packed(int m, int n0, int n1, int n, int k, const int8_t *qa,
     if (split > n0) {
         int b0 = n0 / BLOCK, b1 = split / BLOCK;
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
-        if (sw_q8_has_vnni())
+        sw_amx_path amx = m >= SW_AMX_MIN_ROWS && k >= 64 ? sw_amx_int8_path() : SW_AMX_NONE;
+        if (amx != SW_AMX_NONE) /* the layout is already the tiles' (amx_q8_body.h) */
+            sw_amx_q8_gemm_packed(amx, m, b0, b1, k, qa, sa, qw, sw, beta, c, ldc);
+        else if (sw_q8_has_vnni())
             gemm_packed_vnni(m, b0, b1, k, qa, sa, qw, sw, w_sums, beta, c, ldc);
         else if (sw_cpu_level_get() >= SW_CPU_V3)
             gemm_packed_avx2(m, b0, b1, k, qa, sa, qw, sw, beta, c, ldc);

@@ -2,6 +2,7 @@
  * bug reports and the tests that force a lower level. */
 #include "py_common.h"
 
+#include "amx.h"
 #include "backend_cpu.h"
 #include "cpu_dispatch.h"
 
@@ -10,16 +11,18 @@ static PyObject *py_cpu_dispatch(PyObject *self, PyObject *unused)
     sw_error err = {SW_OK, ""};
     if (sw_cpu_dispatch_check(&err) != SW_OK)
         return swpy_raise(&err, NULL);
-    return Py_BuildValue("{s:s,s:s,s:O,s:s}", "level", sw_cpu_level_name(sw_cpu_level_get()),
+    return Py_BuildValue("{s:s,s:s,s:O,s:s,s:s}", "level", sw_cpu_level_name(sw_cpu_level_get()),
                          "hardware", sw_cpu_level_name(sw_cpu_level_hardware()), "vnni",
-                         sw_cpu_has_vnni() ? Py_True : Py_False, "blas", sw_cpu_blas_kernels());
+                         sw_cpu_has_vnni() ? Py_True : Py_False, "blas", sw_cpu_blas_kernels(),
+                         "amx", sw_amx_describe());
 }
 
 static PyMethodDef cpu_functions[] = {
     {"cpu_dispatch", py_cpu_dispatch, METH_NOARGS,
-     "cpu_dispatch() -> {level, hardware, vnni, blas}: the instruction-set level saywho's CPU "
-     "kernels run at (SAYWHO_CPU_DISPATCH may lower it), the CPU's own level, whether the int8 "
-     "kernel uses AVX-512 VNNI, and the kernels OpenBLAS chose (OPENBLAS_CORETYPE sets them)"},
+     "cpu_dispatch() -> {level, hardware, vnni, blas, amx}: the instruction-set level saywho's "
+     "CPU kernels run at (SAYWHO_CPU_DISPATCH may lower it), the CPU's own level, whether the "
+     "int8 kernel uses AVX-512 VNNI, the kernels OpenBLAS chose (OPENBLAS_CORETYPE sets them), "
+     "and which AMX tiles run (or why none)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -35,6 +35,7 @@ KERNELS = {4: "SkylakeX", 3: "Haswell", 0: "Nehalem"}
 _DISPATCH = {
     "auto": 4,
     "": 4,
+    "amx": 4,
     "avx512": 4,
     "x86-64-v4": 4,
     "avx2": 3,

@@ -1,0 +1,63 @@
+"""Intel AMX tiles (docs/amx.md) on a CPU without them: SAYWHO_AMX_EMULATE=1
+runs the tile kernels' own source with the instructions emulated, through the
+whole int8 pipeline. Their int32 sums are exact, so the transcript must be the
+vector kernels' to the bit (tokens and scores). The C test test_amx checks the
+emulator against Intel's rules and the kernels at every CPU level."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from saywho import _core
+
+CHILD = """
+import json, sys
+from saywho import _core
+from saywho.device import open_runtime
+from saywho.models.test_weights import test_model_dir
+from saywho.whisper.transcribe import WhisperModel
+runtime = open_runtime("cpu")
+model = WhisperModel(test_model_dir("tiny.en"), runtime, compute_type=sys.argv[2])
+segments, _ = model.transcribe(sys.argv[1], beam_size=1)
+rows = [[s.text, list(s.tokens), s.avg_logprob, s.start, s.end] for s in segments]
+print(json.dumps({"amx": _core.cpu_dispatch()["amx"], "segments": rows}))
+model.close()
+runtime.close()
+"""
+
+
+def _child(*args: str, **env: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout)
+
+
+def test_emulated_tiles_give_the_int8_transcript_bit_for_bit(whisper_models, jfk_wav):
+    segments, _ = whisper_models["tiny.en:int8"].transcribe(str(jfk_wav), beam_size=1)
+    want = [[s.text, list(s.tokens), s.avg_logprob, s.start, s.end] for s in segments]
+    got = _child(str(jfk_wav), "int8", SAYWHO_AMX_EMULATE="1", SAYWHO_CPU_DISPATCH="auto")
+    assert got["amx"].startswith("emulated"), got["amx"]
+    assert got["segments"] == want
+    assert "ask what you can do for your country" in "".join(s[0] for s in want)
+
+
+def test_the_avx512_level_keeps_the_tiles_off():
+    code = "import json; from saywho import _core; print(json.dumps(_core.cpu_dispatch()))"
+    env = {**os.environ, "SAYWHO_AMX_EMULATE": "1", "SAYWHO_CPU_DISPATCH": "avx512"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert json.loads(out.stdout)["amx"].startswith("off")
+
+
+def test_cpu_dispatch_says_which_tiles_run():
+    amx = _core.cpu_dispatch()["amx"]
+    assert amx.startswith(("AMX-INT8", "none: ", "off: ", "emulated"))
