@@ -1,9 +1,12 @@
 #include "amx.h"
 
+#include "bf16_gemm.h"
 #include "cpu_dispatch.h"
+#include "elementwise_math.h"
 #include "q8_gemm.h"
 #include "q8_packed.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -19,7 +22,7 @@
 
 /* Read once (probe): what the hardware passed, and why not where it did not. */
 static pthread_once_t probed = PTHREAD_ONCE_INIT;
-static int hw_int8, hw_bf16, emulate;
+static int hw_int8, hw_bf16, bf16_exact, emulate;
 static char why_not[160];
 static atomic_int forced = -1;
 
@@ -83,6 +86,43 @@ static int int8_self_check(void)
     return memcmp(want, got, sizeof want) == 0;
 }
 
+/* The hardware bf16 kernel against the emulated one (Intel's pseudocode):
+ * trusted when every output is within float32 rounding of it (1e-5 of the
+ * sum of the products' magnitudes: a wrong layout or a lost step is off by
+ * whole products); bf16_exact records whether the bits were the same, which
+ * says whether this CPU sums as the SDM's pseudocode does. */
+static int bf16_self_check(void)
+{
+    enum { M = 20, N = 32, K = 100, KP = 128 };
+    static uint16_t a[M * KP], w[N * K], pack[32 * KP];
+    static float got[M * N], want[M * N], mag[M * N];
+    unsigned s = 1234u;
+    memset(a, 0, sizeof a);
+    for (int r = 0; r < M; r++)
+        for (int i = 0; i < K; i++) {
+            float v = (float)(next(&s) % 2001) / 1000.0f - 1.0f;
+            a[r * KP + i] = sw_f32_to_bf16(v);
+        }
+    for (int i = 0; i < N * K; i++)
+        w[i] = sw_f32_to_bf16((float)(next(&s) % 2001) / 1000.0f - 1.0f);
+    for (int r = 0; r < M; r++)
+        for (int j = 0; j < N; j++) {
+            double t = 0.0;
+            for (int i = 0; i < K; i++)
+                t += fabs((double)sw_bf16_to_f32(a[r * KP + i]) * sw_bf16_to_f32(w[j * K + i]));
+            mag[r * N + j] = (float)t;
+        }
+    sw_bf16_pack_block(w, N, K, 0, KP, pack);
+    sw_bf16_pack_block(w, N, K, 16, KP, pack + 16 * KP);
+    sw_amx_bf16_block_emu(M, KP, a, pack, pack + 16 * KP, N, 1.0f, 0.0f, want, N);
+    sw_amx_bf16_block_hw(M, KP, a, pack, pack + 16 * KP, N, 1.0f, 0.0f, got, N);
+    int close = 1;
+    for (int i = 0; i < M * N; i++)
+        close &= fabsf(got[i] - want[i]) <= 1e-5f * mag[i];
+    bf16_exact = memcmp(got, want, sizeof got) == 0;
+    return close;
+}
+
 static void probe(void)
 {
     const char *e = getenv("SAYWHO_AMX_EMULATE");
@@ -110,8 +150,10 @@ static void probe(void)
                  "AMX-INT8 failed its self-check (other bits than the reference): not used");
         return;
     }
-    hw_bf16 = 0; /* no AMX-BF16 kernel yet */
-    (void)bf16;
+    hw_bf16 = bf16 && bf16_self_check();
+    if (bf16 && !hw_bf16)
+        snprintf(why_not, sizeof why_not,
+                 "AMX-BF16 failed its self-check (far from the emulation): not used");
 #else
     snprintf(why_not, sizeof why_not, "not an x86-64 build");
 #endif

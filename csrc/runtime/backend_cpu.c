@@ -10,6 +10,7 @@
 #include "cpu_pool_ops.h"
 #include "cpu_seq_ops.h"
 #include "elementwise_math.h"
+#include "bf16_gemm.h"
 #include "host_memory.h"
 #include "q8_gemm.h"
 #include "q8_packed.h"
@@ -219,6 +220,100 @@ static sw_status matmul_half(sw_backend *be, const sw_tensor *a, const sw_tensor
     return SW_OK;
 }
 
+/* compute_type "bfloat16" (bf16_gemm.h): weights [n, k] in bfloat16 (ops.c
+ * admits them with trans_b only), activations rounded to bfloat16 on each
+ * product. With AMX-BF16 (or its emulation) the rounded rows go to the tiles
+ * and the workers take whole 16-column blocks; otherwise both operands are
+ * widened back to float32 (exactly) for the float32 product. */
+typedef struct bf16_job {
+    int m, n, k, kp, parts;
+    float alpha, beta;
+    sw_amx_path path;
+    const float *a;
+    const uint16_t *w;
+    uint16_t *a16, *pack;
+    float *a32, *w32, *c;
+} bf16_job;
+
+static void bf16_round_rows(void *ctx, size_t begin, size_t end)
+{
+    const bf16_job *j = ctx;
+    for (size_t r = begin; r < end; r++) {
+        const float *x = j->a + r * (size_t)j->k;
+        if (j->a16) {
+            uint16_t *row = j->a16 + r * (size_t)j->kp;
+            sw_bf16_round(x, (size_t)j->k, row);
+            memset(row + j->k, 0, (size_t)(j->kp - j->k) * sizeof *row);
+        } else {
+            sw_bf16_round_f32(x, (size_t)j->k, j->a32 + r * (size_t)j->k);
+        }
+    }
+}
+
+static void bf16_widen_rows(void *ctx, size_t begin, size_t end)
+{
+    const bf16_job *j = ctx;
+    sw_bf16_widen(j->w + begin * (size_t)j->k, (end - begin) * (size_t)j->k,
+                  j->w32 + begin * (size_t)j->k);
+}
+
+static void bf16_tile_parts(void *ctx, size_t begin, size_t end)
+{
+    const bf16_job *j = ctx;
+    int blocks = (j->n + 15) / 16;
+    for (size_t p = begin; p < end; p++) {
+        int b0 = (int)((int64_t)blocks * (int64_t)p / j->parts);
+        int b1 = (int)((int64_t)blocks * (int64_t)(p + 1) / j->parts);
+        int j1 = 16 * b1 < j->n ? 16 * b1 : j->n;
+        if (j1 > 16 * b0)
+            sw_bf16_gemm_tiles(j->path, j->m, 16 * b0, j1, j->n, j->k, j->a16, j->w, j->alpha,
+                               j->beta, j->c, j->n, j->pack + p * 32 * (size_t)j->kp);
+    }
+}
+
+static sw_status matmul_bf16(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *c,
+                             float alpha, float beta, sw_error *err)
+{
+    int m = (int)a->shape[0], k = (int)a->shape[1], n = (int)c->shape[1];
+    int threads = sw_threadpool_size(impl_of(be)->threads);
+    bf16_job j = {.m = m,
+                  .n = n,
+                  .k = k,
+                  .kp = sw_bf16_padded_k(k),
+                  .parts = 1,
+                  .alpha = alpha,
+                  .beta = beta,
+                  .a = a->data,
+                  .w = b->data,
+                  .c = c->data};
+    j.path = m >= SW_AMX_MIN_ROWS ? sw_amx_bf16_path() : SW_AMX_NONE;
+    size_t min_rows = k < 16384 ? (size_t)(16384 / k) : 1;
+    if (j.path != SW_AMX_NONE) {
+        if (threads > 1 && n >= 32 * threads)
+            j.parts = threads;
+        j.a16 = be->alloc(be, (size_t)m * (size_t)j.kp * sizeof(uint16_t), err);
+        j.pack = j.a16 ? be->alloc(be, (size_t)j.parts * 32 * (size_t)j.kp * sizeof(uint16_t), err)
+                       : NULL;
+        if (j.pack) {
+            sw_parallel_for(impl_of(be)->threads, (size_t)m, min_rows, bf16_round_rows, &j);
+            sw_parallel_for(impl_of(be)->threads, (size_t)j.parts, 1, bf16_tile_parts, &j);
+        }
+        be->free(be, j.pack);
+        be->free(be, j.a16);
+        return err->code;
+    }
+    j.a32 = be->alloc(be, (size_t)m * (size_t)k * sizeof(float), err);
+    j.w32 = j.a32 ? be->alloc(be, (size_t)n * (size_t)k * sizeof(float), err) : NULL;
+    if (j.w32) {
+        sw_parallel_for(impl_of(be)->threads, (size_t)m, min_rows, bf16_round_rows, &j);
+        sw_parallel_for(impl_of(be)->threads, (size_t)n, min_rows, bf16_widen_rows, &j);
+        par_sgemm(be, 1, m, n, k, alpha, j.a32, k, j.w32, k, beta, c->data, n);
+    }
+    be->free(be, j.w32);
+    be->free(be, j.a32);
+    return err->code;
+}
+
 static sw_status cpu_matmul(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *c,
                             int trans_b, float alpha, float beta, sw_error *err)
 {
@@ -226,6 +321,8 @@ static sw_status cpu_matmul(sw_backend *be, const sw_tensor *a, const sw_tensor 
     int n = (int)c->shape[1];
     if (b->dtype == SW_F16 && k > 0)
         return matmul_half(be, a, b, c, alpha, beta, err);
+    if (b->dtype == SW_BF16 && k > 0)
+        return matmul_bf16(be, a, b, c, alpha, beta, err);
     if (k == 0) {
         /* an empty sum: c = beta * c (the few-rows and sgemv paths skip it) */
         float *cd = c->data;

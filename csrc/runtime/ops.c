@@ -44,11 +44,15 @@ static sw_status need_f32_or_gpu_half(const char *op, const sw_tensor *t, sw_err
 }
 
 /* Float16 weights on the CPU too: a [n, k] matrix multiplied transposed,
- * or a table of rows to gather (backend_cpu.c widens them as it reads). */
+ * or a table of rows to gather (backend_cpu.c widens them as it reads);
+ * cpu_half_ok 2 (the transposed product) admits bfloat16 weights as well. */
 static sw_status need_f32_or_half(const char *op, const sw_tensor *t, int cpu_half_ok,
                                   sw_error *err)
 {
     if (cpu_half_ok && t->dtype == SW_F16 && t->backend && t->backend->kind == SW_DEVICE_CPU)
+        return SW_OK;
+    /* bfloat16 products (compute_type "bfloat16", bf16_gemm.h) on the CPU */
+    if (cpu_half_ok == 2 && t->dtype == SW_BF16 && t->backend && t->backend->kind == SW_DEVICE_CPU)
         return SW_OK;
     return need_f32_or_gpu_half(op, t, err);
 }
@@ -68,7 +72,7 @@ sw_status sw_matmul(const sw_tensor *a, const sw_tensor *b, sw_tensor *c, int tr
 {
     if (same_backend("matmul", a, b, err) || same_backend("matmul", a, c, err))
         return err->code;
-    if (need_f32_or_half("matmul", b, trans_b && a->dtype == SW_F32, err) ||
+    if (need_f32_or_half("matmul", b, trans_b && a->dtype == SW_F32 ? 2 : 0, err) ||
         need_f32("matmul", c, err))
         return err->code;
     if (a->dtype != b->dtype && need_f32("matmul", a, err))

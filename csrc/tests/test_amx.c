@@ -6,7 +6,11 @@
  *   - the AMX-INT8 kernel (the source the hardware runs) at every CPU level
  *     against the portable int8 product, bit for bit, directly and through
  *     the packed product's dispatch;
- *   - on a CPU with AMX, the hardware kernel the same way. */
+ *   - the AMX-BF16 kernel at every level against the SDM's arithmetic written
+ *     out per output without tiles, bit for bit, and within float32
+ *     rounding of the exact product; the CPU backend's bfloat16 product on
+ *     the emulated tiles and on its float32 path, close to each other;
+ *   - on a CPU with AMX, the hardware kernels the same way. */
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
@@ -19,8 +23,11 @@
 
 #include "amx.h"
 #include "amx_tile_ops.h"
+#include "bf16_gemm.h"
+#include "elementwise_math.h"
 #include "check.h"
 #include "cpu_dispatch.h"
+#include "ops.h"
 #include "q8_gemm.h"
 #include "q8_packed.h"
 
@@ -251,6 +258,129 @@ static void check_q8(int m, int n, int k)
     free(sums);
 }
 
+/* TDPBF16PS's arithmetic for one output over kp / 32 instructions: per
+ * instruction, even and odd partial sums from zero by flushed fused
+ * multiply-adds over 16 pairs, then dest + (even + odd), flushed. */
+static float sdm_bf16_dot(const uint16_t *a, const uint16_t *w, int k, int kp)
+{
+    float d = 0.0f;
+    for (int s = 0; s < kp / 32; s++) {
+        float even = 0.0f, odd = 0.0f;
+        for (int p = 0; p < 16; p++) {
+            int i = 32 * s + 2 * p;
+            float a0 = i < k ? sw_bf16_to_f32(a[i]) : 0.0f,
+                  w0 = i < k ? sw_bf16_to_f32(w[i]) : 0.0f;
+            float a1 = i + 1 < k ? sw_bf16_to_f32(a[i + 1]) : 0.0f;
+            float w1 = i + 1 < k ? sw_bf16_to_f32(w[i + 1]) : 0.0f;
+            even = sw_emu_flush(fmaf(a0, w0, even));
+            odd = sw_emu_flush(fmaf(a1, w1, odd));
+        }
+        d = sw_emu_flush(d + sw_emu_flush(even + odd));
+    }
+    return d;
+}
+
+static void check_bf16(int m, int n, int k)
+{
+    int kp = sw_bf16_padded_k(k);
+    float *x = malloc(sizeof(float) * m * k), *init = malloc(sizeof(float) * m * n);
+    float *want = malloc(sizeof(float) * m * n), *got = malloc(sizeof(float) * m * n);
+    float *mag = malloc(sizeof(float) * m * n);
+    double *exact = malloc(sizeof(double) * m * n);
+    uint16_t *a = calloc((size_t)m * kp, 2), *w = malloc((size_t)n * k * 2),
+             *pack = malloc((size_t)32 * kp * 2);
+    for (int i = 0; i < m * k; i++)
+        x[i] = (float)rand() / (float)RAND_MAX * 2.0f - 1.0f;
+    for (int r = 0; r < m; r++)
+        sw_bf16_round(x + (long)r * k, (size_t)k, a + (long)r * kp);
+    for (int i = 0; i < n * k; i++)
+        w[i] = sw_f32_to_bf16(((float)rand() / (float)RAND_MAX - 0.5f) * 0.2f);
+    const float alpha = 0.75f, beta = 0.5f;
+    for (int r = 0; r < m; r++)
+        for (int j = 0; j < n; j++) {
+            float c0 = init[r * n + j] = (float)rand() / (float)RAND_MAX;
+            float v = alpha * sdm_bf16_dot(a + (long)r * kp, w + (long)j * k, k, kp);
+            want[r * n + j] = v + beta * c0;
+            double e = 0.0, t = 0.0;
+            for (int i = 0; i < k; i++) {
+                double p = (double)sw_bf16_to_f32(a[(long)r * kp + i]) *
+                           sw_bf16_to_f32(w[(long)j * k + i]);
+                e += p;
+                t += fabs(p);
+            }
+            exact[r * n + j] = alpha * e + beta * c0;
+            mag[r * n + j] = (float)(alpha * t + beta * c0);
+        }
+    int levels[3] = {SW_CPU_BASELINE, SW_CPU_V3, SW_CPU_V4};
+    for (int i = 0; i < 3 && levels[i] <= (int)sw_cpu_level_hardware(); i++) {
+        sw_cpu_level_force(levels[i]);
+        memcpy(got, init, sizeof(float) * m * n);
+        int mid = n / 32 * 16; /* two workers' ranges, the first whole blocks */
+        sw_bf16_gemm_tiles(SW_AMX_EMULATED, m, 0, mid, n, k, a, w, alpha, beta, got, n, pack);
+        sw_bf16_gemm_tiles(SW_AMX_EMULATED, m, mid, n, n, k, a, w, alpha, beta, got, n, pack);
+        int same = 1, close = 1;
+        for (int t = 0; t < m * n; t++) {
+            same &= got[t] == want[t];
+            close &= fabs(got[t] - exact[t]) <= 1e-5 * mag[t];
+        }
+        CHECK(same);
+        CHECK(close);
+        if (!same)
+            printf("emulated AMX-BF16 %dx%dx%d differs at %s\n", m, n, k,
+                   sw_cpu_level_name((sw_cpu_level)levels[i]));
+    }
+    sw_cpu_level_force(-1);
+    if (sw_amx_bf16_path() == SW_AMX_HARDWARE) {
+        memcpy(got, init, sizeof(float) * m * n);
+        sw_bf16_gemm_tiles(SW_AMX_HARDWARE, m, 0, n, n, k, a, w, alpha, beta, got, n, pack);
+        int close = 1;
+        for (int t = 0; t < m * n; t++)
+            close &= fabs(got[t] - exact[t]) <= 1e-5 * mag[t];
+        CHECK(close);
+    }
+
+    /* the backend's product on bfloat16 weights: the tiles (emulated) and the
+     * float32 path (rounded operands through OpenBLAS), both near the exact */
+    sw_backend *be = NULL;
+    sw_error err = {SW_OK, ""};
+    CHECK(sw_cpu_backend_open(2, &be, &err) == SW_OK);
+    int64_t xs[2] = {m, k}, ws[2] = {n, k}, cs[2] = {m, n};
+    sw_tensor tx, tw, tc;
+    CHECK(sw_tensor_new(be, SW_F32, 2, xs, &tx, &err) == SW_OK);
+    CHECK(sw_tensor_new(be, SW_BF16, 2, ws, &tw, &err) == SW_OK);
+    CHECK(sw_tensor_new(be, SW_F32, 2, cs, &tc, &err) == SW_OK);
+    memcpy(tx.data, x, sizeof(float) * m * k);
+    memcpy(tw.data, w, (size_t)n * k * 2);
+    for (int path = 0; path < 2; path++) {
+        sw_amx_force(path ? SW_AMX_EMULATED : SW_AMX_NONE);
+        memcpy(tc.data, init, sizeof(float) * m * n);
+        CHECK(sw_matmul(&tx, &tw, &tc, 1, alpha, beta, &err) == SW_OK);
+        const float *out = tc.data;
+        int close = 1, tiled = 1;
+        for (int t = 0; t < m * n; t++) {
+            close &= fabs(out[t] - exact[t]) <= 1e-5 * mag[t];
+            tiled &= out[t] == want[t];
+        }
+        CHECK(close);
+        if (path == 1 && m >= SW_AMX_MIN_ROWS)
+            CHECK(tiled); /* the tiles' bits: they ran */
+    }
+    sw_amx_force(-1);
+    sw_tensor_free(&tx);
+    sw_tensor_free(&tw);
+    sw_tensor_free(&tc);
+    be->destroy(be);
+    free(x);
+    free(init);
+    free(want);
+    free(got);
+    free(mag);
+    free(exact);
+    free(a);
+    free(w);
+    free(pack);
+}
+
 int main(void)
 {
     srand(30);
@@ -265,6 +395,11 @@ int main(void)
                        {37, 112, 68}, {5, 16, 40},   {70, 160, 452}, {1, 16, 64}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         check_q8(shapes[i][0], shapes[i][1], shapes[i][2]);
+    /* bf16: one block, odd blocks and a column tail, k padded from 8 to 31
+     * values, two row groups */
+    int bf_shapes[][3] = {{8, 16, 32}, {21, 87, 100}, {40, 64, 384}, {3, 48, 64}, {33, 40, 1}};
+    for (size_t i = 0; i < sizeof bf_shapes / sizeof bf_shapes[0]; i++)
+        check_bf16(bf_shapes[i][0], bf_shapes[i][1], bf_shapes[i][2]);
     printf("AMX here: %s\n", sw_amx_describe());
     return sw_check_summary("test_amx");
 }

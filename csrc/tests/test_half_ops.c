@@ -258,23 +258,26 @@ static void cpu_half_weights(void)
     CHECK(sw_gather_rows(&wh, &ids, &oh, &err) == SW_OK);
     CHECK(sw_gather_rows(&wf, &ids, &of, &err) == SW_OK);
     CHECK(memcmp(oh.data, of.data, sw_tensor_nbytes(&of)) == 0);
-    /* refused: b [k, n] in half, a bfloat16 weight, a half convolution */
+    /* refused: b [k, n] in half or bfloat16, a half convolution; a bfloat16
+     * weight [n, k] is compute_type "bfloat16"'s product (bf16_gemm.h) */
     int64_t ks[2] = {k, n}, as[2] = {4, k}, cs[2] = {4, n};
     float *zero = calloc((size_t)(n * k), sizeof(float));
     sw_tensor a = filled(cpu, SW_F32, 2, as, zero), c = filled(cpu, SW_F32, 2, cs, zero);
     sw_tensor kn = filled(cpu, SW_F16, 2, ks, zero), bf = filled(cpu, SW_BF16, 2, ws, zero);
+    sw_tensor bkn = filled(cpu, SW_BF16, 2, ks, zero);
     CHECK(sw_matmul(&a, &kn, &c, 0, 1.0f, 0.0f, &err) == SW_ERR_ARG);
     CHECK(strstr(err.msg, "float16") && strstr(err.msg, "CUDA backend"));
     sw_error_clear(&err);
-    CHECK(sw_matmul(&a, &bf, &c, 1, 1.0f, 0.0f, &err) == SW_ERR_ARG);
+    CHECK(sw_matmul(&a, &bkn, &c, 0, 1.0f, 0.0f, &err) == SW_ERR_ARG);
     CHECK(strstr(err.msg, "bfloat16") && strstr(err.msg, "CUDA backend"));
     sw_error_clear(&err);
+    CHECK(sw_matmul(&a, &bf, &c, 1, 1.0f, 0.0f, &err) == SW_OK);
     int64_t xs[3] = {1, 8, 4}, cw[3] = {4, 4, 3}, co[3] = {1, 6, 4};
     sw_tensor x = filled(cpu, SW_F32, 3, xs, zero), w3 = filled(cpu, SW_F16, 3, cw, zero);
     sw_tensor y = filled(cpu, SW_F32, 3, co, zero);
     CHECK(sw_conv1d(&x, &w3, NULL, 1, 0, &y, &err) == SW_ERR_ARG);
     sw_error_clear(&err);
-    sw_tensor *all[] = {&wh, &wf, &ids, &oh, &of, &a, &c, &kn, &bf, &x, &w3, &y};
+    sw_tensor *all[] = {&wh, &wf, &ids, &oh, &of, &a, &c, &kn, &bf, &bkn, &x, &w3, &y};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         sw_tensor_free(all[i]);
     free(zero);

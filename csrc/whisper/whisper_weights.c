@@ -18,6 +18,7 @@ typedef struct loader {
     sw_weight_source src;
     sw_whisper_compute compute;
     sw_dtype matrix; /* the weight matrices' type on the device (not int8 ones) */
+    sw_dtype linear; /* the linear layers' (matrix, but bfloat16 on the CPU for "bfloat16") */
     sw_error *err;
     int borrow; /* float16 matrices used where they lie (sw_whisper_create_borrowing) */
 } loader;
@@ -179,7 +180,9 @@ static sw_status load_linear(loader *ld, sw_wh_weight *dst, int64_t rows, int64_
         return ld->err->code;
     if (sw_wh_compute_q8(ld->compute))
         return upload_q8(ld, src, dst);
-    return borrowed(ld, src, &dst->w) ? SW_OK : upload_as(ld, src, &dst->w, ld->matrix);
+    if (ld->linear != ld->matrix) /* the CPU's bfloat16: a converted copy, never borrowed */
+        return upload_as(ld, src, &dst->w, ld->linear);
+    return borrowed(ld, src, &dst->w) ? SW_OK : upload_as(ld, src, &dst->w, ld->linear);
 }
 
 static void load_attn(loader *ld, sw_wh_attn *a, const char *prefix, int layer, int64_t d,
@@ -323,10 +326,16 @@ static sw_status create(sw_backend *be, const sw_whisper_dims *dims, const sw_na
     sw_dtype matrix = compute == SW_WHISPER_FLOAT16 || compute == SW_WHISPER_INT8_FLOAT16 ? SW_F16
                       : compute == SW_WHISPER_BFLOAT16                                    ? SW_BF16
                                                                                           : SW_F32;
+    /* the CPU's bfloat16: the linear layers' products in bfloat16 (bf16_gemm.h);
+     * the convolutions and the token embedding stay float32 there */
+    sw_dtype linear = matrix;
+    if (compute == SW_WHISPER_BFLOAT16 && be->kind == SW_DEVICE_CPU)
+        matrix = SW_F32;
     if (matrix != SW_F32 && be->kind != SW_DEVICE_CUDA)
         return sw_fail(err, SW_ERR_ARG,
                        "compute_type %s needs a GPU (the CUDA backend): the %s backend computes "
-                       "float32 and int8; use compute_type 'float32' or 'int8', or device 'cuda'",
+                       "float32, int8 and bfloat16; use compute_type 'float32' or 'int8' (or "
+                       "'bfloat16'), or device 'cuda'",
                        compute == SW_WHISPER_BFLOAT16  ? "'bfloat16'"
                        : compute == SW_WHISPER_FLOAT16 ? "'float16'"
                                                        : "'int8_float16'",
@@ -352,8 +361,12 @@ static sw_status create(sw_backend *be, const sw_whisper_dims *dims, const sw_na
     /* the CPU computes float32 from halves as they lie (backend_cpu.c's
      * matmul_half); a GPU gets its own copy */
     m->borrows_halves = borrow && be->kind == SW_DEVICE_CPU && matrix == SW_F32;
-    loader ld = {sw_weight_source_make(be, tensors, n_tensors, "whisper weights", err), compute,
-                 matrix, err, m->borrows_halves};
+    loader ld = {sw_weight_source_make(be, tensors, n_tensors, "whisper weights", err),
+                 compute,
+                 matrix,
+                 linear,
+                 err,
+                 m->borrows_halves};
     const sw_whisper_dims *d = dims;
     int64_t da = d->n_audio_state, dt = d->n_text_state;
     load_matrix(&ld, &m->conv1_w, 3, da, d->n_mels, 3, "encoder.conv1.weight");

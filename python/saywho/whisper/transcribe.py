@@ -642,8 +642,10 @@ COMPUTE_TYPES = (
     "bfloat16",
     "int8_float16",
 )
-# the half-precision computes run on the CUDA backend only (docs/half_precision.md)
+# the half-precision computes (docs/half_precision.md); bfloat16 runs on the
+# CPU too (docs/amx.md: AMX-BF16 tiles where the CPU has them)
 GPU_COMPUTE_TYPES = ("float16", "bfloat16", "int8_float16")
+CPU_COMPUTE_TYPES = ("float32", "int8", "bfloat16")
 _NOT_BUILT = ("int8_bfloat16", "int16")
 
 
@@ -655,8 +657,10 @@ def resolve_compute_type(compute_type: str) -> str:
     "int8" and "int8_float32" quantize the linear layers' weights per row.
     "float16", "bfloat16" and "int8_float16" are the GPU's: weight matrices in
     half precision, products on tensor cores with float32 sums (see
-    check_compute_type_on for the device check). Names not built are an
-    OptionError, not a silent float32.
+    check_compute_type_on for the device check). "bfloat16" runs on the CPU
+    too: the linear layers' weights in bfloat16, activations rounded to it
+    on each product, float32 sums (AMX-BF16 tiles where the CPU has them).
+    Names not built are an OptionError, not a silent float32.
     """
     if compute_type in ("default", "float32"):
         return "float32"
@@ -675,14 +679,14 @@ def resolve_compute_type(compute_type: str) -> str:
 
 
 def check_compute_type_on(compute_type: str, runtime) -> None:
-    """Half precision is the CUDA backend's: on the CPU it is an OptionError
-    (CTranslate2's CPU build refuses float16 compute too), never a silent
-    float32."""
-    if compute_type in GPU_COMPUTE_TYPES and runtime.device != "cuda":
+    """float16 and int8_float16 are the CUDA backend's: on the CPU they are an
+    OptionError (CTranslate2's CPU build refuses float16 compute too), never
+    a silent float32. bfloat16 runs on both."""
+    if compute_type not in CPU_COMPUTE_TYPES and runtime.device != "cuda":
         raise _core.OptionError(
             f"compute_type {compute_type!r} needs a GPU: the {runtime.device} backend computes "
-            "float32 and int8; use compute_type='float32' or 'int8' (or 'default', 'auto'), "
-            "or device='cuda'"
+            "float32, int8 and bfloat16; use compute_type='float32' or 'int8' (or 'bfloat16', "
+            "'default', 'auto'), or device='cuda'"
         )
 
 
