@@ -8,10 +8,15 @@ load included, x realtime, peak RSS, saywho's speed ratio over faster-whisper
 (> 1: saywho faster) both ways, and the WER between the two texts (0: the
 same work). Temperature fallback is off (temperature=0) so both decode the
 same windows. The first line says which CPU and which kernels ran
-(SAYWHO_CPU_DISPATCH=avx2 or baseline forces a lower dispatch).
+(SAYWHO_CPU_DISPATCH=avx2 or baseline forces a lower dispatch; avx512 keeps
+AMX tiles off), and each row's "path" column which kernels saywho's large
+products took: AMX (Intel's tiles), VNNI, AVX2 or SSE2 for int8; AMX or
+f32(bf16) (float32 products of bfloat16-rounded operands) for bfloat16.
+bfloat16 rows (--computes float32 int8 bfloat16; by default where the CPU
+has AMX-BF16) are measured against faster-whisper's int8, the issue's bar.
 
     python3 bench/bench_transcribe.py [--model tiny.en] [--minutes 5] [--threads 2]
-        [--recordings speech meeting] [--whispercpp [PATH]]
+        [--recordings speech meeting] [--computes float32 int8 bfloat16] [--whispercpp [PATH]]
 
 With --whispercpp, whisper.cpp's whisper-cli (built by bench/build_whispercpp.sh,
 or the binary given) joins every row on the same weights, converted to its
@@ -38,6 +43,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 
 def worker(engine, model, recording_name, minutes, beam, threads, compute) -> dict:
+    from machine import product_path
     from recordings import recording
 
     from saywho.models.test_weights import test_model_dir
@@ -59,8 +65,9 @@ def worker(engine, model, recording_name, minutes, beam, threads, compute) -> di
     text = " ".join(s.text.strip() for s in segments)
     seconds = time.perf_counter() - t1
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    path = product_path(compute) if engine == "saywho" else ""
     return {"seconds": seconds, "load": t1 - t0, "audio": audio.size / 16000, "rss": rss,
-            "text": text}  # fmt: skip
+            "text": text, "path": path}  # fmt: skip
 
 
 def run(engine, args, recording_name, beam, compute) -> dict:
@@ -161,6 +168,12 @@ def main() -> None:
     ap.add_argument("--recording", default="speech")
     ap.add_argument("--beam", type=int, default=5)
     ap.add_argument("--compute", default="float32")
+    ap.add_argument(
+        "--computes",
+        nargs="+",
+        help="saywho's compute types, rows in this order (default float32 int8, and bfloat16 "
+        "where the CPU has AMX-BF16); a bfloat16 row's peer runs int8",
+    )
     ap.add_argument("--only", help="rows, e.g. 'beam5-int8' or 'beam5-float32,greedy-int8'")
     ap.add_argument(
         "--whispercpp",
@@ -183,8 +196,12 @@ def main() -> None:
     from recordings import describe as describe_recording
     from recordings import recording
 
+    from saywho import _core
     from saywho.wer import word_error_rate
 
+    computes = args.computes or ["float32", "int8"]
+    if not args.computes and "AMX-BF16" in _core.cpu_dispatch()["amx"]:
+        computes.append("bfloat16")
     cpp = whispercpp_binary(args.whispercpp) if args.whispercpp else None
     print(f"model {args.model}, {args.threads} threads, CPU, temperature 0")
     for name in args.recordings:
@@ -192,15 +209,17 @@ def main() -> None:
         print(
             f"{'search':8} {'compute':8} {'saywho s':>9} {'+load':>6} {'x RT':>6} {'RSS MB':>7} "
             f"{'f-w s':>7} {'+load':>6} {'x RT':>6} {'RSS MB':>7} {'ratio':>6} {'+load':>6} "
-            f"{'WER':>6}"
+            f"{'WER':>6} {'path':>9}"
             + (f" {'w.cpp s':>8} {'x RT':>6} {'RSS MB':>7} {'ratio':>6}" if cpp else "")
         )
         for beam in (1, 5):
-            for compute in ("float32", "int8"):
+            for compute in computes:
                 row = f"{'greedy' if beam == 1 else f'beam{beam}'}-{compute}"
                 if args.only and row not in args.only.split(","):
                     continue
-                peer = run("faster-whisper", args, name, beam, compute)
+                # faster-whisper's int8 is the bar for saywho's bfloat16 (issue 30)
+                peer = run("faster-whisper", args, name, beam,
+                           "int8" if compute == "bfloat16" else compute)  # fmt: skip
                 label = "greedy" if beam == 1 else f"beam {beam}"
                 ours = run("saywho", args, name, beam, compute)
                 line = (
@@ -210,7 +229,7 @@ def main() -> None:
                     f"{peer['seconds'] + peer['load']:6.1f} {peer['audio'] / peer['seconds']:6.1f} "
                     f"{peer['rss'] / 2**20:7.0f} {peer['seconds'] / ours['seconds']:6.2f} "
                     f"{(peer['seconds'] + peer['load']) / (ours['seconds'] + ours['load']):6.2f} "
-                    f"{word_error_rate(peer['text'], ours['text']):6.1%}"
+                    f"{word_error_rate(peer['text'], ours['text']):6.1%} {ours['path']:>9}"
                 )
                 if cpp:
                     c = run_whispercpp(cpp, args, name, beam, compute)

@@ -56,8 +56,27 @@ def describe() -> str:
     return (
         f"CPU: {cpu_model()} ({os.cpu_count()} logical CPUs, {d['hardware']}); saywho kernels "
         f"{d['level']}{' forced' if forced else ''}{', AVX-512 VNNI' if d['vnni'] else ''}; "
+        f"AMX tiles: {d['amx']}; "
         f"OpenBLAS kernels {d['blas']}" + (f"; CTranslate2 forced to {peer}" if peer else "")
     )
+
+
+def product_path(compute: str) -> str:
+    """Which kernels a compute type's large products take in this process:
+    "AMX" (the tiles, hardware), "AMX-emulated", or the vector path."""
+    from saywho import _core
+
+    d = _core.cpu_dispatch()
+    amx = d["amx"]
+    if amx.startswith("emulated"):
+        return "AMX-emu"
+    if compute == "int8":
+        if amx.startswith("AMX-INT8"):
+            return "AMX"
+        return "VNNI" if d["vnni"] else ("AVX2" if d["level"] == "x86-64-v3" else "SSE2")
+    if compute == "bfloat16":
+        return "AMX" if "AMX-BF16" in amx else "f32(bf16)"
+    return "OpenBLAS"
 
 
 if __name__ == "__main__":

@@ -109,3 +109,40 @@ def test_an_unknown_level_is_an_option_error(monkeypatch):
     monkeypatch.setenv("SAYWHO_CPU_DISPATCH", "avx1024")
     with pytest.raises(saywho.OptionError, match="SAYWHO_CPU_DISPATCH=avx1024"):
         _core.cpu_dispatch()
+
+
+def _int8_transcript(jfk_wav, **env) -> list:
+    from .test_amx import CHILD
+
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(jfk_wav), "int8"],
+        env={**os.environ, "SAYWHO_AMX_EMULATE": "0", **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout)["segments"]
+
+
+def test_int8_levels_agree_to_the_bit_when_openblas_runs_the_same_kernels(jfk_wav):
+    """Why the avx512 and avx2 int8 paths can give other tokens (issue 30):
+    saywho's own kernels agree bit for bit across levels, but OpenBLAS runs
+    SkylakeX's kernels at x86-64-v4 and Haswell's at v3 for the float32 parts
+    (the encoder's attention, the convolutions), which sum in other orders;
+    int8 quantizes activations on every product, so an ulp can move a value
+    across a rounding step. With OpenBLAS's kernels held the same, two levels
+    give the same transcript to the bit (tokens and scores); measured on a
+    Zen 5, the 1-minute bench meeting's beam-5 int8 tokens part at token 12
+    between avx512 and avx2 and agree all through with the kernels held."""
+    hardware = LEVELS[_core.cpu_dispatch()["hardware"]]
+    if hardware >= 4:
+        high = _int8_transcript(jfk_wav, SAYWHO_CPU_DISPATCH="auto")
+        low = _int8_transcript(jfk_wav, SAYWHO_CPU_DISPATCH="avx2", SAYWHO_BLAS_CORETYPE="SkylakeX")
+    elif hardware == 3:
+        high = _int8_transcript(jfk_wav, SAYWHO_CPU_DISPATCH="avx2")
+        low = _int8_transcript(
+            jfk_wav, SAYWHO_CPU_DISPATCH="baseline", SAYWHO_BLAS_CORETYPE="Haswell"
+        )
+    else:
+        pytest.fail("this CPU has neither AVX2 nor AVX-512: there is no pair of levels to compare")
+    assert high == low
