@@ -32,7 +32,7 @@ class Pipeline:
     ``device="cuda"`` without a usable GPU raises ``DeviceError``. ``threads``
     sizes the CPU backend (0: one per CPU this process may use).
     ``compute_type`` is faster-whisper's: "default" (float32), "int8", "auto",
-    and on the CUDA backend "float16", "bfloat16", "int8_float16".
+    "bfloat16" (CPU and CUDA), and on the CUDA backend "float16", "int8_float16".
     ``diarization``: True or None for saywho's default models, False for
     none (``process`` then only transcribes), or pyannote's pipeline by name
     ("pyannote/speaker-diarization-3.1", "...-community-1", or a folder holding
