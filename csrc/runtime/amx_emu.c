@@ -3,7 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-_Thread_local sw_emu_tiles sw_emu_state;
+static _Thread_local sw_emu_tiles state;
+
+sw_emu_tiles *sw_emu_here(void)
+{
+    return &state;
+}
 
 void sw_emu_tile_fault(const char *instruction, const char *why)
 {

@@ -47,7 +47,10 @@ typedef struct sw_emu_tiles {
     uint8_t data[SW_TILES][SW_TILE_ROWS][SW_TILE_ROWBYTES];
 } sw_emu_tiles;
 
-extern _Thread_local sw_emu_tiles sw_emu_state;
+/* The calling thread's tiles. A function, not the thread-local variable
+ * itself: GCC 12's UBSan took the variable's address, inlined into the
+ * multi-versioned kernels, for a null pointer. */
+sw_emu_tiles *sw_emu_here(void);
 
 /* What would be #UD on the hardware: says which rule, then aborts. */
 _Noreturn void sw_emu_tile_fault(const char *instruction, const char *why);

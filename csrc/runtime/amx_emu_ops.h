@@ -8,7 +8,7 @@
 
 static inline void sw_emu_tile_loadconfig(const sw_tile_config *cfg)
 {
-    sw_emu_tiles *s = &sw_emu_state;
+    sw_emu_tiles *s = sw_emu_here();
     memset(s, 0, sizeof *s);
     if (cfg->palette == 0) /* palette 0: back to the initial state */
         return;
@@ -37,27 +37,27 @@ static inline void sw_emu_tile_loadconfig(const sw_tile_config *cfg)
 
 static inline void sw_emu_tile_release(void)
 {
-    memset(&sw_emu_state, 0, sizeof sw_emu_state);
+    memset(sw_emu_here(), 0, sizeof(sw_emu_tiles));
 }
 
 static inline void sw_emu_tile_valid(const char *insn, int t)
 {
-    if (!sw_emu_state.configured)
+    if (!sw_emu_here()->configured)
         sw_emu_tile_fault(insn, "no tile configuration loaded");
-    if (t < 0 || t >= SW_TILES || sw_emu_state.rows[t] == 0)
+    if (t < 0 || t >= SW_TILES || sw_emu_here()->rows[t] == 0)
         sw_emu_tile_fault(insn, "tile not configured");
 }
 
 static inline void sw_emu_tile_zero(int t)
 {
     sw_emu_tile_valid("tilezero", t);
-    memset(sw_emu_state.data[t], 0, sizeof sw_emu_state.data[t]);
+    memset(sw_emu_here()->data[t], 0, sizeof sw_emu_here()->data[t]);
 }
 
 static inline void sw_emu_tile_loadd(int t, const void *base, long stride)
 {
     sw_emu_tile_valid("tileloadd", t);
-    sw_emu_tiles *s = &sw_emu_state;
+    sw_emu_tiles *s = sw_emu_here();
     memset(s->data[t], 0, sizeof s->data[t]);
     for (int r = 0; r < s->rows[t]; r++)
         memcpy(s->data[t][r], (const char *)base + (long)r * stride, s->colsb[t]);
@@ -66,7 +66,7 @@ static inline void sw_emu_tile_loadd(int t, const void *base, long stride)
 static inline void sw_emu_tile_stored(int t, void *base, long stride)
 {
     sw_emu_tile_valid("tilestored", t);
-    const sw_emu_tiles *s = &sw_emu_state;
+    const sw_emu_tiles *s = sw_emu_here();
     for (int r = 0; r < s->rows[t]; r++)
         memcpy((char *)base + (long)r * stride, s->data[t][r], s->colsb[t]);
 }
@@ -77,7 +77,7 @@ static inline void sw_emu_tile_dp_shapes(const char *insn, int c, int a, int b)
     sw_emu_tile_valid(insn, c);
     sw_emu_tile_valid(insn, a);
     sw_emu_tile_valid(insn, b);
-    const sw_emu_tiles *s = &sw_emu_state;
+    const sw_emu_tiles *s = sw_emu_here();
     if (c == a || c == b || a == b)
         sw_emu_tile_fault(insn, "the three tiles must differ");
     if (s->colsb[c] % 4 || s->colsb[a] % 4 || s->colsb[b] % 4)
@@ -95,7 +95,7 @@ static inline void sw_emu_tile_dpb(const char *insn, int c, int a, int b, int a_
                                    int b_signed)
 {
     sw_emu_tile_dp_shapes(insn, c, a, b);
-    sw_emu_tiles *s = &sw_emu_state;
+    sw_emu_tiles *s = sw_emu_here();
     int rows = s->rows[c], n_out = s->colsb[c] / 4, n_k = s->colsb[a] / 4;
     for (int m = 0; m < rows; m++)
         for (int n = 0; n < n_out; n++) {
@@ -157,7 +157,7 @@ static inline float sw_emu_bf16(const uint8_t *p)
 static inline void sw_emu_tile_dpbf16ps(int c, int a, int b)
 {
     sw_emu_tile_dp_shapes("tdpbf16ps", c, a, b);
-    sw_emu_tiles *s = &sw_emu_state;
+    sw_emu_tiles *s = sw_emu_here();
     int rows = s->rows[c], n_out = s->colsb[c] / 4, n_k = s->colsb[a] / 4;
     for (int m = 0; m < rows; m++) {
         float even[16] = {0}, odd[16] = {0};

@@ -102,8 +102,8 @@ static void check_load_store(void)
     sw_tile_shape(&cfg, 3, 3, 20);
     SW_TILE_CONFIG(&cfg);
     sw_emu_tile_loadd(3, src, 64);
-    CHECK(sw_emu_state.data[3][2][19] == 0x5a && sw_emu_state.data[3][2][20] == 0);
-    CHECK(sw_emu_state.data[3][3][0] == 0);
+    CHECK(sw_emu_here()->data[3][2][19] == 0x5a && sw_emu_here()->data[3][2][20] == 0);
+    CHECK(sw_emu_here()->data[3][3][0] == 0);
     sw_emu_tile_stored(3, dst, 64);
     CHECK(dst[2][19] == 0x5a && dst[2][20] == 0xee && dst[3][0] == 0xee);
     SW_TILE_RELEASE();
