@@ -103,7 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--compute-type",
         default="default",
         choices=COMPUTE_TYPES,
-        help="Whisper's linear layers: float32 (default) or int8 (auto picks int8)",
+        help="Whisper's linear layers: float32 (default), int8 (auto picks int8) or bfloat16 "
+        "(AMX tiles on Intel Xeons that have them); float16 needs a GPU",
     )
     p.add_argument(
         "--batch-size",
