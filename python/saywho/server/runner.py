@@ -1,0 +1,29 @@
+"""One request run on a loaded Pipeline: transcription alone, or with speakers.
+
+Transcription alone calls ``Pipeline.transcribe`` (Whisper's segments keep
+every field verbose_json has); speakers call ``Pipeline.process``
+(diarization and alignment). The request's options are saywho's keywords
+already (fields.OPTION_FIELDS), and saywho checks their values.
+"""
+
+from __future__ import annotations
+
+from .fields import AudioRequest
+from .models import choose
+from .pool import PipelinePool
+from .transcript import Transcript
+
+
+def run(request: AudioRequest, path: str, pool: PipelinePool, progress=None) -> Transcript:
+    choice = choose(request.model, pool.default_model)
+    diarize = request.diarize or choice.diarize
+    options = dict(request.options)
+    if diarize:
+        options["word_timestamps"] = True
+    loaded = pool.get(choice.load, request.diarization if diarize else None)
+    with loaded.lock:
+        if diarize:
+            result = loaded.pipeline.process(path, diarize=True, progress=progress, **options)
+            return Transcript.from_result(request.task, result)
+        segments, info = loaded.pipeline.transcribe(path, progress=progress, **options)
+        return Transcript.from_whisper(request.task, segments, info)
