@@ -241,6 +241,11 @@ def parse_form(form, task: str) -> AudioRequest:
         request.logprobs = True
     request.diarization = _one(form, "diarization")
     request.known_speakers = _known_speakers(form)
+    if request.known_speakers and "known_speakers" not in ACCEPTED:
+        raise bad_field(
+            "known_speaker_names",
+            "known speakers need a saywho whose Pipeline.process takes known_speakers",
+        )
     if task == "translate":
         request.options["task"] = "translate"
     request.diarize = task == "transcribe" and (
