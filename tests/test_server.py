@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import subprocess
+import sys
 from collections import Counter
 
 import httpx
@@ -159,6 +161,13 @@ def test_translation_through_the_multilingual_model(client):
     assert verbose.segments and verbose.duration == pytest.approx(11.0)
 
 
+def test_logprobs_per_word(client):
+    with open(shared_file("jfk.wav"), "rb") as f:
+        result = client.audio.transcriptions.create(file=f, model="whisper-1", include=["logprobs"])
+    assert [p.token.strip() for p in result.logprobs][-1] == "country."
+    assert all(p.logprob <= 0.0 for p in result.logprobs)
+
+
 def test_models_and_health(client, server):
     ids = [m.id for m in client.models.list().data]
     assert {"whisper-1", "gpt-4o-transcribe-diarize", "whisper-tiny.en", "large-v3"} <= set(ids)
@@ -208,6 +217,8 @@ JFK = shared_file("jfk.wav").read_bytes()
         ({"chunking_strategy": "sometimes"}, JFK, "chunking_strategy"),
         ({"known_speaker_names[]": "Ann"}, JFK, "known_speaker_references"),
         ({"num_speakers": "two"}, JFK, "num_speakers"),
+        ({"hotwords": "saywho"}, JFK, "hotwords"),
+        ({"include[]": "everything"}, JFK, "include"),
     ],
 )
 def test_bad_requests_are_400s(server, data, content, param):
@@ -302,3 +313,16 @@ def test_server_vad_through_the_openai_client(client):
             chunking_strategy={"type": "server_vad", "threshold": 0.5, "silence_duration_ms": 500},
         )
     assert "country" in result.text
+
+
+def test_import_saywho_loads_no_web_framework():
+    code = (
+        "import sys, saywho, saywho.cli; "
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('fastapi', 'uvicorn', 'starlette')]; "
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    helped = subprocess.run(
+        [sys.executable, "-m", "saywho", "serve", "--help"], capture_output=True, text=True
+    )
+    assert helped.returncode == 0 and "--api-key" in helped.stdout
