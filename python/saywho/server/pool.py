@@ -86,6 +86,7 @@ class PipelinePool:
                         "mapped_bytes": memory.mapped,
                         "device_free_bytes": memory.free,
                         "device_total_bytes": memory.total,
+                        "source": memory.source,
                     },
                 }
             )
