@@ -218,6 +218,7 @@ JFK = shared_file("jfk.wav").read_bytes()
         ({"known_speaker_names[]": "Ann"}, JFK, "known_speaker_references"),
         ({"num_speakers": "two"}, JFK, "num_speakers"),
         ({"hotwords": "saywho"}, JFK, "hotwords"),
+        ({"diarization": "/etc"}, JFK, "diarization"),
         ({"include[]": "everything"}, JFK, "include"),
     ],
 )

@@ -14,6 +14,7 @@ import base64
 import binascii
 import inspect
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -168,6 +169,7 @@ def _chunking(form) -> dict:
     return {"vad_filter": True, "vad_parameters": vad or None}
 
 
+HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 DATA_URL = re.compile(r"^data:(?P<mime>[\w.+-]+/[\w.+-]+)?(?:;[^,;]*)*?;base64,(?P<data>.*)$", re.S)
 
 
@@ -240,6 +242,13 @@ def parse_form(form, task: str) -> AudioRequest:
             raise bad_field("include", f"include knows logprobs only, not {item!r}")
         request.logprobs = True
     request.diarization = _one(form, "diarization")
+    if request.diarization is not None and not _hub_name(request.diarization):
+        # a folder holding a config.yaml is the operator's choice, not a client's
+        raise bad_field(
+            "diarization",
+            "diarization is pyannote's pipeline by its hub name "
+            "(pyannote/speaker-diarization-community-1), not a path",
+        )
     request.known_speakers = _known_speakers(form)
     if request.known_speakers and "known_speakers" not in ACCEPTED:
         raise bad_field(
@@ -256,6 +265,10 @@ def parse_form(form, task: str) -> AudioRequest:
     if request.words or request.logprobs or request.diarize:
         request.options["word_timestamps"] = True
     return request
+
+
+def _hub_name(value: str) -> bool:
+    return bool(HUB_NAME.match(value)) and ".." not in value and not os.path.exists(value)
 
 
 def _translation_fields() -> dict:
