@@ -327,3 +327,11 @@ def test_import_saywho_loads_no_web_framework():
         [sys.executable, "-m", "saywho", "serve", "--help"], capture_output=True, text=True
     )
     assert helped.returncode == 0 and "--api-key" in helped.stdout
+
+
+def test_uploads_go_under_generated_names_and_are_removed(server):
+    r = post(server, content=JFK, name="../../../evil.wav")
+    assert r.status_code == 200 and "country" in r.json()["text"]
+    # every request above, good or refused, left nothing behind
+    assert list((server.data_dir / "uploads").iterdir()) == []
+    assert not list(server.data_dir.parent.rglob("evil*"))

@@ -13,7 +13,6 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
-from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import _core
@@ -25,7 +24,7 @@ from .models import choose, listed
 from .state import ServerState
 from .streaming import events
 from .transcript import Transcript
-from .uploads import spool, too_large
+from .uploads import read_form, too_large
 
 log = logging.getLogger("saywho.server")
 # a known speaker's 10 s data URL is far over Starlette's 1 MB default for a field
@@ -106,25 +105,26 @@ def create_app(config: ServerConfig) -> FastAPI:
         return await call_next(request)
 
     async def _read(request: Request, task: str | None, kind: str):
-        """The form parsed, the model checked, the file spooled: (request, path, name)."""
-        try:
-            form = await request.form(max_part_size=MAX_FIELD_BYTES)
-        except StarletteHTTPException as e:  # malformed multipart
-            raise APIError(400, str(e.detail)) from None
-        if task is None:  # a job says which with its own field
-            task = form.get("task") or "transcribe"
-            if task not in ("transcribe", "translate"):
-                raise bad_field("task", f"task is transcribe or translate, not {task!r}")
-        upload = form.get("file")
-        if not isinstance(upload, UploadFile):
-            raise bad_field("file", "file is required: the audio as a multipart file")
-        audio = parse_form(form, task)
-        choose(audio.model, config.model)  # an unknown model is a 404 before any work
+        """The body parsed, the audio spooled, the model checked: (request, path, name)."""
         path = state.jobs.new_upload_path(kind)
-        await spool(upload, path, config.max_upload_bytes)
-        return audio, path, upload.filename or "file"
+        form, filename, _size = await read_form(
+            request, path, config.max_upload_bytes, MAX_FIELD_BYTES
+        )
+        try:
+            if task is None:  # a job says which with its own field
+                task = (form.getlist("task") or ["transcribe"])[0]
+                if task not in ("transcribe", "translate"):
+                    raise bad_field("task", f"task is transcribe or translate, not {task!r}")
+            audio = parse_form(form, task)
+            choose(audio.model, config.model)  # an unknown model is a 404 before any work
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            raise
+        return audio, path, filename
 
     async def _sync(request: Request, task: str) -> Response:
+        state.check_room()
         audio, path, filename = await _read(request, task, "req")
         try:
             transcript = await state.run_now(audio, str(path), filename)

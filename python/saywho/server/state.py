@@ -39,6 +39,16 @@ def as_api_error(error: BaseException, filename: str | None = None, path: str | 
     return internal()
 
 
+def queue_full(retry_after: int) -> APIError:
+    return APIError(
+        429,
+        f"Too many requests are waiting; retry after {retry_after} s",
+        type="rate_limit_error",
+        code="queue_full",
+        headers={"Retry-After": str(retry_after)},
+    )
+
+
 class ServerState:
     def __init__(self, config: ServerConfig):
         self.config = config
@@ -62,17 +72,16 @@ class ServerState:
         try:
             future = self.queue.submit(lambda: run(request, path, self.pool))
         except QueueFull as full:
-            raise APIError(
-                429,
-                f"Too many requests are waiting; retry after {full.retry_after} s",
-                type="rate_limit_error",
-                code="queue_full",
-                headers={"Retry-After": str(full.retry_after)},
-            ) from None
+            raise queue_full(full.retry_after) from None
         try:
             return await asyncio.wrap_future(future)
         except Exception as e:
             raise as_api_error(e, filename, path) from None
+
+    def check_room(self) -> None:
+        """429 before the upload is read, when the queue is already full."""
+        if self.queue.queued >= self.config.max_queued:
+            raise queue_full(self.queue.retry_after())
 
     def submit_job(self, job_id: str) -> None:
         self.queue.submit(lambda: self._run_job(job_id), bounded=False)
