@@ -19,6 +19,12 @@ WHISPER_FIELDS = ("seek", "tokens", "temperature", "avg_logprob", "compression_r
 ANONYMOUS = re.compile(r"^SPEAKER_\d+$")
 
 
+def _seconds(value) -> float:
+    """Times to the millisecond: Whisper's steps are 20 ms, and float noise
+    (7.419999999999995) has no place in an answer."""
+    return round(float(value), 3)
+
+
 def _letters(n: int) -> str:
     """0 -> A, 25 -> Z, 26 -> AA: OpenAI's speaker labels."""
     out = ""
@@ -52,8 +58,8 @@ class Transcript:
             seg = {
                 "id": s.id,
                 "seek": s.seek,
-                "start": float(s.start),
-                "end": float(s.end),
+                "start": _seconds(s.start),
+                "end": _seconds(s.end),
                 "text": s.text,
                 "tokens": list(s.tokens),
                 "temperature": float(s.temperature),
@@ -65,8 +71,8 @@ class Transcript:
                 seg["words"] = [
                     {
                         "word": w.word,
-                        "start": float(w.start),
-                        "end": float(w.end),
+                        "start": _seconds(w.start),
+                        "end": _seconds(w.end),
                         "probability": float(w.probability),
                     }
                     for w in s.words
@@ -89,15 +95,15 @@ class Transcript:
         for i, s in enumerate(result.segments):
             seg = {
                 "id": i,
-                "start": float(s.start),
-                "end": float(s.end),
+                "start": _seconds(s.start),
+                "end": _seconds(s.end),
                 "text": s.text,
                 "speaker": label(s.speaker),
                 "words": [
                     {
                         "word": w.word,
-                        "start": float(w.start),
-                        "end": float(w.end),
+                        "start": _seconds(w.start),
+                        "end": _seconds(w.end),
                         "probability": float(w.probability),
                         "speaker": label(w.speaker),
                     }
