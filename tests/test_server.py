@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 
 import httpx
@@ -186,7 +189,7 @@ def post(server, data=None, content=b"", name="a.wav", headers=None, path="trans
         data={"model": "whisper-1", **(data or {})},
         files=files,
         headers=headers,
-        timeout=120,
+        timeout=300,
     )
 
 
@@ -335,3 +338,31 @@ def test_uploads_go_under_generated_names_and_are_removed(server):
     # every request above, good or refused, left nothing behind
     assert list((server.data_dir / "uploads").iterdir()) == []
     assert not list(server.data_dir.parent.rglob("evil*"))
+
+
+def test_shutdown_answers_the_waiting_503_and_finishes_the_running(tmp_path):
+    srv = Server(tmp_path / "data").start()
+    two = shared_file("two_speakers.wav").read_bytes()
+
+    def queue_is(key: str, n: int) -> None:
+        for _ in range(600):
+            if httpx.get(srv.url + "/health").json()["queue"][key] >= n:
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"the queue never had {n} {key}")
+
+    try:
+        with concurrent.futures.ThreadPoolExecutor(3) as pool:
+            running = pool.submit(post, srv, {"model": "gpt-4o-transcribe-diarize"}, two)
+            queue_is("running", 1)
+            waiting = [pool.submit(post, srv, {"beam_size": "1"}, JFK) for _ in range(2)]
+            queue_is("queued", 2)
+            os.kill(srv.proc.pid, signal.SIGTERM)
+            for w in waiting:
+                openai_error(w.result(), 503, code="shutting_down")
+            assert running.result().status_code == 200
+        # uvicorn, its shutdown done, re-raises the signal it caught
+        assert srv.proc.wait(120) in (0, -signal.SIGTERM)
+        assert "Finished server process" in srv.log()
+    finally:
+        srv.stop()

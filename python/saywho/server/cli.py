@@ -97,7 +97,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         app = create_app(config)
-        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+
+        class Server(uvicorn.Server):
+            def handle_exit(self, sig, frame) -> None:
+                # before uvicorn waits for the open requests: the queued ones get 503
+                app.state.saywho.begin_shutdown()
+                super().handle_exit(sig, frame)
+
+        server = Server(
+            uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level)
+        )
+        server.run()
     except _core.SaywhoError as e:
         print(f"saywho serve: {e}", file=sys.stderr)
         return 2

@@ -75,6 +75,10 @@ class ServerState:
             raise queue_full(full.retry_after) from None
         try:
             return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            if future.cancelled():  # the server is shutting down: it never started
+                raise shutting_down() from None
+            raise  # the request itself was cancelled
         except Exception as e:
             raise as_api_error(e, filename, path) from None
 
@@ -116,6 +120,15 @@ class ServerState:
             with self._cancel_lock:
                 self._cancelled.discard(job_id)
         self.jobs.succeed(job_id, transcript.to_record())
+
+    def begin_shutdown(self) -> None:
+        """On SIGTERM/SIGINT: new requests get 503 and those still waiting for
+        a worker are answered 503 now (queued jobs stay queued on disk, for
+        the next start); the runs under way finish."""
+        self.closing = True
+        cancelled = self.queue.cancel_waiting()
+        if cancelled:
+            log.info("shutting down: %d waiting requests answered 503", cancelled)
 
     def close(self) -> None:
         self.closing = True

@@ -85,6 +85,16 @@ class WorkQueue:
                 with self._cond:
                     self._running -= 1
 
+    def cancel_waiting(self) -> int:
+        """Cancels the work not yet started (its callers see CancelledError);
+        returns how much. The running work goes on."""
+        with self._cond:
+            count = len(self._items)
+            while self._items:
+                _fn, future = self._items.popleft()
+                future.cancel()
+            return count
+
     def close(self, wait: bool = True) -> None:
         """Stops taking work; queued items not yet started are cancelled."""
         with self._cond:
