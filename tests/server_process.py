@@ -48,6 +48,7 @@ class Server:
 
     def start(self) -> Server:
         env = dict(os.environ)
+        env["HF_HUB_OFFLINE"] = "1"  # a test never downloads: what is not local is an error
         self._log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "saywho", "serve", *self.args],

@@ -249,6 +249,11 @@ def test_values_saywho_refuses_are_400s(server, data):
     openai_error(post(server, data, JFK), 400, code="invalid_value")
 
 
+def test_a_diarization_pipeline_it_cannot_load_is_400(server):
+    r = post(server, {"diarization": "nobody/no-such-pipeline"}, JFK)
+    openai_error(r, 400, "diarization", "diarization_unavailable")
+
+
 def test_unknown_model_is_404(server, client):
     openai_error(post(server, {"model": "no-such-model"}, JFK), 404, "model", "model_not_found")
     with pytest.raises(NotFoundError):

@@ -8,6 +8,8 @@ already (fields.OPTION_FIELDS), and saywho checks their values.
 
 from __future__ import annotations
 
+from .._core import ModelError
+from .errors import APIError
 from .fields import AudioRequest
 from .models import choose
 from .pool import PipelinePool
@@ -23,7 +25,15 @@ def run(request: AudioRequest, path: str, pool: PipelinePool, progress=None) -> 
     loaded = pool.get(choice.load, request.diarization if diarize else None)
     with loaded.lock:
         if diarize:
-            result = loaded.pipeline.process(path, diarize=True, progress=progress, **options)
+            try:
+                result = loaded.pipeline.process(path, diarize=True, progress=progress, **options)
+            except ModelError as e:
+                if request.diarization is None:
+                    raise
+                # the named pyannote pipeline: gated, absent, or no token on the server
+                raise APIError(
+                    400, str(e), param="diarization", code="diarization_unavailable"
+                ) from None
             return Transcript.from_result(request.task, result)
         segments, info = loaded.pipeline.transcribe(path, progress=progress, **options)
         return Transcript.from_whisper(request.task, segments, info)
