@@ -237,7 +237,7 @@ def run_file(pipeline: Pipeline, path: str, args) -> float:
 # Subcommands (``saywho NAME ...``) live in their own modules, imported only
 # when named, so transcribing a file never pays for a web server or a cluster
 # client. A file of the same name is given as ./NAME.
-SUBCOMMANDS: dict[str, str] = {}
+SUBCOMMANDS: dict[str, str] = {"serve": "saywho.server.cli"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,168 @@
+"""saywho serve under load, through the official openai client.
+
+--clients concurrent clients each send --requests transcriptions of the
+bundled 30 s sample (tiny.en test weights, CPU) to a real ``saywho serve``
+process on localhost. Printed: failures, p50/p95 latency, throughput in
+seconds of audio per second against the same number of transcriptions run
+one after the other in this process by a Pipeline (the server's overhead:
+1 - server/in-process; goal <= 5%), and the server's RSS after the first
+--rss-after requests and at the end (goal: within 20 MB).
+
+    python3 bench/bench_server.py [--clients 16] [--requests 20] [--rss-after 50]
+        [--model DIR] [--beam-size 5]
+
+The issue's figures are 16 x 20 and, for memory, a run of 1,000 requests
+(--clients 16 --requests 63). The CPU's model and the load average are
+printed with the figures: on a shared machine they move.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+from machine import cpu_model
+from openai import OpenAI
+
+import saywho
+from saywho.models.test_weights import test_model_dir
+
+REPO = Path(__file__).resolve().parents[1]
+# the installed package cannot know where the checkout keeps its test weights
+os.environ.setdefault("SAYWHO_TEST_WEIGHTS", str(REPO / ".cache" / "test-weights"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def start_server(model: str, data: str, clients: int) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "saywho", "serve", "--port", str(port), "--model", model,
+         "--device", "cpu", "--data-dir", data, "--max-queued", str(clients),
+         "--log-level", "warning"],
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/health", timeout=2).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGTERM)
+    raise SystemExit("saywho serve did not start")
+
+
+def in_process(model: str, sample: Path, count: int, beam_size: int) -> float:
+    """Seconds for ``count`` transcriptions one after the other in this process."""
+    with saywho.Pipeline(model=model, device="cpu", log_memory=False) as p:
+        p.transcribe(str(sample), beam_size=beam_size)  # warm, as the server's first request
+        start = time.perf_counter()
+        for _ in range(count):
+            p.transcribe(str(sample), beam_size=beam_size)
+        return time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--clients", type=int, default=16)
+    ap.add_argument("--requests", type=int, default=20, help="per client")
+    ap.add_argument("--rss-after", type=int, default=50)
+    ap.add_argument("--model", default=None)
+    ap.add_argument("--beam-size", type=int, default=5)
+    args = ap.parse_args()
+    model = args.model or str(test_model_dir("tiny.en"))
+    sample = saywho.sample_path()
+    duration = len(saywho.load_audio(sample)) / saywho.SAMPLE_RATE
+    total = args.clients * args.requests
+    print(f"CPU: {cpu_model()} ({os.cpu_count()} CPUs), load average {os.getloadavg()}")
+    print(f"{args.clients} clients x {args.requests} requests of {duration:.0f} s, {model}")
+
+    with tempfile.TemporaryDirectory() as data:
+        proc, url = start_server(model, data, args.clients)
+        try:
+            client = OpenAI(base_url=url + "/v1", api_key="bench", max_retries=0, timeout=3600)
+            audio = sample.read_bytes()
+            latencies: list[float] = []
+            failures: list[str] = []
+            done = 0
+            rss_early = None
+            lock = threading.Lock()
+
+            def one_client(_i: int) -> None:
+                nonlocal done, rss_early
+                for _ in range(args.requests):
+                    t0 = time.perf_counter()
+                    try:
+                        client.audio.transcriptions.create(
+                            file=("sample.wav", audio, "audio/wav"),
+                            model="whisper-1",
+                            extra_body={"beam_size": args.beam_size},
+                        )
+                    except Exception as e:  # counted, not fatal: the bench reports them
+                        with lock:
+                            failures.append(repr(e)[:200])
+                        continue
+                    with lock:
+                        latencies.append(time.perf_counter() - t0)
+                        done += 1
+                        if done == args.rss_after:
+                            rss_early = rss_mb(proc.pid)
+
+            client.audio.transcriptions.create(
+                file=("sample.wav", audio, "audio/wav"), model="whisper-1"
+            )  # warm
+            start = time.perf_counter()
+            with concurrent.futures.ThreadPoolExecutor(args.clients) as pool:
+                list(pool.map(one_client, range(args.clients)))
+            wall = time.perf_counter() - start
+            rss_end = rss_mb(proc.pid)
+        finally:
+            os.kill(proc.pid, signal.SIGTERM)
+            proc.wait(60)
+    served = len(latencies) * duration / wall
+    alone = in_process(model, sample, total, args.beam_size)
+    local = total * duration / alone
+    latencies.sort()
+    p95 = latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))] if latencies else 0
+    print(
+        f"failures: {len(failures)} of {total}" + (f" (first: {failures[0]})" if failures else "")
+    )
+    print(f"latency: p50 {statistics.median(latencies):.2f} s, p95 {p95:.2f} s")
+    print(
+        f"throughput: server {served:.2f} s of audio/s, in-process {local:.2f} s/s, "
+        f"overhead {100 * (1 - served / local):.1f}%"
+    )
+    if rss_early is not None:
+        print(
+            f"server RSS: {rss_early:.1f} MB after {args.rss_after} requests, "
+            f"{rss_end:.1f} MB after {total} ({rss_end - rss_early:+.1f} MB)"
+        )
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

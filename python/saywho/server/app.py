@@ -1,0 +1,258 @@
+"""The FastAPI application: OpenAI's /v1/audio routes, models, health and jobs."""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import logging
+import os
+import time
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from .. import _core
+from .config import ServerConfig
+from .errors import APIError, bad_field, internal, shutting_down
+from .fields import RESPONSE_FORMATS, AudioRequest, parse_form
+from .formats import render
+from .models import choose, listed
+from .state import ServerState
+from .streaming import events
+from .transcript import Transcript
+from .uploads import read_form, too_large
+
+log = logging.getLogger("saywho.server")
+# a known speaker's 10 s data URL is far over Starlette's 1 MB default for a field
+MAX_FIELD_BYTES = 16 << 20
+OPEN_PATHS = ("/health", "/docs", "/openapi.json", "/redoc")
+
+
+def _error_response(error: APIError) -> JSONResponse:
+    return JSONResponse(error.body(), status_code=error.status, headers=error.headers)
+
+
+def create_app(config: ServerConfig) -> FastAPI:
+    state = ServerState(config)
+    try:  # a bad --model or --device fails here, before the port opens
+        state.start()
+    except BaseException:
+        state.close()
+        raise
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        yield
+        state.close()
+
+    app = FastAPI(
+        title="saywho",
+        version=_core.__version__,
+        summary="OpenAI's audio API, with speakers",
+        lifespan=lifespan,
+    )
+    app.state.saywho = state
+
+    @app.exception_handler(APIError)
+    async def api_error(_request, error: APIError):
+        return _error_response(error)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_request, error: RequestValidationError):
+        first = error.errors()[0] if error.errors() else {}
+        where = first.get("loc", ())
+        param = str(where[-1]) if where else None
+        return _error_response(APIError(400, first.get("msg", "invalid request"), param=param))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_request, error: StarletteHTTPException):
+        kind = "not_found" if error.status_code == 404 else None
+        return _error_response(APIError(error.status_code, str(error.detail), code=kind))
+
+    @app.exception_handler(Exception)
+    async def unexpected(_request, error: Exception):
+        log.error("unexpected error", exc_info=error)
+        return _error_response(internal())
+
+    @app.middleware("http")
+    async def gate(request: Request, call_next):
+        """Shutting down, the key, and an upload's declared size, before any body is read."""
+        if state.closing:
+            return _error_response(shutting_down())
+        path = request.url.path
+        if config.api_key and not path.startswith(OPEN_PATHS):
+            given = request.headers.get("authorization", "")
+            scheme, _, key = given.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(
+                key.strip().encode(), config.api_key.encode()
+            ):
+                return _error_response(
+                    APIError(
+                        401,
+                        "Incorrect API key provided"
+                        if given
+                        else "Missing API key: send Authorization: Bearer KEY",
+                        code="invalid_api_key",
+                    )
+                )
+        length = request.headers.get("content-length")
+        if length and length.isdigit() and int(length) > config.max_upload_bytes + MAX_FIELD_BYTES:
+            return _error_response(too_large(config.max_upload_bytes))
+        return await call_next(request)
+
+    async def _read(request: Request, task: str | None, kind: str):
+        """The body parsed, the audio spooled, the model checked: (request, path, name)."""
+        path = state.jobs.new_upload_path(kind)
+        form, filename, _size = await read_form(
+            request, path, config.max_upload_bytes, MAX_FIELD_BYTES
+        )
+        try:
+            if task is None:  # a job says which with its own field
+                task = (form.getlist("task") or ["transcribe"])[0]
+                if task not in ("transcribe", "translate"):
+                    raise bad_field("task", f"task is transcribe or translate, not {task!r}")
+            audio = parse_form(form, task)
+            choose(audio.model, config.model)  # an unknown model is a 404 before any work
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            raise
+        return audio, path, filename
+
+    async def _sync(request: Request, task: str) -> Response:
+        state.check_room()
+        audio, path, filename = await _read(request, task, "req")
+        try:
+            transcript = await state.run_now(audio, str(path), filename)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        if audio.stream:
+            return StreamingResponse(events(transcript, audio), media_type="text/event-stream")
+        return _rendered(transcript, audio)
+
+    def _rendered(transcript: Transcript, audio) -> Response:
+        body, media_type = render(transcript, audio)
+        if isinstance(body, str):
+            return PlainTextResponse(body, media_type=media_type)
+        return JSONResponse(body)
+
+    @app.post("/v1/audio/transcriptions", summary="Transcribe audio (OpenAI's API, with speakers)")
+    async def transcriptions(request: Request):
+        return await _sync(request, "transcribe")
+
+    @app.post("/v1/audio/translations", summary="Translate audio into English text")
+    async def translations(request: Request):
+        return await _sync(request, "translate")
+
+    @app.get("/v1/models")
+    async def models():
+        created = int(time.time())
+        return {
+            "object": "list",
+            "data": [
+                {"id": name, "object": "model", "created": created, "owned_by": "saywho"}
+                for name in listed(config.model)
+            ],
+        }
+
+    @app.get("/v1/models/{name:path}")
+    async def model(name: str):
+        choose(name, config.model)
+        return {"id": name, "object": "model", "created": int(time.time()), "owned_by": "saywho"}
+
+    @app.get("/health")
+    async def health():
+        loaded = state.pool.describe()
+        default = state.pool.get(config.model, None).pipeline
+        return {
+            "status": "shutting_down" if state.closing else "ok",
+            "version": _core.__version__,
+            "device": default.device,
+            "device_name": default.device_name,
+            "cpu_because": default.fallback_reason,
+            "queue": {
+                "queued": state.queue.queued,
+                "running": state.queue.running,
+                "max_queued": config.max_queued,
+                "workers": config.workers,
+            },
+            "models": loaded,
+        }
+
+    # -- jobs: long files, on disk ---------------------------------------------------
+    def _job(row) -> dict:
+        out = {
+            "id": row["id"],
+            "object": "audio.job",
+            "status": row["state"],
+            "created_at": int(row["created_at"]),
+            "attempts": row["attempts"],
+            "progress": {
+                "stage": row["stage"],
+                "done": row["done"],
+                "total": row["total"],
+            },
+        }
+        if row["finished_at"]:
+            out["finished_at"] = int(row["finished_at"])
+        if row["error"]:
+            out["error"] = json.loads(row["error"])["body"]["error"]
+        return out
+
+    def _row(job_id: str):
+        row = state.jobs.get(job_id)
+        if row is None:
+            raise APIError(404, f"No job {job_id!r}", param="job_id", code="job_not_found")
+        return row
+
+    @app.post("/v1/jobs", status_code=202, summary="Queue a long file; poll its progress")
+    async def create_job(request: Request):
+        audio, path, _name = await _read(request, None, "job")
+        if audio.stream:
+            os.unlink(path)
+            raise bad_field("stream", "a job is polled, not streamed: leave stream out")
+        job_id = state.jobs.create(audio.to_record(), path)
+        state.submit_job(job_id)
+        state.jobs.expire()
+        return JSONResponse(_job(_row(job_id)), status_code=202)
+
+    @app.get("/v1/jobs")
+    async def list_jobs():
+        return {"object": "list", "data": [_job(r) for r in state.jobs.list()]}
+
+    @app.get("/v1/jobs/{job_id}")
+    async def get_job(job_id: str):
+        return _job(_row(job_id))
+
+    @app.get("/v1/jobs/{job_id}/result")
+    async def job_result(job_id: str, response_format: str = "json"):
+        row = _row(job_id)
+        if row["state"] == "failed":
+            error = json.loads(row["error"])
+            return JSONResponse(error["body"], status_code=error["status"])
+        if row["state"] != "succeeded":
+            raise APIError(
+                409, f"Job {job_id} is {row['state']}, not finished", code="job_not_finished"
+            )
+        request = json.loads(row["request"])
+        if response_format not in RESPONSE_FORMATS:
+            raise bad_field("response_format", f"unknown response_format {response_format!r}")
+        audio = AudioRequest.from_record(request)
+        audio.response_format = response_format
+        return _rendered(Transcript.from_record(json.loads(row["result"])), audio)
+
+    @app.delete("/v1/jobs/{job_id}")
+    async def delete_job(job_id: str):
+        row = _row(job_id)
+        if row["state"] in ("queued", "running"):
+            state.cancel_job(job_id)
+            return _job(_row(job_id))
+        state.jobs.delete(job_id)
+        return {"id": job_id, "object": "audio.job", "deleted": True}
+
+    return app

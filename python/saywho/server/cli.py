@@ -1,0 +1,114 @@
+"""``saywho serve``: OpenAI's audio API on a port (pip install "saywho[server]")."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from .. import _core
+from ..whisper.transcribe import COMPUTE_TYPES
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="saywho serve",
+        description="OpenAI's /v1/audio API with speakers; interactive docs at /docs.",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument(
+        "--model",
+        help="default Whisper model, served as whisper-1: a name (tiny.en ... large-v3-turbo), a "
+        "Hugging Face repo id or a folder (default: the test tiny.en)",
+    )
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
+    p.add_argument("--compute-type", default="default", choices=COMPUTE_TYPES)
+    p.add_argument(
+        "--api-key",
+        default=os.environ.get("SAYWHO_API_KEY"),
+        help="require Authorization: Bearer KEY (default: SAYWHO_API_KEY; none: open)",
+    )
+    p.add_argument(
+        "--workers",
+        type=_positive,
+        default=1,
+        help="runs at once (default 1: one per GPU; on the CPU the cores are split among them)",
+    )
+    p.add_argument(
+        "--max-queued",
+        type=_positive,
+        default=32,
+        help="requests that may wait for a worker before others get 429 (default 32)",
+    )
+    p.add_argument("--max-upload-mb", type=_positive, default=500, help="largest upload (500)")
+    p.add_argument(
+        "--data-dir", default="saywho-data", help="jobs database and uploads (./saywho-data)"
+    )
+    p.add_argument(
+        "--job-ttl-hours", type=float, default=24.0, help="finished jobs are kept this long (24)"
+    )
+    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        import uvicorn
+
+        from .app import create_app
+    except ImportError as e:
+        print(f'saywho serve: {e.name} is missing: pip install "saywho[server]"', file=sys.stderr)
+        return 2
+    from ..cli import default_model
+    from .config import ServerConfig
+
+    model = args.model or default_model()
+    if model is None:
+        print(
+            "saywho serve: no Whisper model: pass --model NAME_OR_DIR, or run "
+            "bash scripts/fetch_test_weights.sh",
+            file=sys.stderr,
+        )
+        return 2
+    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    config = ServerConfig(
+        model=model,
+        device=args.device,
+        compute_type=args.compute_type,
+        api_key=args.api_key or None,
+        workers=args.workers,
+        max_queued=args.max_queued,
+        max_upload_mb=args.max_upload_mb,
+        data_dir=args.data_dir,
+        job_ttl_s=args.job_ttl_hours * 3600.0,
+    )
+    try:
+        app = create_app(config)
+
+        class Server(uvicorn.Server):
+            def handle_exit(self, sig, frame) -> None:
+                # before uvicorn waits for the open requests: the queued ones get 503
+                app.state.saywho.begin_shutdown()
+                super().handle_exit(sig, frame)
+
+        server = Server(
+            uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level)
+        )
+        server.run()
+    except _core.SaywhoError as e:
+        print(f"saywho serve: {e}", file=sys.stderr)
+        return 2
+    return 0
