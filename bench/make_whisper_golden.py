@@ -18,7 +18,7 @@ import faster_whisper  # noqa: E402
 
 import saywho  # noqa: E402
 from saywho.models.test_weights import test_model_dir  # noqa: E402
-from tests.long_recording import assemble, with_noise_gap  # noqa: E402
+from tests.long_recording import SHORT_MINUTES, assemble, with_noise_gap  # noqa: E402
 
 DATA = REPO / "tests" / "data" / "shared"
 CASES = [
@@ -77,10 +77,74 @@ WORD_CASES = [
 def audio_for(kind: str):
     if kind == "jfk":
         return saywho.load_audio(DATA / "jfk.wav")
+    if kind == "short":  # two_speakers, a pause, jfk: 42.4 s, two windows
+        return assemble(DATA, SHORT_MINUTES)
     if kind == "long2gap":
         return with_noise_gap(assemble(DATA, 2.0))
     return assemble(DATA, 2.0)
 
+
+# The rest of faster-whisper's options (tests/test_whisper_options.py), on
+# "short" audio where a case needs a second window. Multilingual cases also
+# record the language each window was decoded in ("languages").
+OPTION_CASES = [
+    ("jfk_tiny.en_prefix", "tiny.en", "jfk", {"beam_size": 5, "prefix": "And so, my dear"}),
+    ("jfk_tiny.en_hotwords", "tiny.en", "jfk", {"beam_size": 5, "hotwords": "Kennedy"}),
+    # the prefix goes to the first window only, the hotwords to the others
+    (
+        "short_tiny.en_prefix_hotwords",
+        "tiny.en",
+        "short",
+        {"beam_size": 1, "temperature": 0.0, "prefix": "Well,", "hotwords": "Diane, Sheila"},
+    ),
+    (
+        "short_tiny.en_clips",
+        "tiny.en",
+        "short",
+        {"beam_size": 1, "temperature": 0.0, "clip_timestamps": [0.5, 33.0, 35.0]},
+    ),
+    (
+        "short_tiny.en_vad_parameters",
+        "tiny.en",
+        "short",
+        {
+            "beam_size": 1,
+            "temperature": 0.0,
+            "vad_filter": True,
+            "vad_parameters": {
+                "threshold": 0.6,
+                "min_silence_duration_ms": 300,
+                "speech_pad_ms": 100,
+            },
+        },
+    ),
+    # told French, each window finds its own language (English)
+    (
+        "short_base_multilingual",
+        "base",
+        "short",
+        {"beam_size": 1, "temperature": 0.0, "language": "fr", "multilingual": True},
+    ),
+    # no window is sure enough: the vote of two windows from the clip's start
+    (
+        "short_base_detection_vote",
+        "base",
+        "short",
+        {
+            "beam_size": 1,
+            "temperature": 0.0,
+            "clip_timestamps": [5.0],
+            "language_detection_segments": 2,
+            "language_detection_threshold": 1.0,
+        },
+    ),
+    (
+        "short_base_batched_multilingual_hotwords",
+        "base",
+        "short",
+        {"batched": True, "language": "fr", "multilingual": True, "hotwords": "Diane"},
+    ),
+]
 
 # faster-whisper's BatchedInferencePipeline (tests/test_batched.py).
 BATCHED_CASES = [
@@ -104,6 +168,7 @@ def main() -> None:
         ("golden_words", WORD_CASES),
         ("golden_approx", APPROX_CASES),
         ("golden_batched", BATCHED_CASES),
+        ("golden_options", OPTION_CASES),
     )
     for folder, cases in folders:
         cases = [c for c in cases if not only or c[0] in only]
@@ -118,19 +183,30 @@ def write_cases(out_dir: Path, cases) -> None:
         fw = faster_whisper.WhisperModel(
             str(test_model_dir(model)), device="cpu", compute_type=compute, cpu_threads=2
         )
-        if out_dir.name == "golden_batched":
+        batched_case = options.pop("batched", False)  # a BatchedInferencePipeline case
+        batched = out_dir.name == "golden_batched" or batched_case
+        # the language each sequential window was decoded in, when it may change
+        windows = _window_languages(fw) if options.get("multilingual") and not batched else None
+        if batched:
             fw = faster_whisper.BatchedInferencePipeline(fw)
         segments, info = fw.transcribe(audio_for(kind), **options)
+        # segments come lazily: the latest window is the one that made each
+        decoded = [(s, windows[-1] if windows else None) for s in segments]
         record = {
             "model": model,
             "compute_type": compute,
             "audio": kind,
-            "options": options,
+            "options": {**options, **({"batched": True} if batched_case else {})},
             "peer": f"faster-whisper {faster_whisper.__version__}, compute_type {compute}"
-            + (", BatchedInferencePipeline" if out_dir.name == "golden_batched" else ""),
+            + (", BatchedInferencePipeline" if batched else ""),
             "language": info.language,
             "duration_after_vad": info.duration_after_vad,
             "language_probability": info.language_probability,
+            **(
+                {"all_language_probs": info.all_language_probs[:5]}
+                if info.all_language_probs and out_dir.name == "golden_options"
+                else {}
+            ),
             "segments": [
                 {
                     "start": s.start,
@@ -145,8 +221,9 @@ def write_cases(out_dir: Path, cases) -> None:
                         if options.get("word_timestamps")
                         else {}
                     ),
+                    **({"language": language} if language else {}),
                 }
-                for s in segments
+                for s, language in decoded
             ],
         }
         path = out_dir / f"{name}.json"
@@ -157,6 +234,21 @@ def write_cases(out_dir: Path, cases) -> None:
                 record["other_cpus"] = previous["other_cpus"]
         path.write_text(json.dumps(record, indent=1) + "\n")
         print(name, len(record["segments"]), "segments")
+
+
+def _window_languages(fw) -> list[str]:
+    """A list that grows by the language of each window faster-whisper's
+    sequential loop decodes: the loop sets its tokenizer's language (with
+    multilingual, the window's own) before it asks for the window's prompt."""
+    languages: list[str] = []
+    get_prompt = fw.get_prompt
+
+    def recording_get_prompt(tokenizer, *args, **kwargs):
+        languages.append(tokenizer.language_code)
+        return get_prompt(tokenizer, *args, **kwargs)
+
+    fw.get_prompt = recording_get_prompt
+    return languages
 
 
 if __name__ == "__main__":

@@ -105,14 +105,16 @@ def whisper_models(runtimes):
 
 @pytest.fixture(scope="session")
 def recordings():
-    """jfk, the 2-minute assembled recording, and the same with a noise gap."""
+    """jfk, the 2-minute assembled recording, the same with a noise gap, and
+    its first two pieces ("short", 42.4 s: two windows)."""
     import saywho
 
-    from .long_recording import assemble, with_noise_gap
+    from .long_recording import SHORT_MINUTES, assemble, with_noise_gap
 
     long2 = assemble(SHARED_DATA, 2.0)
     return {
         "jfk": saywho.load_audio(shared_file("jfk.wav")),
         "long2": long2,
         "long2gap": with_noise_gap(long2),
+        "short": assemble(SHARED_DATA, SHORT_MINUTES),
     }

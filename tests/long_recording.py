@@ -15,6 +15,8 @@ import saywho
 
 PIECES = ("two_speakers.wav", "jfk.wav", "stereo_two_speakers.wav", "jfk.flac")
 GAP_SECONDS = 0.7
+# two_speakers, a pause, jfk, a pause: 42.4 s, the shortest that needs two windows
+SHORT_MINUTES = 0.6
 
 
 def assemble(data_dir: Path, minutes: float) -> np.ndarray:

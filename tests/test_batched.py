@@ -192,11 +192,6 @@ def test_long_audio_without_vad_or_clips_is_an_option_error(whisper_models, reco
         whisper_models["tiny.en"].transcribe(recordings["long2"], batch_size=4)
 
 
-def test_batched_options_outside_batched_mode_are_option_errors(whisper_models, recordings):
-    with pytest.raises(saywho.OptionError, match="batch_size"):
-        whisper_models["tiny.en"].transcribe(recordings["jfk"], multilingual=True)
-
-
 def test_memory_is_back_after_a_batch(recordings):
     from saywho.models.test_weights import test_model_dir
     from saywho.whisper.transcribe import WhisperModel

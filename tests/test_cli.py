@@ -148,6 +148,29 @@ def test_batch_size_runs_the_batched_mode(tmp_path):
     assert "ask not what your country can do for you" in proc.stdout.lower()
 
 
+def test_vad_parameters_reach_the_vad(tmp_path):
+    """No stretch is sure enough to be speech at threshold 1: nothing is
+    transcribed; the settings are in the transcript's options."""
+    jfk, model = str(shared_file("jfk.flac")), str(test_model_dir("tiny.en"))
+    out = tmp_path / "out"
+    common = ["--model", model, "--beam-size", "1", "--no-speakers", "-q", "-o", str(out)]
+    proc = run(jfk, *common, "--vad-parameter", "threshold=1", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "ask not" not in proc.stdout.lower()
+    record = json.loads((out / "jfk" / "transcript.json").read_text())
+    assert record["segments"] == []
+    assert record["metadata"]["options"]["vad"] is True
+    assert record["metadata"]["options"]["vad_parameters"]["threshold"] == 1.0
+    proc = run(jfk, *common, "--vad-parameter", "min_silence_duration_ms=300", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "ask not what your country" in proc.stdout.lower()
+    record = json.loads((out / "jfk" / "transcript.json").read_text())
+    assert record["metadata"]["options"]["vad_parameters"]["min_silence_duration_ms"] == 300
+    for bad in ("min_silence=3", "threshold=high", "threshold"):
+        proc = run(jfk, "--vad-parameter", bad, cwd=tmp_path)
+        assert proc.returncode == 2 and "--vad-parameter" in proc.stderr, bad
+
+
 def test_embedding_step_reuses_embeddings_and_finds_the_two_voices(tmp_path):
     """--embedding-step 2: speakers embedded every other chunk (an
     approximation, about twice as fast); the same two voices."""

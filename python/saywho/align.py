@@ -78,6 +78,8 @@ class SpeakerSegment:
     text: str
     speaker: str | None = None
     words: list[SpeakerWord] = field(default_factory=list)
+    # the language Whisper decoded it in, with multilingual=True; else None
+    language: str | None = None
 
 
 def _times(spans: Sequence, what: str) -> tuple[np.ndarray, np.ndarray]:
@@ -315,9 +317,12 @@ def split_segments_by_speaker(
     k = 0
     for i, segment in enumerate(segments):
         words = list(getattr(segment, "words", None) or ())
+        language = getattr(segment, "language", None)
         if not words:
             speaker = segment_labels[i] if segment_labels is not None else UNKNOWN
-            out.append(SpeakerSegment(segment.start, segment.end, segment.text, speaker))
+            out.append(
+                SpeakerSegment(segment.start, segment.end, segment.text, speaker, [], language)
+            )
             continue
         own = labels[k : k + len(words)]
         k += len(words)
@@ -327,7 +332,7 @@ def split_segments_by_speaker(
                 float(word.start), float(word.end), word.word, float(word.probability), label
             )
             if j == 0 or pieces[j] != pieces[j - 1]:
-                out.append(SpeakerSegment(aligned.start, aligned.end, "", pieces[j]))
+                out.append(SpeakerSegment(aligned.start, aligned.end, "", pieces[j], [], language))
             piece = out[-1]
             piece.words.append(aligned)
             piece.end = aligned.end

@@ -62,6 +62,23 @@ def known_speakers(pairs) -> dict[str, list[str]] | None:
     return known
 
 
+def _vad_parameter(text: str) -> tuple[str, float]:
+    """NAME=VALUE, a field of saywho.vad.VadOptions and a number."""
+    import dataclasses
+
+    from .vad import VadOptions
+
+    name, sep, value = text.partition("=")
+    names = [f.name for f in dataclasses.fields(VadOptions)]
+    if not sep or name not in names:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE with NAME one of {names}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: {value!r} is not a number") from None
+    return name, int(number) if number.is_integer() and name.endswith("_ms") else number
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="saywho", description="Who said what, and when.")
     p.add_argument("files", nargs="*", help="audio or video files (default: the bundled sample)")
@@ -118,6 +135,15 @@ def build_parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=False,
         help="transcribe only the speech Silero VAD finds (faster-whisper's vad_filter; default off)",
+    )
+    p.add_argument(
+        "--vad-parameter",
+        type=_vad_parameter,
+        action="append",
+        metavar="NAME=VALUE",
+        help="a Silero VAD setting (faster-whisper's vad_parameters: threshold, neg_threshold, "
+        "min_speech_duration_ms, max_speech_duration_s, min_silence_duration_ms, "
+        "speech_pad_ms); repeatable; turns --vad on",
     )
     p.add_argument("--beam-size", type=_positive, default=5, help="beam size (1: greedy)")
     p.add_argument(
@@ -207,7 +233,8 @@ def run_file(pipeline: Pipeline, path: str, args) -> float:
             beam_size=args.beam_size,
             language=args.language,
             word_timestamps=args.word_timestamps or not args.no_speakers,
-            vad=args.vad or args.batch_size is not None,
+            vad=args.vad or args.batch_size is not None or bool(args.vad_parameter),
+            vad_options=dict(args.vad_parameter) if args.vad_parameter else None,
             progress=bar,
             known_speakers=known_speakers(args.speaker),
             fill_nearest=args.fill_nearest,

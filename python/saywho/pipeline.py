@@ -300,7 +300,9 @@ class Pipeline:
         ``threshold`` of its duration, else see ``fill_nearest``); segments
         split at the word where the speaker changes. ``vad=True`` transcribes only the speech Silero VAD finds, as
         faster-whisper's ``vad_filter`` (``vad_options``: saywho.vad.VadOptions
-        or a dict of its fields).
+        or a dict of its fields); faster-whisper's own names, ``vad_filter``
+        and ``vad_parameters``, do the same. The settings go in the result's
+        options.
         ``transcribe=False`` or ``diarize=False`` skips a stage (``diarize``
         defaults to True unless the Pipeline was opened with diarization=False);
         other keyword options go to Whisper (faster-whisper's names).

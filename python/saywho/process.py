@@ -11,6 +11,7 @@ own parts.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from .performance import Performance
 from .progress import progress_bar
 from .result import Result
 from .vad import VadOptions
+from .vad import vad_options as checked_vad_options
 
 Progress = Callable[[str, float, float], None]
 
@@ -37,7 +39,8 @@ def _plain_segments(segments) -> list[SpeakerSegment]:
             SpeakerWord(float(w.start), float(w.end), w.word, float(w.probability))
             for w in (getattr(s, "words", None) or ())
         ]
-        out.append(SpeakerSegment(float(s.start), float(s.end), s.text, None, words))
+        language = getattr(s, "language", None)
+        out.append(SpeakerSegment(float(s.start), float(s.end), s.text, None, words, language))
     return out
 
 
@@ -63,7 +66,12 @@ def process(
     if known and not diarize:
         raise _core.OptionError("known_speakers needs diarization (diarize=True)")
     if vad:
-        options.update(vad_filter=True, vad_parameters=vad_options)
+        options["vad_filter"] = True
+        if vad_options is not None:
+            options["vad_parameters"] = vad_options
+    # checked now, before any stage runs; faster-whisper's names work too
+    parameters = checked_vad_options(options.get("vad_parameters"))
+    vad = vad or bool(options.get("vad_filter"))
     if not (transcribe or diarize):
         raise _core.OptionError("process needs transcribe=True, diarize=True or both")
     if not 0.0 <= threshold <= 1.0:
@@ -161,6 +169,7 @@ def process(
         "fill_nearest": fill_nearest,
         "known_speakers": names or None,
         "vad": vad,
+        **({"vad_parameters": dataclasses.asdict(parameters)} if vad and parameters else {}),
         **{
             k: v
             for k, v in options.items()

@@ -165,6 +165,7 @@ class Result:
                 s["text"],
                 s.get("speaker"),
                 [SpeakerWord(**w) for w in s.get("words") or ()],
+                s.get("language"),
             )
             for s in record.get("segments", ())
         ]

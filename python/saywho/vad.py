@@ -20,6 +20,7 @@ twice that).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,25 @@ class VadOptions:
             raise _core.OptionError("vad durations must be >= 0")
         if not self.max_speech_duration_s > 0:
             raise _core.OptionError("vad max_speech_duration_s must be > 0")
+
+
+def vad_options(parameters) -> VadOptions | None:
+    """faster-whisper's ``vad_parameters``: None (the defaults), a VadOptions,
+    or a dict of its fields; a name it does not have is an OptionError."""
+    if parameters is None or isinstance(parameters, VadOptions):
+        return parameters
+    if not isinstance(parameters, dict):
+        raise _core.OptionError(
+            f"vad_parameters must be a dict or saywho.vad.VadOptions, not {parameters!r}"
+        )
+    names = {f.name for f in dataclasses.fields(VadOptions)}
+    unknown = sorted(set(parameters) - names)
+    if unknown:
+        raise _core.OptionError(
+            f"vad_parameters: no option named {', '.join(map(repr, unknown))} "
+            f"(VadOptions has {', '.join(sorted(names))})"
+        )
+    return VadOptions(**parameters)
 
 
 def default_model_path() -> Path:

@@ -159,6 +159,15 @@ def _plain(value):
     return value
 
 
+def _segment_record(segment) -> dict:
+    """A segment as JSON; its language only when it has one (multilingual
+    runs), so one-language transcripts keep their shape."""
+    record = _plain(segment)
+    if isinstance(record, dict) and record.get("language", "") is None:
+        del record["language"]
+    return record
+
+
 def transcript_json(
     metadata: dict,
     segments: Sequence,
@@ -172,7 +181,7 @@ def transcript_json(
     record = {
         "metadata": _plain(metadata),
         "performance": _plain(performance or {}),
-        "segments": [_plain(s) for s in segments],
+        "segments": [_segment_record(s) for s in segments],
     }
     if turns is not None:
         record["turns"] = [

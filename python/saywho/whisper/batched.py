@@ -96,14 +96,17 @@ def decode_batch(
     model, features: np.ndarray, prompt: list[int], options: GenerateOptions, multilingual: bool
 ):
     """Encodes ``features`` [B, n_mels, 3000] and decodes the B windows
-    together; one GenerationResult per window, and the encoder output. With
-    ``multilingual`` each window gets the language it sounds like."""
+    together; one GenerationResult per window, the encoder output, and with
+    ``multilingual`` each window's language (it is decoded in the language it
+    sounds like), else None."""
     encoded = model.encode(features)
     n = features.shape[0]
     prompts = [list(prompt) for _ in range(n)]
+    languages = None
     if multilingual:
         at = prompt.index(model.tokenizer.sot) + 1  # the language token
-        for p, language in zip(prompts, chunk_languages(model, encoded, n)):
+        languages = chunk_languages(model, encoded, n)
+        for p, language in zip(prompts, languages):
             p[at] = model.tokenizer.languages[language]
     results = generate_windows(
         model,
@@ -114,7 +117,7 @@ def decode_batch(
         suppress_ids=model.config.get("suppress_ids", ()),
         suppress_ids_begin=model.config.get("suppress_ids_begin", ()),
     )
-    return results, encoded
+    return results, encoded, languages
 
 
 def batched_segments(
@@ -146,7 +149,7 @@ def batched_segments(
         if progress is not None:
             progress("transcribe", done, total)
         features = np.stack([chunk_features(model, audio, c) for c in batch])
-        results, encoded = decode_batch(model, features, prompt, options, multilingual)
+        results, encoded, languages = decode_batch(model, features, prompt, options, multilingual)
         for item, (chunk, result) in enumerate(zip(batch, results)):
             tokens = list(result.sequences_ids[0])
             # faster-whisper: CT2's length-normalised score back to a sum, over
@@ -181,6 +184,7 @@ def batched_segments(
                     "compression_ratio": compression_ratio(text),
                     "no_speech_prob": result.no_speech_prob,
                     "words": piece.get("words") if words is not None else None,
+                    "language": languages[item] if languages else None,
                 }
             done += chunk.duration
     if progress is not None:
@@ -190,14 +194,14 @@ def batched_segments(
 def _vad_options(vad_parameters):
     """faster-whisper's batched VAD settings: speech cut at 30 s, short pauses
     (160 ms) end a region; given settings keep their values but the 30 s."""
-    from ..vad import VadOptions
+    from ..vad import VadOptions, vad_options
 
     if vad_parameters is None:
         return VadOptions(max_speech_duration_s=CHUNK_SECONDS, min_silence_duration_ms=160)
     if isinstance(vad_parameters, dict):
         given = {k: v for k, v in vad_parameters.items() if k != "max_speech_duration_s"}
-        return VadOptions(**given, max_speech_duration_s=CHUNK_SECONDS)
-    return vad_parameters
+        return vad_options({**given, "max_speech_duration_s": CHUNK_SECONDS})
+    return vad_options(vad_parameters)
 
 
 def _speech_chunks(model, samples, vad_filter, vad_parameters, clip_timestamps, name):
@@ -255,6 +259,7 @@ def transcribe_batched(
     without_timestamps, max_new_tokens, word_timestamps, prepend_punctuations,
     append_punctuations, multilingual, vad_filter, vad_parameters, clip_timestamps, batch_size,
     language_detection_threshold, language_detection_segments, progress, repetition_guard=None,
+    hotwords=None,
 ):  # fmt: skip
     """WhisperModel.transcribe(batch_size=...): see the module's docstring."""
     from .generate import WindowOptions
@@ -280,7 +285,7 @@ def transcribe_batched(
         previous = t.encode(initial_prompt)
     else:
         previous = [int(x) for x in initial_prompt or ()]
-    prompt = model.prompt_tokens(previous, language, task, without_timestamps, None)
+    prompt = model.prompt_tokens(previous, language, task, without_timestamps, None, hotwords)
     max_length = MAX_LENGTH if max_new_tokens is None else len(prompt) + max_new_tokens
     if max_length > MAX_LENGTH:
         raise _core.OptionError(

@@ -46,6 +46,9 @@ class Segment:
     no_speech_prob: float
     temperature: float
     words: list[Word] | None = None
+    # the language the segment was decoded in, with multilingual=True (each
+    # window or chunk its own); None otherwise (TranscriptionInfo's holds)
+    language: str | None = None
 
 
 @dataclass

@@ -7,7 +7,6 @@ weights and options give the same segments.
 
 ``batch_size`` switches to the batched mode (saywho.whisper.batched);
 BatchedInferencePipeline gives it faster-whisper's defaults.
-Not yet here (TypeError if asked for by name): hotwords.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from ..audio import SAMPLE_RATE
 from ..models.whisper_weights import load_whisper
 from ..tokenizer import Tokenizer
 from .alignment import align_words, merge_punctuations
+from .clips import clip_seconds, detection_start, seek_clips
 from .generate import (
     WhisperSpecialTokens,
     WindowOptions,
@@ -182,7 +182,8 @@ class WhisperModel:
         progress=None,
         batch_size: int | None = None,
         multilingual: bool = False,
-        clip_timestamps: Sequence[dict] | None = None,
+        clip_timestamps: str | Sequence[float] | Sequence[dict] | None = None,
+        hotwords: str | None = None,
         repetition_guard: int | None = None,
     ) -> tuple[Iterator[Segment], TranscriptionInfo]:
         """faster-whisper's ``transcribe``: same option names, defaults and results.
@@ -194,9 +195,15 @@ class WhisperModel:
         chunks of up to 30 s decoded ``batch_size`` at a time, as
         faster-whisper's BatchedInferencePipeline does (saywho.whisper.batched;
         VAD always cuts the audio there, ``vad_filter=False`` only when it is
-        under 30 s or ``clip_timestamps`` are given). ``multilingual`` (a
-        language per chunk) and ``clip_timestamps`` (seconds, {"start",
-        "end"} dicts) belong to that mode.
+        under 30 s or ``clip_timestamps`` are given).
+
+        ``multilingual=True`` detects each window's (or chunk's) language and
+        decodes it in that language; each segment's ``language`` says which.
+        ``clip_timestamps`` are the stretches to transcribe, in seconds:
+        "0,10.5,20,30" or [0, 10.5, 20, 30] (an odd count runs the last to the
+        end), or {"start", "end"} dicts; given, they replace ``vad_filter``.
+        ``hotwords`` is text put before the previous text in the prompt of
+        every window that has no ``prefix`` (the first window, if given one).
         """
         _check_options(task, beam_size, best_of, patience, language_detection_segments)
         check_guard(repetition_guard)
@@ -213,27 +220,24 @@ class WhisperModel:
                 word_timestamps=word_timestamps, prepend_punctuations=prepend_punctuations,
                 append_punctuations=append_punctuations, multilingual=multilingual,
                 vad_filter=vad_filter, vad_parameters=vad_parameters,
-                clip_timestamps=clip_timestamps, batch_size=batch_size,
+                clip_timestamps=clip_timestamps, batch_size=batch_size, hotwords=hotwords,
                 language_detection_threshold=language_detection_threshold,
                 language_detection_segments=language_detection_segments, progress=progress,
                 repetition_guard=repetition_guard,
             )  # fmt: skip
-        if multilingual or clip_timestamps is not None:
-            raise _core.OptionError(
-                "multilingual and clip_timestamps need batch_size (batched mode)"
-            )
+        clips = clip_seconds(clip_timestamps)
         samples, duration = audio_samples(audio)
         speech = None
-        if vad_filter:
+        # as faster-whisper: clips given replace the VAD ("0" is its default)
+        if vad_filter and (clip_timestamps is None or str(clip_timestamps) == "0"):
             # faster-whisper's vad_filter: Silero's speech regions, joined,
             # transcribed, and the timestamps moved back (saywho.vad)
             from ..speech import SpeechMap
-            from ..vad import SileroVad, VadOptions, default_model_path, get_speech_timestamps
+            from ..vad import SileroVad, default_model_path, get_speech_timestamps, vad_options
 
-            if isinstance(vad_parameters, dict):
-                vad_parameters = VadOptions(**vad_parameters)
+            parameters = vad_options(vad_parameters)
             with SileroVad(default_model_path(), self.runtime) as vad:
-                regions = get_speech_timestamps(samples, vad_parameters, vad)
+                regions = get_speech_timestamps(samples, parameters, vad)
             speech = SpeechMap([(r["start"], r["end"]) for r in regions], in_samples=True)
             samples = speech.collect(samples)
             if samples.size == 0:  # no speech: nothing to transcribe, but info
@@ -244,8 +248,12 @@ class WhisperModel:
             samples, n_mels=self.dims["n_mels"], padding=160, threads=self.runtime.threads
         )
 
+        content_frames = features.shape[-1] - 1
         language, language_probability, all_language_probs = self.resolve_language(
-            language, lambda: features, language_detection_segments, language_detection_threshold
+            language,
+            lambda: features[:, detection_start(clips, content_frames) :],
+            language_detection_segments,
+            language_detection_threshold,
         )
         temperatures = temperature_list(temperature)
         resolved = self.suppressed_tokens(suppress_tokens)
@@ -283,6 +291,9 @@ class WhisperModel:
             prompt_reset_on_temperature=prompt_reset_on_temperature,
             initial_prompt=initial_prompt,
             prefix=prefix,
+            hotwords=hotwords,
+            multilingual=multilingual and self.is_multilingual,
+            clips=seek_clips(clips, content_frames),
             without_timestamps=without_timestamps,
             words=(prepend_punctuations, append_punctuations) if word_timestamps else None,
             hallucination_silence_threshold=hallucination_silence_threshold,
@@ -329,13 +340,20 @@ class WhisperModel:
         language = max(votes, key=lambda k: len(votes[k]))
         return language, max(votes[language]), probs
 
-    def prompt_tokens(self, previous, language, task, without_timestamps, prefix) -> list[int]:
-        """A window's prompt: the previous text (up to half the context), the
-        start-of-transcript sequence, and the prefix, as faster-whisper builds it."""
+    def prompt_tokens(
+        self, previous, language, task, without_timestamps, prefix, hotwords=None
+    ) -> list[int]:
+        """A window's prompt: the hotwords unless there is a prefix, the
+        previous text (each up to half the context), the start-of-transcript
+        sequence, and the prefix, as faster-whisper builds it."""
         t = self.tokenizer
         prompt: list[int] = []
-        if previous:
+        hints = []
+        if hotwords and not prefix:
+            hints = t.encode(" " + hotwords.strip())[: MAX_LENGTH // 2 - 1]
+        if previous or hints:
             prompt.append(t.sot_prev)
+            prompt.extend(hints)
             prompt.extend(previous[-(MAX_LENGTH // 2 - 1) :])
         prompt.extend(t.sot_sequence(language if self.is_multilingual else None, task))
         if without_timestamps:
@@ -369,6 +387,9 @@ class WhisperModel:
         prefix: str | None,
         without_timestamps: bool,
         words: tuple[str, str] | None,
+        hotwords: str | None = None,
+        multilingual: bool = False,
+        clips: Sequence[tuple[int, int]] | None = None,
         hallucination_silence_threshold: float | None = None,
         progress=None,
         repetition_guard: int | None = None,
@@ -383,25 +404,39 @@ class WhisperModel:
             else:
                 all_tokens.extend(int(x) for x in initial_prompt)
         prompt_reset_since = 0
-        seek, idx = 0, 0
+        clips = clips or [(0, content_frames)]
+        idx, clip = 0, 0
+        seek = clips[0][0]
         last_speech_timestamp = 0.0
         rng = np.random.default_rng(options.seed)
         total = content_frames * TIME_PER_FRAME
-        while seek < content_frames:
+        # the seek loop walks each clip in turn (faster-whisper's order: a
+        # clip starting before the seek starts at the seek)
+        while clip < len(clips):
+            clip_start, clip_end = clips[clip][0], min(clips[clip][1], content_frames)
+            seek = max(seek, clip_start)
+            if seek >= clip_end:
+                clip += 1
+                if clip < len(clips):
+                    seek = clips[clip][0]
+                continue
             if progress is not None:
                 progress("transcribe", seek * TIME_PER_FRAME, total)
             time_offset = seek * TIME_PER_FRAME
-            segment_size = min(N_FRAMES, content_frames - seek)
+            segment_size = min(N_FRAMES, content_frames - seek, clip_end - seek)
             segment_duration = segment_size * TIME_PER_FRAME
             window = pad_window(features[:, seek : seek + segment_size])
+            encoder_output = self.encode(window)
+            if multilingual:  # this window's language, kept for the next ones too
+                language = self.detect_language(encoder_output)[0][0]
             prompt = self.prompt_tokens(
                 all_tokens[prompt_reset_since:],
                 language,
                 task,
                 without_timestamps,
                 prefix if seek == 0 else None,
+                hotwords,
             )
-            encoder_output = self.encode(window)
             result = transcribe_window(
                 self,
                 None,
@@ -477,6 +512,7 @@ class WhisperModel:
                     no_speech_prob=result.no_speech_prob,
                     temperature=result.temperature,
                     words=piece.get("words") if words is not None else None,
+                    language=language if multilingual else None,
                 )
             if not condition_on_previous_text or result.temperature > prompt_reset_on_temperature:
                 prompt_reset_since = len(all_tokens)
