@@ -153,18 +153,19 @@ def test_vad_parameters_reach_the_vad(tmp_path):
     transcribed; the settings are in the transcript's options."""
     jfk, model = str(shared_file("jfk.flac")), str(test_model_dir("tiny.en"))
     out = tmp_path / "out"
+    transcript = output_dir(out, jfk) / "transcript.json"
     common = ["--model", model, "--beam-size", "1", "--no-speakers", "-q", "-o", str(out)]
     proc = run(jfk, *common, "--vad-parameter", "threshold=1", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "ask not" not in proc.stdout.lower()
-    record = json.loads((out / "jfk" / "transcript.json").read_text())
+    record = json.loads(transcript.read_text())
     assert record["segments"] == []
     assert record["metadata"]["options"]["vad"] is True
     assert record["metadata"]["options"]["vad_parameters"]["threshold"] == 1.0
     proc = run(jfk, *common, "--vad-parameter", "min_silence_duration_ms=300", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "ask not what your country" in proc.stdout.lower()
-    record = json.loads((out / "jfk" / "transcript.json").read_text())
+    record = json.loads(transcript.read_text())
     assert record["metadata"]["options"]["vad_parameters"]["min_silence_duration_ms"] == 300
     for bad in ("min_silence=3", "threshold=high", "threshold"):
         proc = run(jfk, "--vad-parameter", bad, cwd=tmp_path)

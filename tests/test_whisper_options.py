@@ -51,11 +51,13 @@ def _assert_equal(segments, info, golden) -> None:
         assert ours.language == ref.get("language", ours.language)
 
 
+# the GPU runs every case too, as tests/test_transcribe.py's goldens
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
 @pytest.mark.parametrize("case", CASES)
-def test_options_equal_faster_whisper(whisper_models, recordings, case):
+def test_options_equal_faster_whisper(whisper_models, recordings, case, device):
     golden = _golden(case)
     options = dict(golden["options"])
-    model = whisper_models[golden["model"]]
+    model = whisper_models[golden["model"] + ("" if device == "cpu" else f"@{device}")]
     if options.pop("batched", False):
         segments, info = BatchedInferencePipeline(model).transcribe(
             recordings[golden["audio"]], **options
