@@ -164,3 +164,23 @@ def test_unknown_vad_parameters_are_option_errors(whisper_models, recordings):
     with saywho.Pipeline(model=test_model_dir("tiny.en"), device="cpu", diarization=False) as p:
         with pytest.raises(saywho.OptionError, match="min_silence_ms"):
             p.process(recordings["jfk"], diarize=False, vad=True, vad_options={"min_silence_ms": 3})
+
+
+def test_speaker_pieces_keep_their_segments_language():
+    """Alignment splits segments at speaker changes; each piece keeps the
+    language its segment was decoded in."""
+    from saywho.align import split_segments_by_speaker
+    from saywho.whisper.segments import Segment, Word
+
+    def segment(start, words, language):
+        words = [Word(start + i, start + i + 0.5, w, 0.9) for i, w in enumerate(words)]
+        text = "".join(w.word for w in words)
+        return Segment(0, 0, start, words[-1].end, text, [], -0.1, 1.0, 0.0, 0.0, words, language)
+
+    segments = [segment(0.0, [" Bonjour", " à", " tous."], "fr"), segment(5.0, [" Hi."], "en")]
+    out = split_segments_by_speaker(segments, ["A", "B", "B", "B"])
+    assert [(s.text, s.speaker, s.language) for s in out] == [
+        (" Bonjour", "A", "fr"),
+        (" à tous.", "B", "fr"),
+        (" Hi.", "B", "en"),
+    ]
