@@ -74,4 +74,6 @@ def open_pipeline(
         min_cluster_size=files.params["min_cluster_size"],
         batch_size=batch_size,
         embedding_step=embedding_step,
+        # pyannote's AgglomerativeClustering default, which 3.1 keeps
+        constrained_assignment=False,
     )
