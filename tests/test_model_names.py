@@ -79,7 +79,7 @@ def test_offline_cached_model_by_name_transcribes(offline_home):
 
 def test_without_huggingface_hub_the_error_says_how(monkeypatch):
     monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # import fails
-    with pytest.raises(saywho.ModelError, match=r"pip install saywho\[hub\]"):
+    with pytest.raises(saywho.ModelError, match=r"pip install \"saywho\[hub\]\""):
         resolve_model("small")
 
 

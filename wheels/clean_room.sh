@@ -42,5 +42,6 @@ sw_chroot "$root" /bin/sh -c '
   python3 -m venv /opt/saywho/venv
   /opt/saywho/venv/bin/pip install -q --disable-pip-version-check /opt/saywho/wheel/*.whl
   cd /tmp
-  SAYWHO_TEST_WEIGHTS=/opt/weights /opt/saywho/venv/bin/python -m saywho --quiet --device cpu
+  /opt/saywho/venv/bin/python -m saywho --quiet --device cpu \
+    --model /opt/weights/whisper-tiny.en
 '

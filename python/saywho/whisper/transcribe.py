@@ -51,7 +51,8 @@ class WhisperModel:
 
     ``path`` is a CTranslate2 or Hugging Face model directory, a model name
     ("tiny.en", "large-v3", ...) or a Hugging Face repo id, resolved by
-    saywho.models.hub.resolve_model (``token`` for private repos). With a
+    saywho.models.hub.resolve_model (``token`` for private repos); "auto" is
+    large-v3-turbo on a GPU and small on the CPU. With a
     ``runtime`` the model shares that Runtime's pools (a Pipeline passes its
     own); without one it opens its own on ``device`` with ``cpu_threads``.
     ``compute_type`` takes faster-whisper's names (see resolve_compute_type).
@@ -67,16 +68,22 @@ class WhisperModel:
         token: str | None = None,
         compute_type: str = "default",
     ):
-        from ..models.hub import resolve_model
+        from ..models.hub import default_model_name, is_auto, resolve_model
 
         self.compute_type = resolve_compute_type(compute_type)
-        path = resolve_model(path, token=token)
+        # "auto" depends on the device, so it resolves once the runtime is
+        # open; any other name fails here, before a GPU is touched
+        auto = is_auto(path)
+        if not auto:
+            path = resolve_model(path, token=token)
         self._own_runtime = None
         if runtime is None:
             from ..device import open_runtime
 
             runtime = self._own_runtime = open_runtime(device, cpu_threads)
         try:
+            if auto:
+                path = resolve_model(default_model_name(runtime.device), token=token)
             self._load(path, runtime)
         except BaseException:
             self.close()
