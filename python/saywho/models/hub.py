@@ -47,9 +47,9 @@ WHISPER_REPOS = {
 # encoder with 4 decoder layers instead of 32, so it decodes several times
 # faster than large-v3 at close to its accuracy, and it fits a T4's 15 GB
 # with room for diarization. On the CPU, small: WhisperX's default and the
-# model of faster-whisper's CPU benchmark, multilingual, with a clear step in
-# accuracy over base at a cost the CPU still runs faster than realtime; a
-# large model would take longer than the recording itself there.
+# model of faster-whisper's CPU benchmark, multilingual, a clear step in
+# accuracy over base, where a large model (about 6x the parameters) would be
+# several times slower.
 DEFAULT_GPU_MODEL = "large-v3-turbo"
 DEFAULT_CPU_MODEL = "small"
 AUTO = "auto"
