@@ -238,7 +238,8 @@ def run_file(pipeline: Pipeline, path: str, args) -> float:
         if bar is not None:
             bar.close()
     speakers = f", {len(result.speakers)} speakers" if not args.no_speakers else ""
-    print(f"{path} ({result.duration:.1f} s, {result.language}{speakers})")
+    language = result.language or "no speech"  # None when nobody spoke (saywho.silence)
+    print(f"{path} ({result.duration:.1f} s, {language}{speakers})")
     print(result.text.rstrip())
     if args.output_dir:
         # each input its own folder (saywho.output_names): no name can lead

@@ -27,7 +27,10 @@ log = logging.getLogger("saywho")
 class Pipeline:
     """saywho's entry point.
 
-    ``device`` is "auto" (the GPU when the CUDA backend loads and a GPU
+    ``model`` is Whisper: a folder, a name ("small", "large-v3-turbo", ...) or
+    a Hugging Face repo id, fetched through huggingface_hub on first use;
+    "auto" is large-v3-turbo on a GPU and small on the CPU; None loads no
+    Whisper (the Pipeline then only diarizes). ``device`` is "auto" (the GPU when the CUDA backend loads and a GPU
     answers, else the CPU, saying why), "cpu", "cuda" or "cuda:N";
     ``device="cuda"`` without a usable GPU raises ``DeviceError``. ``threads``
     sizes the CPU backend (0: one per CPU this process may use).
@@ -256,6 +259,14 @@ class Pipeline:
 
         return threshold_for(self._open_diarizer().embedding)
 
+    def speech_regions(self, audio, vad_options=None) -> list[tuple[float, float]]:
+        """(start, end) seconds where Silero VAD hears speech, by faster-whisper's
+        rules (``vad_options``: saywho.vad.VadOptions or a dict of its fields)."""
+        from .silence import speech_regions
+
+        samples = audio if isinstance(audio, np.ndarray) else self.load_audio(audio)
+        return speech_regions(samples, self._open_runtime(), vad_options)
+
     @property
     def model_path(self) -> str | None:
         """The Whisper model's folder, or None when the Pipeline has no model."""
@@ -288,6 +299,7 @@ class Pipeline:
         threshold: float = 0.5,
         vad: bool = False,
         vad_options=None,
+        skip_silence: bool = True,
         progress=None,
         known_speakers=None,
         fill_nearest: bool = True,
@@ -302,7 +314,11 @@ class Pipeline:
         faster-whisper's ``vad_filter`` (``vad_options``: saywho.vad.VadOptions
         or a dict of its fields); faster-whisper's own names, ``vad_filter``
         and ``vad_parameters``, do the same. The settings go in the result's
-        options.
+        options. ``skip_silence`` (default True) keeps no text where nobody
+        spoke: Whisper is not run when the diarization (or, transcribing
+        only, Silero VAD) finds no speech at all, and a segment Whisper rates
+        likely silent (no_speech_prob > no_speech_threshold) is dropped when
+        no speech overlaps it (saywho.silence).
         ``transcribe=False`` or ``diarize=False`` skips a stage (``diarize``
         defaults to True unless the Pipeline was opened with diarization=False);
         other keyword options go to Whisper (faster-whisper's names).
@@ -333,6 +349,7 @@ class Pipeline:
             threshold=threshold,
             vad=vad,
             vad_options=vad_options,
+            skip_silence=skip_silence,
             progress=progress,
             known_speakers=known_speakers,
             fill_nearest=fill_nearest,

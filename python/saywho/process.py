@@ -25,6 +25,7 @@ from .known_speakers import check_known, load_clip, name_known_speakers
 from .performance import Performance
 from .progress import progress_bar
 from .result import Result
+from .silence import NO_SPEECH_THRESHOLD, drop_silent
 from .vad import VadOptions
 from .vad import vad_options as checked_vad_options
 
@@ -56,6 +57,7 @@ def process(
     threshold: float = DEFAULT_THRESHOLD,
     vad: bool = False,
     vad_options: VadOptions | dict | None = None,
+    skip_silence: bool = True,
     progress: Progress | bool | None = None,
     known_speakers: dict | None = None,
     fill_nearest: bool = True,
@@ -95,6 +97,7 @@ def process(
                 threshold=threshold,
                 vad=vad,
                 vad_options=vad_options,
+                skip_silence=skip_silence,
                 progress=bar,
                 known_speakers=known_speakers,
                 fill_nearest=fill_nearest,
@@ -133,10 +136,25 @@ def process(
         names = name_known_speakers(pipeline, diarization, known)
         perf.add("known speakers", time.perf_counter() - t0)
         tell("known speakers", 1, 1)
-    if transcribe:
+    regions = None  # where a speech detector heard speech (saywho.silence)
+    if transcribe and skip_silence:
+        if diarization is not None:
+            regions = [(t.start, t.end) for t in diarization.turns]
+        else:
+            t0 = time.perf_counter()
+            regions = pipeline.speech_regions(samples, parameters)
+            perf.add("transcription", time.perf_counter() - t0)
+    if transcribe and regions == []:
+        tell("transcribe", duration, duration)  # nobody spoke: Whisper has nothing to hear
+        perf.add("transcription", 0.0)
+        language = options.get("language")  # the one given; none is detected in silence
+    elif transcribe:
         segments, info = pipeline.transcribe(samples, progress=progress, **options)
         perf.add_call("transcription", info.performance)
         language = info.language
+        if regions is not None:
+            no_speech = options.get("no_speech_threshold", NO_SPEECH_THRESHOLD)
+            segments = drop_silent(segments, regions, no_speech)
     if transcribe and diarize:
         tell("alignment", 0, 1)
         t0 = time.perf_counter()
@@ -169,6 +187,7 @@ def process(
         "fill_nearest": fill_nearest,
         "known_speakers": names or None,
         "vad": vad,
+        "skip_silence": skip_silence,
         **({"vad_parameters": dataclasses.asdict(parameters)} if vad and parameters else {}),
         **{
             k: v
