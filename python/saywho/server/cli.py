@@ -8,6 +8,7 @@ import os
 import sys
 
 from .. import _core
+from ..models.hub import AUTO
 from ..whisper.transcribe import COMPUTE_TYPES
 
 
@@ -30,8 +31,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument(
         "--model",
+        default=AUTO,
         help="default Whisper model, served as whisper-1: a name (tiny.en ... large-v3-turbo), a "
-        "Hugging Face repo id or a folder (default: the test tiny.en)",
+        "Hugging Face repo id or a folder (default: auto, large-v3-turbo on a GPU and small on "
+        'the CPU, downloaded on first use: pip install "saywho[hub]")',
     )
     p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
     p.add_argument("--compute-type", default="default", choices=COMPUTE_TYPES)
@@ -72,17 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as e:
         print(f'saywho serve: {e.name} is missing: pip install "saywho[server]"', file=sys.stderr)
         return 2
-    from ..cli import default_model
     from .config import ServerConfig
 
-    model = args.model or default_model()
-    if model is None:
-        print(
-            "saywho serve: no Whisper model: pass --model NAME_OR_DIR, or run "
-            "bash scripts/fetch_test_weights.sh",
-            file=sys.stderr,
-        )
-        return 2
+    model = args.model
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     config = ServerConfig(
         model=model,
