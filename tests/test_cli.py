@@ -226,6 +226,7 @@ def test_known_speakers_and_subtitle_options(tmp_path):
         "--max_line_count",
         "2",
         "--highlight_words",
+        *tiny(),
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
@@ -248,7 +249,8 @@ def test_known_speakers_and_subtitle_options(tmp_path):
         assert proc.returncode == 2 and "usage:" in proc.stderr, bad
     proc = run(str(wav), "--max_line_count", "2", cwd=tmp_path)
     assert proc.returncode == 2 and "needs --max_line_width" in proc.stderr
-    proc = run(str(wav), "--speaker", f"Ann={tmp_path / 'missing.wav'}", "-q", cwd=tmp_path)
+    missing = f"Ann={tmp_path / 'missing.wav'}"
+    proc = run(str(wav), "--speaker", missing, "-q", *tiny(), cwd=tmp_path)
     assert proc.returncode == 1 and "missing.wav" in proc.stderr
 
 

@@ -91,3 +91,31 @@ def test_pipeline_auto_takes_the_cpu_default(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(saywho.ModelError, match="Systran/faster-whisper-small"):
         saywho.Pipeline(model="auto", device="cpu")
+
+
+def test_the_server_takes_the_same_default(tmp_path, empty_offline_env):
+    """saywho serve without --model: the same model, the same one line, and
+    no port opened."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "saywho",
+            "serve",
+            "--device",
+            "cpu",
+            "--port",
+            "0",
+            "--data-dir",
+            str(tmp_path / "data"),
+        ],
+        capture_output=True,
+        text=True,
+        env=empty_offline_env,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (line,) = [x for x in proc.stderr.splitlines() if x.startswith("saywho serve:")]
+    assert "model 'small' (Hugging Face repo Systran/faster-whisper-small)" in line
+    assert "not in the cache" in line and "scripts/" not in line
