@@ -64,8 +64,8 @@ GRANULARITIES = ("word", "segment")
 
 
 def _accepted_keywords() -> frozenset[str]:
-    """Keywords this saywho's process/transcribe take; a row naming one it
-    lacks (hotwords, before the transcriber has it) is refused with a 400."""
+    """Keywords this saywho's process/transcribe take; a row naming one they
+    lack is refused with a 400 rather than passed on to fail deeper."""
     names = set(inspect.signature(Pipeline.process).parameters)
     names |= set(inspect.signature(WhisperModel.transcribe).parameters)
     return frozenset(names)
