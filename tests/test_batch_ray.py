@@ -1,0 +1,109 @@
+"""saywho batch --ray on a real two-node Ray cluster on this machine: the
+same answers as one process, a worker killed with kill -9 in the middle of
+the run, a node that leaves, and resume."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from saywho.batch.index import read_index
+
+from .batch_corpus import answers, run_batch_command
+from .conftest import batch_options
+from .ray_cluster import LocalCluster
+
+ACTOR = "SaywhoActor"  # in the title Ray gives the actor's worker process
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    # a head and a second node, one CPU each: two saywho actors
+    with LocalCluster(nodes=2, cpus=1) as running:
+        yield running
+
+
+def start_batch(args: list[str], cwd) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "saywho", "batch", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+    )
+
+
+def wait_for_lines(index, count: int, proc: subprocess.Popen, timeout: float = 600) -> None:
+    deadline = time.monotonic() + timeout
+    while not (index.exists() and index.read_text().count("\n") >= count):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, f"no {count} index lines in {timeout} s"
+        time.sleep(0.05)
+
+
+def test_ray_survives_a_killed_worker_and_gives_the_one_process_answers(
+    cluster, batch_corpus, local_batch, tmp_path
+):
+    root, files = batch_corpus
+    local_out, _, local_proc = local_batch
+    out = tmp_path / "ray"
+    args = [str(root), "-o", str(out), *batch_options(), "-q", "--ray", cluster.address]
+    proc = start_batch(args, tmp_path)
+    wait_for_lines(out / "index.jsonl", 3, proc)
+    actors = cluster.workers(ACTOR)
+    assert len(actors) == 2, actors  # one per node
+    os.kill(actors[0], signal.SIGKILL)
+    killed_at = (out / "index.jsonl").read_text().count("\n")
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 1, stdout + stderr  # the corrupt file is an error
+    assert killed_at < len(files), "the worker was killed after the run"
+    assert actors[0] not in cluster.pids()
+    # every file exactly once, the corrupt one an error, nothing lost
+    records = read_index(out)
+    assert sorted(r.path for r in records) == sorted(str(f) for f in files)
+    assert len((out / "index.jsonl").read_text().splitlines()) == len(files)
+    assert [r.status for r in records].count("error") == 1
+    assert "23 done now" in stdout
+    assert all((out / p).is_file() for r in records for p in r.outputs)
+    assert not list(out.rglob("*.tmp"))
+    # the same outputs as one process: text, word times, speakers; the same
+    # folder names, as they come from the input's path
+    assert local_proc.returncode == 1, local_proc.stderr
+    assert answers(out) == answers(local_out)
+    local_records = {r.path: r.outputs for r in read_index(local_out)}
+    assert {r.path: r.outputs for r in records} == local_records
+
+
+def test_ray_resumes_and_survives_a_node_that_leaves(cluster, batch_corpus, tmp_path):
+    root, files = batch_corpus
+    out = tmp_path / "ray"
+    few = [str(f) for f in files[:6]]
+    args = [*few, "-o", str(out), *batch_options(), "-q", "--ray", cluster.address]
+    proc = start_batch(args, tmp_path)
+    wait_for_lines(out / "index.jsonl", 1, proc)
+    # the second node leaves: its raylet and workers are killed at once
+    second = cluster.procs[1]
+    for pid in cluster.pids({second.pid}):
+        os.kill(pid, signal.SIGKILL)
+    second.wait(timeout=60)
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stdout + stderr
+    records = read_index(out)
+    assert sorted(r.path for r in records) == sorted(few)
+    assert all(r.status == "ok" for r in records)
+    # resume: two files lose an output, only they are done again
+    for record in records[:2]:
+        (out / record.outputs[0]).unlink()
+    others = [out / p for r in records[2:] for p in r.outputs]
+    stamps = {p: p.stat().st_mtime_ns for p in others}
+    again = run_batch_command(*args, cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert re.search(r"\b2 done now, 4 done before", again.stdout), again.stdout
+    assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())
+    assert len(read_index(out)) == 6
