@@ -15,7 +15,7 @@ import pytest
 
 from saywho.batch.index import read_index
 
-from .batch_corpus import answers, run_batch_command
+from .batch_corpus import CORRUPT, answers, run_batch_command, words
 from .conftest import batch_options
 from .ray_cluster import LocalCluster
 
@@ -78,6 +78,44 @@ def test_ray_survives_a_killed_worker_and_gives_the_one_process_answers(
     assert answers(out) == answers(local_out)
     local_records = {r.path: r.outputs for r in read_index(local_out)}
     assert {r.path: r.outputs for r in records} == local_records
+
+
+def test_saywho_ray_transcribes_a_dataset_of_bytes(cluster, batch_corpus, local_batch):
+    """The public API on files read by Ray's filesystem layer (as from object
+    storage): the rows carry the one-process answers."""
+    import json
+
+    import ray
+
+    import saywho.ray
+
+    root, files = batch_corpus
+    local_out, _, _ = local_batch
+    expected = answers(local_out)
+    picked = [str(f) for f in files if "corrupt" not in str(f)][:2] + [str(root / CORRUPT)]
+    ray.init(address=cluster.address, log_to_driver=False)
+    try:
+        # the actors take every CPU of this cluster: the reads must need none
+        dataset = ray.data.read_binary_files(picked, include_paths=True, num_cpus=0)
+        done = saywho.ray.transcribe(
+            dataset,
+            pipeline_options={"model": batch_options()[1], "threads": 1, "log_memory": False},
+            process_options={"beam_size": 1, "word_timestamps": True},
+        )
+        rows = {row["path"]: row for row in done.iter_rows()}
+    finally:
+        ray.shutdown()
+    assert sorted(rows) == sorted(picked)
+    for path in picked[:2]:
+        row = rows[path]
+        assert row["status"] == "ok" and row["error"] is None, row["error"]
+        assert row["language"] == "en" and row["duration"] > 2
+        segments = json.loads(row["segments"])
+        assert words({"segments": segments}) == expected[path][0]
+        assert list(row["speakers"]) == expected[path][1]
+        assert json.loads(row["transcript"])["metadata"]["source"] == path
+    bad = rows[str(root / CORRUPT)]
+    assert bad["status"] == "error" and "AudioError" in bad["error"]
 
 
 def test_ray_resumes_and_survives_a_node_that_leaves(cluster, batch_corpus, tmp_path):

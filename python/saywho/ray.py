@@ -39,6 +39,8 @@ from pathlib import Path
 
 import ray
 
+from . import _core
+
 #: The columns of every row :func:`transcribe` returns.
 COLUMNS = (
     "path",
@@ -154,7 +156,7 @@ def actor_layout(actors: int | None = None) -> dict:
         if n.get("Alive") and n["Resources"].get("CPU", 0) >= 1
     ]
     if not node_cpus:
-        raise RuntimeError("saywho.ray: the Ray cluster has no CPU to run on")
+        raise _core.DeviceError("saywho.ray: the Ray cluster has no node with a CPU to run on")
     if actors is None:
         return {"concurrency": len(node_cpus), "num_gpus": 0, "num_cpus": min(node_cpus)}
     per_actor = max(1, sum(node_cpus) // actors)
@@ -176,7 +178,10 @@ def transcribe(
     ``pipeline_options`` are ``saywho.Pipeline``'s keyword arguments,
     ``process_options`` ``Pipeline.process``'s. On CPU actors a ``threads``
     of 0 becomes the actor's CPUs. ``actors`` fixes the pool's size
-    (default: :func:`actor_layout`'s).
+    (default: :func:`actor_layout`'s). On a CPU-only cluster the actors
+    take every CPU: read the input with ``num_cpus=0`` (as
+    ``read_binary_files(..., num_cpus=0)``) or ask for fewer actors, or
+    the reads wait for a CPU that never comes free.
     """
     layout = actor_layout(actors)
     options = dict(pipeline_options or {})
@@ -203,10 +208,13 @@ def _connect(address: str) -> bool:
     if ray.is_initialized():
         return False
     kwargs = {"log_to_driver": False, "configure_logging": False}
-    if address == "auto":
-        ray.init(**kwargs)
-    else:
-        ray.init(address=address, **kwargs)
+    try:
+        if address == "auto":
+            ray.init(**kwargs)
+        else:
+            ray.init(address=address, **kwargs)
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        raise _core.DeviceError(f"cannot join the Ray cluster at {address!r}: {e}") from None
     return True
 
 
