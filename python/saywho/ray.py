@@ -236,10 +236,15 @@ def ray_outcomes(items, pipeline_options: dict, process_options: dict, address: 
             # saywho batch draws its own progress line
             ray.data.DataContext.get_current().enable_progress_bars = False
             by_path = {item.path: item for item in items}
-            rows = [{"path": item.path, "options": json.dumps(item.overrides())} for item in items]
-            # one block per file, so that tasks (and their retries) are files
+            # a manifest's per-file options as columns; 0 and "" mean none
+            # (one type per column, whichever rows set them)
+            rows = [
+                {"path": i.path, "num_speakers": i.num_speakers or 0, "language": i.language or ""}
+                for i in items
+            ]
+            # one block per file, so that tasks (and their retries) are files;
+            # built here on the driver: no read task waits for a CPU the actors hold
             dataset = ray.data.from_items(rows, override_num_blocks=len(rows))
-            dataset = dataset.map(_unpack_options)
             done = transcribe(
                 dataset,
                 pipeline_options=pipeline_options,
@@ -261,12 +266,3 @@ def ray_outcomes(items, pipeline_options: dict, process_options: dict, address: 
                 ray.shutdown()
 
     return outcomes()
-
-
-def _unpack_options(row: dict) -> dict:
-    """A manifest's per-file options as columns (a JSON column travels
-    through Ray Data without a type to agree on when most rows have none)."""
-    options = json.loads(row.pop("options") or "{}")
-    row["num_speakers"] = options.get("num_speakers", 0)  # 0: not given
-    row["language"] = options.get("language", "")
-    return row

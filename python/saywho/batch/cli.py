@@ -52,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
         const="auto",
         metavar="ADDRESS",
         help="run on a Ray cluster (pip install 'saywho[ray]'): its address, or none for the "
-        "cluster this machine belongs to (RAY_ADDRESS, else a local one)",
+        "cluster this machine belongs to (RAY_ADDRESS, else a local one); without an address "
+        "put it after the inputs, as it takes the next word",
     )
     p.add_argument(
         "--actors",
