@@ -140,6 +140,27 @@ def test_a_partial_output_or_a_torn_index_line_is_not_done(local_batch):
     assert len((out / "index.jsonl").read_text().splitlines()) == 24
 
 
+def test_a_manifest_sets_options_per_file(local_batch, tmp_path):
+    local_out, _, _ = local_batch
+    done = [r for r in read_index(local_out) if r.status == "ok"]
+    two = [r.path for r in done if len(r.speakers) == 2][:2]
+    (tmp_path / "files.jsonl").write_text(
+        json.dumps({"path": two[0], "num_speakers": 1}) + "\n" + json.dumps({"path": two[1]}) + "\n"
+    )
+    out = tmp_path / "out"
+    batch(
+        str(tmp_path / "files.jsonl"),
+        "-o",
+        str(out),
+        *batch_options(),
+        "-q",
+        cwd=tmp_path,
+        check_rc=0,
+    )
+    speakers = {r.path: r.speakers for r in read_index(out)}
+    assert speakers == {two[0]: ["SPEAKER_00"], two[1]: ["SPEAKER_00", "SPEAKER_01"]}
+
+
 def test_ctrl_c_stops_cleanly_and_the_same_command_goes_on(tmp_path):
     files = make_corpus(tmp_path / "c", count=8)
     out = tmp_path / "out"

@@ -118,11 +118,18 @@ def test_saywho_ray_transcribes_a_dataset_of_bytes(cluster, batch_corpus, local_
     assert bad["status"] == "error" and "AudioError" in bad["error"]
 
 
-def test_ray_resumes_and_survives_a_node_that_leaves(cluster, batch_corpus, tmp_path):
-    root, files = batch_corpus
+def test_ray_resumes_and_survives_a_node_that_leaves(cluster, local_batch, tmp_path):
+    local_out, _, _ = local_batch
+    done = [r for r in read_index(local_out) if r.status == "ok"]
+    # a CSV manifest: one two-voice file told it has one speaker
+    two = next(r.path for r in done if len(r.speakers) == 2)
+    few = [two] + [r.path for r in done if r.path != two][:5]
+    manifest = tmp_path / "files.csv"
+    manifest.write_text(
+        "path,num_speakers\n" + "".join(f"{p},{1 if p == two else ''}\n" for p in few)
+    )
     out = tmp_path / "ray"
-    few = [str(f) for f in files[:6]]
-    args = [*few, "-o", str(out), *batch_options(), "-q", "--ray", cluster.address]
+    args = [str(manifest), "-o", str(out), *batch_options(), "-q", "--ray", cluster.address]
     proc = start_batch(args, tmp_path)
     wait_for_lines(out / "index.jsonl", 1, proc)
     # the second node leaves: its raylet and workers are killed at once
@@ -135,6 +142,7 @@ def test_ray_resumes_and_survives_a_node_that_leaves(cluster, batch_corpus, tmp_
     records = read_index(out)
     assert sorted(r.path for r in records) == sorted(few)
     assert all(r.status == "ok" for r in records)
+    assert {r.path: r.speakers for r in records}[two] == ["SPEAKER_00"]  # the manifest's 1
     # resume: two files lose an output, only they are done again
     for record in records[:2]:
         (out / record.outputs[0]).unlink()
