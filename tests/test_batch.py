@@ -18,6 +18,7 @@ from saywho import OptionError, Pipeline
 from saywho.batch import expand_inputs
 from saywho.batch.index import read_index
 from saywho.models.test_weights import test_model_dir
+from saywho.writers import FORMATS
 
 from .batch_corpus import CORRUPT, make_corpus, run_batch_command, transcript, words
 from .conftest import batch_options
@@ -79,7 +80,7 @@ def test_a_folder_with_a_corrupt_file_gives_an_index_of_every_file(batch_corpus,
         if r.status != "ok":
             continue
         assert r.duration > 2 and r.language == "en" and r.seconds > 0 and r.x_realtime > 0
-        assert {Path(p).suffix for p in r.outputs} == {".json", ".txt", ".srt", ".vtt", ".rttm"}
+        assert {Path(p).suffix for p in r.outputs} == {f".{f}" for f in FORMATS}
         assert all((out / p).is_file() for p in r.outputs)
         assert transcript(out, r)["metadata"]["source"] == r.path
         folders.add(Path(r.outputs[0]).parent)

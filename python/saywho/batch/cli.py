@@ -23,6 +23,7 @@ from ..cli_options import (
     pipeline_kwargs,
     positive,
     process_kwargs,
+    write_kwargs,
 )
 from .inputs import expand_inputs
 from .runner import run_batch
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.output_dir,
                 pipeline_options=options,
                 process_options=process_kwargs(args),
-                formats=args.format,
+                write_options=write_kwargs(args),
                 retry_failed=args.retry_failed,
                 ray_address=args.ray,
                 actors=args.actors,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -61,7 +61,7 @@ def local_outcomes(
             yield process_item(pipeline, item, process_options)
 
 
-def record_outcome(outcome: Outcome, out: Path, formats) -> IndexRecord:
+def record_outcome(outcome: Outcome, out: Path, write_options: dict) -> IndexRecord:
     """Writes a result's transcript files (each atomically) and returns the
     file's index line; a result that cannot be written is an error line."""
     path = outcome.item.path
@@ -69,7 +69,7 @@ def record_outcome(outcome: Outcome, out: Path, formats) -> IndexRecord:
         return IndexRecord(path, "error", outcome.error, seconds=round(outcome.seconds, 3))
     result = outcome.result
     try:
-        written = result.write(output_dir(out, path), formats=formats)
+        written = result.write(output_dir(out, path), **write_options)
     except Exception as e:
         return IndexRecord(path, "error", describe(e), seconds=round(outcome.seconds, 3))
     seconds = outcome.seconds
@@ -112,7 +112,7 @@ def run_batch(
     *,
     pipeline_options: dict,
     process_options: dict,
-    formats: Iterable[str] | None = None,
+    write_options: dict | None = None,
     retry_failed: bool = False,
     ray_address: str | None = None,
     actors: int | None = None,
@@ -120,6 +120,7 @@ def run_batch(
 ) -> BatchSummary:
     """Runs a batch into ``out`` (see saywho.batch); returns its counts.
 
+    ``write_options`` go to ``Result.write`` (formats, subtitle shape).
     ``ray_address`` (an address, or "auto" for the cluster this machine is
     part of, "local" to start one) runs it on Ray through saywho.ray with
     ``actors`` actors (default: from the cluster's resources). Ctrl-C
@@ -127,7 +128,7 @@ def run_batch(
     reported in the summary's ``interrupted``.
     """
     out = Path(out)
-    formats = list(formats) if formats else None
+    write_options = dict(write_options or {})
     start = time.perf_counter()
     with Index(out) as index:
         todo = select(items, index, retry_failed)
@@ -145,7 +146,7 @@ def run_batch(
             outcomes = local_outcomes(todo, pipeline_options, process_options)
         try:
             for outcome in outcomes:
-                record = record_outcome(outcome, out, formats)
+                record = record_outcome(outcome, out, write_options)
                 index.append(record)
                 if record.status == "ok":
                     summary.ok += 1
