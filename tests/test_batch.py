@@ -79,7 +79,9 @@ def test_a_folder_with_a_corrupt_file_gives_an_index_of_every_file(batch_corpus,
     for r in records:
         if r.status != "ok":
             continue
-        assert r.duration > 2 and r.language == "en" and r.seconds > 0 and r.x_realtime > 0
+        assert r.duration > 2 and r.seconds > 0 and r.x_realtime > 0
+        # a cut of the conversation's first seconds holds no speech: no language, no one
+        assert r.language == "en" if r.speakers else r.language is None
         assert {Path(p).suffix for p in r.outputs} == {f".{f}" for f in FORMATS}
         assert all((out / p).is_file() for p in r.outputs)
         assert transcript(out, r)["metadata"]["source"] == r.path

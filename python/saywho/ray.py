@@ -79,9 +79,11 @@ class SaywhoActor:
     """
 
     def __init__(self, pipeline_options: dict | None = None, process_options: dict | None = None):
+        from .models.hub import AUTO
         from .pipeline import Pipeline
 
-        self.pipeline = Pipeline(**(pipeline_options or {}))
+        # no model named: saywho's default, as the command line's --model auto
+        self.pipeline = Pipeline(**{"model": AUTO, **(pipeline_options or {})})
         self.process_options = dict(process_options or {})
 
     def _process(self, path: str | None, blob, overrides: dict) -> dict:

@@ -93,13 +93,6 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s"
     )
     options = pipeline_kwargs(args)
-    if options["model"] is None:
-        print(
-            "saywho batch: no Whisper model: pass --model DIR, or run "
-            "bash scripts/fetch_test_weights.sh",
-            file=sys.stderr,
-        )
-        return 2
     try:
         items = expand_inputs(args.inputs)
         with _terminate_as_interrupt():
