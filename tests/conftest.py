@@ -118,3 +118,33 @@ def recordings():
         "long2gap": with_noise_gap(long2),
         "short": assemble(SHARED_DATA, SHORT_MINUTES),
     }
+
+
+@pytest.fixture(scope="session")
+def batch_corpus(tmp_path_factory):
+    """(folder, files): 24 short cuts of the bundled recordings, one corrupt
+    (tests/batch_corpus.py), shared by the batch tests of every engine."""
+    from .batch_corpus import make_corpus
+
+    root = tmp_path_factory.mktemp("corpus")
+    return root, make_corpus(root)
+
+
+@pytest.fixture(scope="session")
+def local_batch(batch_corpus, tmp_path_factory):
+    """(out, args, finished process) of one ``saywho batch`` over the corpus
+    in this machine's one process: the reference the other engines match."""
+    from .batch_corpus import run_batch_command
+
+    root, _ = batch_corpus
+    out = tmp_path_factory.mktemp("out")
+    args = [str(root), "-o", str(out), *batch_options()]
+    return out, args, run_batch_command(*args, cwd=out.parent)
+
+
+def batch_options() -> list[str]:
+    """The batch tests' options: the test tiny.en, greedy, one thread (the
+    Ray actors' arithmetic, one CPU each, and fair to a shared box)."""
+    from saywho.models.test_weights import test_model_dir
+
+    return ["--model", str(test_model_dir("tiny.en")), "--beam-size", "1", "--threads", "1"]

@@ -1,0 +1,86 @@
+"""One progress line for a whole batch: audio done of the total, and an ETA.
+
+The total is known before the run only roughly: a WAV file's header gives
+its duration, any other file is estimated from its size (at 128 kbit/s,
+what compressed speech commonly is) until it finishes and its real
+duration replaces the guess. The ETA is the audio left over the speed so
+far. On a terminal the line is redrawn in place; into a log it writes one
+line per file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+import wave
+from typing import TextIO
+
+WIDTH = 30
+BYTES_PER_SECOND_GUESS = 16000  # 128 kbit/s
+
+
+def estimated_duration(path: str) -> float:
+    """Seconds of audio in ``path``, from a WAV header or from its size."""
+    with contextlib.suppress(Exception), wave.open(path, "rb") as w:
+        if w.getframerate() > 0:
+            return w.getnframes() / w.getframerate()
+    try:
+        return os.path.getsize(path) / BYTES_PER_SECOND_GUESS
+    except OSError:
+        return 0.0
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
+
+
+class BatchProgress:
+    def __init__(self, estimates: dict[str, float], stream: TextIO | None):
+        self.estimates = dict(estimates)
+        self.stream = stream
+        self.tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        self.done_audio = 0.0
+        self.files = 0
+        self.errors = 0
+        self.start = time.perf_counter()
+
+    @property
+    def total_audio(self) -> float:
+        return self.done_audio + sum(self.estimates.values())
+
+    def eta(self) -> float | None:
+        elapsed = time.perf_counter() - self.start
+        if self.done_audio <= 0 or elapsed <= 0:
+            return None
+        return sum(self.estimates.values()) * elapsed / self.done_audio
+
+    def finished(self, path: str, duration: float | None, status: str) -> None:
+        # the real duration replaces the guess; a failed file leaves the total
+        self.estimates.pop(path, None)
+        self.done_audio += duration if duration is not None else 0.0
+        self.files += 1
+        self.errors += status != "ok"
+        if self.stream is None:
+            return
+        total = self.total_audio
+        fraction = self.done_audio / total if total > 0 else 1.0
+        eta = self.eta()
+        summary = (
+            f"{self.done_audio / 60:.1f}/{total / 60:.1f} min of audio, {self.files} files"
+            f" ({self.errors} errors), ETA {_clock(eta) if eta is not None else '?'}"
+        )
+        if self.tty:
+            filled = int(round(WIDTH * fraction))
+            bar = "#" * filled + "." * (WIDTH - filled)
+            self.stream.write(f"\r[{bar}] {fraction:4.0%} {summary}\x1b[K")
+        else:
+            self.stream.write(f"{status:5} {path}  [{fraction:4.0%} {summary}]\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty and self.files:
+            self.stream.write("\n")
+            self.stream.flush()

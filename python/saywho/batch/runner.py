@@ -1,0 +1,167 @@
+"""The batch run: skip what is done, process the rest, write and index each.
+
+The files are processed by an engine that yields one :class:`Outcome` per
+file as it finishes: :func:`local_outcomes` (one Pipeline in this process)
+or saywho.ray's (actors on a Ray cluster). Everything after that, the
+transcript files, the index line and the progress, is this module's, so a
+batch writes the same files whichever engine ran it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from .. import _core
+from ..output_names import output_dir
+from ..pipeline import Pipeline
+from ..result import Result
+from .index import Index, IndexRecord
+from .inputs import Item
+from .progress import BatchProgress, estimated_duration
+
+
+@dataclass
+class Outcome:
+    """One file's end: its result, or the error that stopped it."""
+
+    item: Item
+    result: Result | None
+    error: str | None
+    seconds: float
+
+
+def describe(error: BaseException) -> str:
+    """An index line's message: the exception's class and what it said."""
+    return f"{type(error).__name__}: {error}"
+
+
+def process_item(pipeline: Pipeline, item: Item, process_options: dict) -> Outcome:
+    """One file through ``pipeline.process``; any failure of the file (not
+    of the run: Ctrl-C goes through) becomes the outcome's error."""
+    start = time.perf_counter()
+    try:
+        result = pipeline.process(item.path, **{**process_options, **item.overrides()})
+    except Exception as e:  # a corrupt or huge file must not stop the batch
+        return Outcome(item, None, describe(e), time.perf_counter() - start)
+    return Outcome(item, result, None, time.perf_counter() - start)
+
+
+def local_outcomes(
+    items: list[Item], pipeline_options: dict, process_options: dict
+) -> Iterator[Outcome]:
+    """One Pipeline, loaded once, over every item in turn."""
+    with Pipeline(**pipeline_options) as pipeline:
+        for item in items:
+            yield process_item(pipeline, item, process_options)
+
+
+def record_outcome(outcome: Outcome, out: Path, write_options: dict) -> IndexRecord:
+    """Writes a result's transcript files (each atomically) and returns the
+    file's index line; a result that cannot be written is an error line."""
+    path = outcome.item.path
+    if outcome.result is None:
+        return IndexRecord(path, "error", outcome.error, seconds=round(outcome.seconds, 3))
+    result = outcome.result
+    try:
+        written = result.write(output_dir(out, path), **write_options)
+    except Exception as e:
+        return IndexRecord(path, "error", describe(e), seconds=round(outcome.seconds, 3))
+    seconds = outcome.seconds
+    return IndexRecord(
+        path,
+        "ok",
+        duration=result.duration,
+        language=result.language,
+        speakers=list(result.speakers),
+        seconds=round(seconds, 3),
+        x_realtime=round(result.duration / seconds, 2) if seconds > 0 else None,
+        outputs=[os.path.relpath(p, out) for p in written],
+    )
+
+
+@dataclass
+class BatchSummary:
+    files: int  # every input
+    skipped: int  # done before (or failed before, without retry_failed)
+    ok: int
+    failed: int
+    audio_seconds: float
+    seconds: float
+    interrupted: bool = False
+    errors: int = 0  # inputs whose latest index line is an error, this run's or before
+
+
+def select(items: list[Item], index: Index, retry_failed: bool) -> list[Item]:
+    """The items still to run: not done, and not failed unless retried."""
+    return [
+        i
+        for i in items
+        if not index.is_done(i.path) and (retry_failed or not index.has_failed(i.path))
+    ]
+
+
+def run_batch(
+    items: list[Item],
+    out: str | os.PathLike,
+    *,
+    pipeline_options: dict,
+    process_options: dict,
+    write_options: dict | None = None,
+    retry_failed: bool = False,
+    ray_address: str | None = None,
+    actors: int | None = None,
+    progress: TextIO | None = sys.stderr,
+) -> BatchSummary:
+    """Runs a batch into ``out`` (see saywho.batch); returns its counts.
+
+    ``write_options`` go to ``Result.write`` (formats, subtitle shape).
+    ``ray_address`` (an address, or "auto" for the cluster this machine is
+    part of, "local" to start one) runs it on Ray through saywho.ray with
+    ``actors`` actors (default: from the cluster's resources). Ctrl-C
+    (KeyboardInterrupt) stops after writing the index consistently and is
+    reported in the summary's ``interrupted``.
+    """
+    out = Path(out)
+    write_options = dict(write_options or {})
+    start = time.perf_counter()
+    with Index(out) as index:
+        todo = select(items, index, retry_failed)
+        bar = BatchProgress({i.path: estimated_duration(i.path) for i in todo}, progress)
+        summary = BatchSummary(len(items), len(items) - len(todo), 0, 0, 0.0, 0.0)
+        if ray_address is not None:
+            try:
+                from ..ray import ray_outcomes
+            except ImportError as e:
+                raise _core.OptionError(
+                    f"--ray needs Ray: pip install 'saywho[ray]' ({e})"
+                ) from None
+            outcomes = ray_outcomes(todo, pipeline_options, process_options, ray_address, actors)
+        else:
+            outcomes = local_outcomes(todo, pipeline_options, process_options)
+        try:
+            for outcome in outcomes:
+                record = record_outcome(outcome, out, write_options)
+                index.append(record)
+                if record.status == "ok":
+                    summary.ok += 1
+                    summary.audio_seconds += record.duration or 0.0
+                else:
+                    summary.failed += 1
+                bar.finished(record.path, record.duration, record.status)
+        except KeyboardInterrupt:
+            summary.interrupted = True
+        finally:
+            close = getattr(outcomes, "close", None)
+            if close is not None:
+                close()  # the engine lets go of its models or its cluster
+            bar.close()
+            index.compact([i.path for i in items])
+            summary.errors = sum(index.has_failed(i.path) for i in items)
+    summary.seconds = time.perf_counter() - start
+    return summary

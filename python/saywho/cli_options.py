@@ -1,0 +1,243 @@
+"""The processing options every saywho command shares, declared once.
+
+``saywho`` and ``saywho batch`` (and whatever command comes next) add the
+same options to their parsers with :func:`add_processing_options`, check
+them with :func:`check_processing_options` and turn them into the keyword
+arguments of ``Pipeline(...)``, ``Pipeline.process(...)`` and
+``Result.write(...)`` with :func:`pipeline_kwargs`, :func:`process_kwargs`
+and :func:`write_kwargs`, so a new option is
+written in one place and means the same in every command.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .models.hub import AUTO
+from .whisper.transcribe import COMPUTE_TYPES
+from .writers import FORMATS
+
+
+def positive(text: str) -> int:
+    """argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
+
+
+def _known_speaker(text: str) -> tuple[str, str]:
+    name, sep, path = text.partition("=")
+    if not sep or not name.strip() or not path:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=FILE")
+    return name.strip(), path
+
+
+def known_speakers(pairs) -> dict[str, list[str]] | None:
+    """--speaker's NAME=FILE pairs as process's known_speakers."""
+    if not pairs:
+        return None
+    known: dict[str, list[str]] = {}
+    for name, path in pairs:
+        known.setdefault(name, []).append(path)
+    return known
+
+
+def _vad_parameter(text: str) -> tuple[str, float]:
+    """NAME=VALUE, a field of saywho.vad.VadOptions and a number."""
+    import dataclasses
+
+    from .vad import VadOptions
+
+    name, sep, value = text.partition("=")
+    names = [f.name for f in dataclasses.fields(VadOptions)]
+    if not sep or name not in names:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE with NAME one of {names}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: {value!r} is not a number") from None
+    return name, int(number) if number.is_integer() and name.endswith("_ms") else number
+
+
+def add_processing_options(p: argparse.ArgumentParser, output_help: str) -> None:
+    """Adds the model, device, speaker, decoding and output options to ``p``."""
+    p.add_argument(
+        "--model",
+        default=AUTO,
+        help="Whisper model: a name (tiny.en, small, large-v3-turbo, ...), a Hugging Face repo id "
+        "or a folder (default: auto, large-v3-turbo on a GPU and small on the CPU, downloaded "
+        'on first use: pip install "saywho[hub]")',
+    )
+    p.add_argument("--language", help="language code (default: detect)")
+    speakers = p.add_mutually_exclusive_group()
+    speakers.add_argument("--num-speakers", type=positive, help="the number of speakers, if known")
+    speakers.add_argument("--no-speakers", action="store_true", help="transcribe only")
+    p.add_argument("--min-speakers", type=positive, help="at least this many speakers")
+    p.add_argument("--max-speakers", type=positive, help="at most this many speakers")
+    p.add_argument(
+        "--diarization",
+        metavar="NAME",
+        help="pyannote's pipeline by name: pyannote/speaker-diarization-3.1 or "
+        "pyannote/speaker-diarization-community-1 (or a folder holding its config.yaml); "
+        "default: saywho's own models",
+    )
+    p.add_argument(
+        "--hf-token",
+        metavar="TOKEN",
+        help="Hugging Face token for --diarization's gated repos (default: HF_TOKEN, or the "
+        "token huggingface_hub stored at login)",
+    )
+    p.add_argument(
+        "--embedding-step",
+        type=float,
+        metavar="SECONDS",
+        help="embed each speaker only in chunks this far apart, the chunks between reusing "
+        "those embeddings (a multiple of the 1 s chunk step; 2 is about twice as fast, an "
+        "approximation); default: every chunk, as pyannote",
+    )
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
+    p.add_argument("--threads", type=int, default=0, help="CPU threads (0: one per CPU)")
+    p.add_argument(
+        "--compute-type",
+        default="default",
+        choices=COMPUTE_TYPES,
+        help="Whisper's linear layers: float32 (default), int8 (auto picks int8) or bfloat16 "
+        "(AMX tiles on Intel Xeons that have them); float16 needs a GPU",
+    )
+    p.add_argument(
+        "--batch-size",
+        type=positive,
+        default=None,
+        help="transcribe N speech chunks of up to 30 s at once (faster-whisper's batched mode; "
+        "turns --vad on); default: one 30 s window after the other",
+    )
+    p.add_argument(
+        "--vad",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="transcribe only the speech Silero VAD finds (faster-whisper's vad_filter; default off)",
+    )
+    p.add_argument(
+        "--vad-parameter",
+        type=_vad_parameter,
+        action="append",
+        metavar="NAME=VALUE",
+        help="a Silero VAD setting (faster-whisper's vad_parameters: threshold, neg_threshold, "
+        "min_speech_duration_ms, max_speech_duration_s, min_silence_duration_ms, "
+        "speech_pad_ms); repeatable; turns --vad on",
+    )
+    p.add_argument("--beam-size", type=positive, default=5, help="beam size (1: greedy)")
+    p.add_argument(
+        "--word-timestamps",
+        action="store_true",
+        help="time every word (always on when speakers are found: alignment needs them)",
+    )
+    p.add_argument("-o", "--output-dir", help=output_help)
+    p.add_argument(
+        "--format",
+        action="append",
+        choices=FORMATS,
+        help="transcript format to write (repeatable; default: every one the run allows)",
+    )
+    p.add_argument(
+        "--speaker",
+        action="append",
+        type=_known_speaker,
+        metavar="NAME=FILE",
+        help="a known voice: the found speaker who sounds like FILE is called NAME "
+        "(repeatable; a NAME given twice averages its files)",
+    )
+    p.add_argument(
+        "--fill-nearest",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="a word between speaker turns takes the nearest speaker (default; "
+        "--no-fill-nearest leaves it UNKNOWN)",
+    )
+    p.add_argument(
+        "--max_line_width",
+        "--max-line-width",
+        type=positive,
+        metavar="N",
+        help="subtitles (srt, vtt): at most N characters a line",
+    )
+    p.add_argument(
+        "--max_line_count",
+        "--max-line-count",
+        type=positive,
+        metavar="N",
+        help="subtitles: at most N lines a cue (needs --max_line_width)",
+    )
+    p.add_argument(
+        "--highlight_words",
+        "--highlight-words",
+        action="store_true",
+        help="subtitles: underline each word while it is spoken",
+    )
+
+
+def check_processing_options(args, parser: argparse.ArgumentParser) -> None:
+    """Usage errors among the shared options (exits with 2, as argparse does)."""
+    if args.no_speakers and (args.min_speakers or args.max_speakers):
+        parser.error("--min-speakers and --max-speakers need speakers (drop --no-speakers)")
+    if args.num_speakers and (args.min_speakers or args.max_speakers):
+        parser.error("give --num-speakers or --min-speakers/--max-speakers, not both")
+    if args.min_speakers and args.max_speakers and args.min_speakers > args.max_speakers:
+        parser.error("--min-speakers is more than --max-speakers")
+    if args.threads < 0:
+        parser.error("--threads must be 0 or more")
+    if args.diarization and args.no_speakers:
+        parser.error("--diarization needs speakers (drop --no-speakers)")
+    if args.speaker and args.no_speakers:
+        parser.error("--speaker needs speakers (drop --no-speakers)")
+    if args.max_line_count and not args.max_line_width:
+        parser.error("--max_line_count needs --max_line_width")
+
+
+def pipeline_kwargs(args) -> dict:
+    """``Pipeline(**pipeline_kwargs(args))``."""
+    return {
+        "model": args.model,
+        "device": args.device,
+        "threads": args.threads,
+        "compute_type": args.compute_type,
+        "diarization": args.diarization,
+        "token": args.hf_token,
+        "embedding_step": args.embedding_step,
+    }
+
+
+def process_kwargs(args) -> dict:
+    """``pipeline.process(path, **process_kwargs(args))``: plain values only,
+    so the dict can travel to another process (saywho batch --ray)."""
+    kwargs = {
+        "diarize": not args.no_speakers,
+        "num_speakers": args.num_speakers,
+        "min_speakers": args.min_speakers,
+        "max_speakers": args.max_speakers,
+        "beam_size": args.beam_size,
+        "language": args.language,
+        "word_timestamps": args.word_timestamps or not args.no_speakers,
+        "vad": args.vad or args.batch_size is not None or bool(args.vad_parameter),
+        "vad_options": dict(args.vad_parameter) if args.vad_parameter else None,
+        "known_speakers": known_speakers(args.speaker),
+        "fill_nearest": args.fill_nearest,
+    }
+    if args.batch_size:
+        kwargs["batch_size"] = args.batch_size
+    return kwargs
+
+
+def write_kwargs(args) -> dict:
+    """``result.write(folder, **write_kwargs(args))``: the formats and the
+    subtitles' shape."""
+    return {
+        "formats": args.format,
+        "max_line_width": args.max_line_width,
+        "max_line_count": args.max_line_count,
+        "highlight_words": args.highlight_words,
+    }
