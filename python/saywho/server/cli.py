@@ -8,18 +8,9 @@ import os
 import sys
 
 from .. import _core
+from ..cli_options import positive
 from ..models.hub import AUTO
 from ..whisper.transcribe import COMPUTE_TYPES
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,17 +36,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--workers",
-        type=_positive,
+        type=positive,
         default=1,
         help="runs at once (default 1: one per GPU; on the CPU the cores are split among them)",
     )
     p.add_argument(
         "--max-queued",
-        type=_positive,
+        type=positive,
         default=32,
         help="requests that may wait for a worker before others get 429 (default 32)",
     )
-    p.add_argument("--max-upload-mb", type=_positive, default=500, help="largest upload (500)")
+    p.add_argument("--max-upload-mb", type=positive, default=500, help="largest upload (500)")
     p.add_argument(
         "--data-dir", default="saywho-data", help="jobs database and uploads (./saywho-data)"
     )
