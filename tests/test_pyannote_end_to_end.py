@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import saywho
+from saywho.output_names import output_dir
 
 from .conftest import shared_file
 from .pyannote_fixtures import (  # noqa: F401 (fixtures)
@@ -98,6 +99,6 @@ def test_cli_diarization_by_name(offline, capsys, tmp_path, excerpt):  # noqa: F
     out = capsys.readouterr()
     assert code == 0, out.err
     assert "2 speakers" in out.out
-    assert (tmp_path / "out" / "excerpt" / "transcript.rttm").is_file()
+    assert (output_dir(tmp_path / "out", excerpt) / "transcript.rttm").is_file()
     code = main([str(shared_file("jfk.wav")), "--model", "test:tiny.en", "--diarization", "x/y"])
     assert code == 2 and "known diarization pipeline" in capsys.readouterr().err

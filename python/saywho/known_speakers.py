@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
+from typing import Union
 
 import numpy as np
 
@@ -39,7 +40,8 @@ KNOWN_SPEAKER_THRESHOLDS = {
     "GE2EEncoder": 0.80,  # no gap for GE2E: where misses and false names are even
 }
 
-Clip = str | os.PathLike | np.ndarray
+# typing.Union: this alias is evaluated at import, and the wheel serves Python 3.9
+Clip = Union[str, os.PathLike, np.ndarray]
 
 
 def _clips(name: str, value) -> list[Clip]:
