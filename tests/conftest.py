@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-# Copied into the repository so a clone stands alone: nothing reads ../shared.
+# Copied into the repository so a clone stands alone: nothing outside it is read.
 SHARED_DATA = REPO / "tests" / "data" / "shared"
 # The installed package cannot know where the checkout keeps its test weights.
 os.environ.setdefault("SAYWHO_TEST_WEIGHTS", str(REPO / ".cache" / "test-weights"))

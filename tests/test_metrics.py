@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from saywho import _core
-from saywho.metrics import _hungarian, diarization_error_rate
+from saywho.metrics import diarization_error_rate, hungarian
 from saywho.rttm import Turn, read_rttm
 
 from .conftest import shared_file
@@ -176,7 +176,7 @@ def test_hungarian_matches_brute_force():
     for trial in range(200):
         n, m = (int(v) for v in rng.integers(1, 6, 2))
         cost = rng.integers(0, 4, (n, m)).astype(float) if trial % 2 else rng.random((n, m))
-        rows, cols = _hungarian(cost)
+        rows, cols = hungarian(cost)
         k = min(n, m)
         assert len(rows) == k and len(set(rows)) == k and len(set(cols)) == k
         best = min(

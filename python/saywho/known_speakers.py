@@ -26,6 +26,7 @@ import numpy as np
 
 from . import _core
 from .audio import SAMPLE_RATE, load_audio
+from .metrics import hungarian
 
 MIN_CLIP_SECONDS = 1.0  # less speech than this says little about a voice
 
@@ -119,44 +120,11 @@ def _unit(x: np.ndarray) -> np.ndarray:
 def best_assignment(score: np.ndarray) -> list[tuple[int, int]]:
     """(row, column) pairs, each row and column at most once, maximising the
     total score over pairs with a positive score (rows or columns may stay
-    unpaired). The Hungarian method with potentials, O(n^3) on the square
-    matrix padded with zeros (a zero pair is the same as no pair)."""
-    rows, cols = score.shape
-    n = max(rows, cols)
-    cost = np.zeros((n, n))
-    cost[:rows, :cols] = -np.maximum(score, 0.0)  # minimise the negated gain
-    u, v = np.zeros(n + 1), np.zeros(n + 1)
-    match = np.zeros(n + 1, dtype=np.int64)  # column j (1-based) -> row (1-based), 0 free
-    for i in range(1, n + 1):
-        match[0], j0 = i, 0
-        least = np.full(n + 1, np.inf)
-        came = np.zeros(n + 1, dtype=np.int64)
-        used = np.zeros(n + 1, dtype=bool)
-        while match[j0] != 0:
-            used[j0] = True
-            i0 = match[j0]
-            free = ~used[1:]
-            reduced = cost[i0 - 1] - u[i0] - v[1:]
-            better = free & (reduced < least[1:])
-            least[1:][better] = reduced[better]
-            came[1:][better] = j0
-            candidates = np.where(free, least[1:], np.inf)
-            j1 = int(np.argmin(candidates)) + 1
-            delta = candidates[j1 - 1]
-            u[match[used]] += delta
-            v[used] -= delta
-            least[1:][free] -= delta
-            j0 = j1
-        while j0:
-            j1 = came[j0]
-            match[j0] = match[j1]
-            j0 = j1
-    pairs = []
-    for j in range(1, n + 1):
-        i = match[j] - 1
-        if i < rows and j - 1 < cols and score[i, j - 1] > 0:
-            pairs.append((int(i), j - 1))
-    return sorted(pairs)
+    unpaired): the DER mapping's assignment on the negated gain, with the
+    pairs that gain nothing dropped (a zero pair is the same as no pair)."""
+    score = np.asarray(score, dtype=np.float64)
+    rows, cols = hungarian(-np.maximum(score, 0.0))
+    return sorted((int(r), int(c)) for r, c in zip(rows, cols) if score[r, c] > 0)
 
 
 def match_speakers(

@@ -102,7 +102,7 @@ def diarization_error_rate(
 
     # Shared time of every (ref, hyp) pair over the evaluated region.
     shared = (ref_active * weight) @ hyp_active.T.astype(np.float64)
-    pairs = [(r, h) for r, h in zip(*_hungarian(-shared)) if shared[r, h] > 0]
+    pairs = [(r, h) for r, h in zip(*hungarian(-shared)) if shared[r, h] > 0]
     mapping = {hyp_labels[h]: ref_labels[r] for r, h in pairs}
 
     n_hyp = hyp_active.sum(axis=0)
@@ -155,7 +155,7 @@ def _activity(turns: Sequence[Turn], cuts: np.ndarray) -> tuple[list[str], np.nd
     return labels, active
 
 
-def _hungarian(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def hungarian(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows and columns of a minimum-cost one-to-one assignment.
 
     The shortest-augmenting-path method with potentials (Kuhn-Munkres in
@@ -166,7 +166,7 @@ def _hungarian(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if cost.size == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     if cost.shape[0] > cost.shape[1]:
-        cols, rows = _hungarian(cost.T)
+        cols, rows = hungarian(cost.T)
         order = np.argsort(rows)
         return rows[order], cols[order]
     n, m = cost.shape
