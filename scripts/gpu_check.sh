@@ -14,7 +14,11 @@
 # the CPU emulator of the CUDA kernels (device="cuda-emulated"): the same
 # steps, on tiny.en and 11 s of speech, with the goldens that pytest already
 # runs on the emulator left to pytest.
-set -euo pipefail
+#
+# Every step runs even when one before it failed (a device lease is short and
+# one run must tell as much as it can); the summary at the end names each
+# step's outcome and the exit status is non-zero if any failed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=gpu model=base minutes=2
 while [[ $# -gt 0 ]]; do
@@ -42,6 +46,11 @@ else
   device=cuda-emulated select="emulated" compute="int8" model=tiny.en minutes=0.1
 fi
 
+failed=() passed=()
+step_done() { # $1: the step's name, $2: its exit status
+  if [[ $2 -eq 0 ]]; then passed+=("$1"); else failed+=("$1 (exit $2)"); fi
+}
+
 echo "== 1. open $device and pass the self-check"
 python3 - "$device" <<'PY'
 import sys, time
@@ -51,9 +60,11 @@ with saywho.Pipeline(device=sys.argv[1], log_memory=False) as p:
     assert p.device == "cuda", f"runs on {p.device}: {p.fallback_reason}"
     print(f"{p.device_name}: opened and self-checked in {time.perf_counter() - t0:.2f} s")
 PY
+step_done "1 self-check" $?
 
 echo "== 2. op parity on $device"
 python3 -m pytest -q -p no:cacheprovider tests/test_backend_ops.py -k "$select"
+step_done "2 op parity" $?
 
 echo "== 3. model goldens on $device"
 if [[ $mode == gpu ]]; then
@@ -64,6 +75,7 @@ else
   echo "(the emulated goldens run in pytest: -k cuda-emulated; here the VAD ones only)"
   python3 -m pytest -q -p no:cacheprovider tests/test_vad.py -k "$select and timestamps and options0"
 fi
+step_done "3 model goldens" $?
 
 echo "== 4. memory: every byte back after close()"
 unset SAYWHO_CUDA_SYNC
@@ -92,8 +104,15 @@ if mode == "gpu":
 else:
     print("device free memory: the emulator's is the host's, not checked")
 PY
+step_done "4 memory" $?
 
 echo "== 5. speed (x realtime) against faster-whisper"
 python3 bench/bench_gpu.py --device "$device" --model "$model" --minutes "$minutes" \
   --compute $compute $([[ $mode == emulated ]] && echo --quick)
+step_done "5 speed" $?
+echo "gpu_check ($mode): passed: ${passed[*]:-none}"
+if [[ ${#failed[@]} -gt 0 ]]; then
+  echo "gpu_check ($mode): FAILED: ${failed[*]}"
+  exit 1
+fi
 echo "gpu_check ($mode): done"

@@ -135,7 +135,8 @@ static void probe(void)
         return;
     }
     if (!sw_amx_built()) {
-        snprintf(why_not, sizeof why_not, "built without the AMX kernels (GCC older than 11)");
+        snprintf(why_not, sizeof why_not,
+                 "built without the AMX kernels (a compiler other than GCC, or AddressSanitizer)");
         return;
     }
     if (!os_state || !request_tile_state()) {

@@ -1,19 +1,19 @@
 /* The AMX-INT8 kernel on the real instructions: the same source as the
- * emulated build (amx_q8_body.h). GCC 11 is the first with the AMX
- * intrinsics; older compilers build a stub that amx.c never calls. */
+ * emulated build (amx_q8_body.h). GCC builds it (amx_build.h);
+ * other compilers build a stub that amx.c never calls. */
 #include "amx.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 &&           \
-    !defined(__SANITIZE_ADDRESS__)
+#include "amx_build.h"
+
+#ifdef SW_AMX_CAN_BUILD
 #define SW_AMX_HARDWARE 1
 #include "amx_tile_ops.h"
 
-#define SW_AMX_Q8_NAME sw_amx_q8_gemm_packed_hw
-#define SW_AMX_Q8_LINKAGE                                                                          \
-    __attribute__((target("amx-tile,amx-int8,amx-bf16,avx512f,avx512bw,avx512dq,avx512vl")))
+#define SW_AMX_Q8_NAME    sw_amx_q8_gemm_packed_hw
+#define SW_AMX_Q8_LINKAGE __attribute__((target(SW_AMX_TARGET)))
 #include "amx_q8_body.h"
 
 int sw_amx_built(void)

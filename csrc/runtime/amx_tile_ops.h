@@ -8,9 +8,10 @@
 #ifndef SW_AMX_TILE_OPS_H
 #define SW_AMX_TILE_OPS_H
 
+#include "amx_build.h"
 #include "amx_emu.h" /* sw_tile_config, both ways */
 
-#if defined(SW_AMX_HARDWARE)
+#if defined(SW_AMX_HARDWARE) && SW_AMX_INTRINSICS
 #include <immintrin.h>
 #define SW_TILE_CONFIG(cfg)       _tile_loadconfig(cfg)
 #define SW_TILE_RELEASE()         _tile_release()
@@ -19,6 +20,35 @@
 #define SW_TILE_STORE(t, p, s)    _tile_stored(t, p, (long)(s))
 #define SW_TILE_DPBSSD(c, a, b)   _tile_dpbssd(c, a, b)
 #define SW_TILE_DPBF16PS(c, a, b) _tile_dpbf16ps(c, a, b)
+#elif defined(SW_AMX_HARDWARE)
+/* GCC 10 (the portable wheel's, on Debian bullseye for glibc 2.31) has no AMX
+ * intrinsics and its assembler no AMX mnemonics, so the instructions are
+ * written as their bytes: VEX prefix C4 E2, then the map-2 opcode and a ModRM
+ * byte holding the tile numbers (the tdp* sources' second tile in VEX.vvvv,
+ * inverted). Memory operands go through fixed registers, base %rdi and index
+ * %rsi (scale 1): ModRM 04|t<<3 with SIB 37. The clobbers keep the compiler
+ * from reordering or dropping the plain C reads and writes of the same
+ * buffers. tests/test_amx_assembly.py checks these bytes decode to what the
+ * intrinsics build emits. */
+#define SW_TILE_CONFIG(cfg)                                                                        \
+    __asm__ volatile(".byte 0xc4, 0xe2, 0x78, 0x49, 0x07" ::"D"(cfg) : "memory")
+#define SW_TILE_RELEASE() __asm__ volatile(".byte 0xc4, 0xe2, 0x78, 0x49, 0xc0" ::: "memory")
+#define SW_TILE_ZERO(t)   __asm__ volatile(".byte 0xc4, 0xe2, 0x7b, 0x49, 0xc0 | (" #t " << 3)")
+#define SW_TILE_LOAD(t, p, s)                                                                      \
+    __asm__ volatile(".byte 0xc4, 0xe2, 0x7b, 0x4b, 0x04 | (" #t " << 3), 0x37" ::"D"(p),          \
+                     "S"((long)(s))                                                                \
+                     : "memory")
+#define SW_TILE_STORE(t, p, s)                                                                     \
+    __asm__ volatile(".byte 0xc4, 0xe2, 0x7a, 0x4b, 0x04 | (" #t " << 3), 0x37" ::"D"(p),          \
+                     "S"((long)(s))                                                                \
+                     : "memory")
+/* c += a.b; VEX byte 3: vvvv = ~b, pp = F2 (tdpbssd) or F3 (tdpbf16ps) */
+#define SW_TILE_DPBSSD(c, a, b)                                                                    \
+    __asm__ volatile(".byte 0xc4, 0xe2, ((~" #b " & 15) << 3) | 3, 0x5e, 0xc0 | (" #c              \
+                     " << 3) | " #a)
+#define SW_TILE_DPBF16PS(c, a, b)                                                                  \
+    __asm__ volatile(".byte 0xc4, 0xe2, ((~" #b " & 15) << 3) | 2, 0x5c, 0xc0 | (" #c              \
+                     " << 3) | " #a)
 #else
 #define SW_TILE_CONFIG(cfg)       sw_emu_tile_loadconfig(cfg)
 #define SW_TILE_RELEASE()         sw_emu_tile_release()
