@@ -8,9 +8,14 @@ The default clustering is tuned on these; no test scores them.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.telephone_channel import telephone_band  # noqa: E402
+
 FOLDER = REPO / ".cache" / "bench-audio" / "conversations"
 AMI_RTTMS = ("debug.train.rttm", "debug.development.rttm", "debug.test.rttm")
 
@@ -33,8 +38,19 @@ def ami():
         yield f"AMI {uri} ({count} voices, 30 s)", audio, turns
 
 
-def recordings():
-    yield from ami()
+def recordings(telephone: bool = False):
+    """The AMI excerpts; with ``telephone``, each also through a narrowband
+    G.711 channel (tests/telephone_channel.py: the same conversation, every
+    voice in one 300-3400 Hz line)."""
+    for label, audio, turns in ami():
+        yield label, audio, turns
+        if telephone:
+            yield _telephone_label(label), telephone_band(audio), turns
+
+
+def _telephone_label(label: str) -> str:
+    name, rest = label.split(" (", 1)
+    return f"{name}, telephone band ({rest}"
 
 
 # A voice is expected to be found when it speaks at least this long: AMI's
