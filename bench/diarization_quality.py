@@ -10,7 +10,8 @@ encoder), the way CAM++'s default threshold was chosen on the real assemblies.
 ``--embedding-steps 1,2,3`` repeats the CAM++ rows with each embedding step
 (seconds between the chunks that embed every local speaker; reuse.py).
 ``--telephone`` adds each real conversation (and two_speakers.wav) passed
-through a narrowband G.711 channel (tests/telephone_channel.py).
+through a narrowband G.711 line, ``--brick-wall`` through the whole-file
+FFT band cut that pushes voices together (tests/telephone_channel.py).
 ``--conversations`` runs on the development set of real conversations instead
 (bench/conversations.py; bash bench/fetch_conversations.sh first) and the bundled
 two_speakers.wav, stereo pair and jfk.wav; the "found" column then reads
@@ -82,14 +83,16 @@ def expected_count(turns) -> str:
     return str(lo) if lo == hi else f"{lo}-{hi}"
 
 
-def bundled(telephone: bool = False):
+def bundled(telephone: bool = False, brick_wall: bool = False):
     two = saywho.load_audio(DATA / "two_speakers.wav")
     (ref,) = read_rttm(DATA / "two_speakers.rttm").values()
     yield "two_speakers.wav (2 voices)", two, ref
-    if telephone:
-        from tests.telephone_channel import telephone_band
+    from tests.telephone_channel import brick_wall_band, telephone_band
 
+    if telephone:
         yield "two_speakers.wav, telephone band (2 voices)", telephone_band(two), ref
+    if brick_wall:
+        yield "two_speakers.wav, brick-wall band (2 voices)", brick_wall_band(two), ref
     left, right = _stereo_channels()
     stereo_ref = level_turns(left, "left") + level_turns(right, "right")
     yield "stereo_two_speakers.wav (2 voices, mono mix)", (left + right) / 2, stereo_ref
@@ -120,7 +123,12 @@ def main() -> None:
     ap.add_argument(
         "--telephone",
         action="store_true",
-        help="with --conversations: each real conversation also through a telephone channel",
+        help="with --conversations: each real conversation also through a telephone line",
+    )
+    ap.add_argument(
+        "--brick-wall",
+        action="store_true",
+        help="with --conversations: each also through the whole-file FFT band cut",
     )
     ap.add_argument(
         "--markdown", help="also write the table to this file (docs/diarization_quality.md)"
@@ -133,7 +141,8 @@ def main() -> None:
     if args.conversations:
         from conversations import recordings as conversations
 
-        recs = [*conversations(telephone=args.telephone), *bundled(telephone=args.telephone)]
+        variants = {"telephone": args.telephone, "brick_wall": args.brick_wall}
+        recs = [*conversations(**variants), *bundled(**variants)]
     else:
         recs = list(recordings())
     with _core.Runtime(device="cpu", threads=args.threads) as rt:
