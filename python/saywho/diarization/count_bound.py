@@ -3,12 +3,12 @@
 segmentation-3.0 separates the voices of one 10 s chunk into distinct local
 speakers: two local speakers of one chunk are, by the way the model is
 trained, two different people. Across a whole recording the embeddings must
-tell who is who, and there a fixed threshold can fail: on a conversation
-where every voice shares one channel (a telephone line, one microphone) the
-embeddings of two people lie closer than the threshold was tuned for, and
-the AHC merges them into one speaker (issue 25's telephone call: 2 voices,
-1 found). The segmentation is not fooled by the shared channel, because it
-only has to tell apart the voices inside one chunk.
+tell who is who, and there a fixed threshold can fail: where the
+embeddings of two people lie closer than the threshold was tuned for (one
+shared channel, a distortion), the AHC merges them into one speaker (issue
+25's telephone call: 2 voices, 1 found; reproduced here only on a stand-in,
+tests/test_count_bound.py). The segmentation can still tell them apart,
+because it only has to separate the voices inside one chunk.
 
 So a recording in which enough chunks hold k local speakers who each speak
 alone for a while has at least k speakers, and the clustering is asked for
