@@ -8,9 +8,14 @@ The default clustering is tuned on these; no test scores them.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.telephone_channel import brick_wall_band, telephone_band  # noqa: E402
+
 FOLDER = REPO / ".cache" / "bench-audio" / "conversations"
 AMI_RTTMS = ("debug.train.rttm", "debug.development.rttm", "debug.test.rttm")
 
@@ -33,8 +38,22 @@ def ami():
         yield f"AMI {uri} ({count} voices, 30 s)", audio, turns
 
 
-def recordings():
-    yield from ami()
+def recordings(telephone: bool = False, brick_wall: bool = False):
+    """The AMI excerpts; with ``telephone``, each also through a narrowband
+    G.711 line, with ``brick_wall`` through the whole-file FFT band cut
+    (tests/telephone_channel.py: not a line, a stand-in for voices whose
+    embeddings lie too close)."""
+    for label, audio, turns in ami():
+        yield label, audio, turns
+        if telephone:
+            yield _variant(label, "telephone band"), telephone_band(audio), turns
+        if brick_wall:
+            yield _variant(label, "brick-wall band"), brick_wall_band(audio), turns
+
+
+def _variant(label: str, how: str) -> str:
+    name, rest = label.split(" (", 1)
+    return f"{name}, {how} ({rest}"
 
 
 # A voice is expected to be found when it speaks at least this long: AMI's

@@ -9,6 +9,9 @@ found for a range of clustering thresholds (the embeddings computed once per
 encoder), the way CAM++'s default threshold was chosen on the real assemblies.
 ``--embedding-steps 1,2,3`` repeats the CAM++ rows with each embedding step
 (seconds between the chunks that embed every local speaker; reuse.py).
+``--telephone`` adds each real conversation (and two_speakers.wav) passed
+through a narrowband G.711 line, ``--brick-wall`` through the whole-file
+FFT band cut that pushes voices together (tests/telephone_channel.py).
 ``--conversations`` runs on the development set of real conversations instead
 (bench/conversations.py; bash bench/fetch_conversations.sh first) and the bundled
 two_speakers.wav, stereo pair and jfk.wav; the "found" column then reads
@@ -27,6 +30,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO))
 
 from diarization_assembly import (  # noqa: E402
     DATA,
@@ -79,10 +83,16 @@ def expected_count(turns) -> str:
     return str(lo) if lo == hi else f"{lo}-{hi}"
 
 
-def bundled():
+def bundled(telephone: bool = False, brick_wall: bool = False):
     two = saywho.load_audio(DATA / "two_speakers.wav")
     (ref,) = read_rttm(DATA / "two_speakers.rttm").values()
     yield "two_speakers.wav (2 voices)", two, ref
+    from tests.telephone_channel import brick_wall_band, telephone_band
+
+    if telephone:
+        yield "two_speakers.wav, telephone band (2 voices)", telephone_band(two), ref
+    if brick_wall:
+        yield "two_speakers.wav, brick-wall band (2 voices)", brick_wall_band(two), ref
     left, right = _stereo_channels()
     stereo_ref = level_turns(left, "left") + level_turns(right, "right")
     yield "stereo_two_speakers.wav (2 voices, mono mix)", (left + right) / 2, stereo_ref
@@ -105,6 +115,22 @@ def main() -> None:
         "--conversations", action="store_true", help="the real conversations and bundled samples"
     )
     ap.add_argument(
+        "--count-bound",
+        choices=("default", "on", "off"),
+        default="default",
+        help="the segmentation's lower bound on the count (count_bound.py)",
+    )
+    ap.add_argument(
+        "--telephone",
+        action="store_true",
+        help="with --conversations: each real conversation also through a telephone line",
+    )
+    ap.add_argument(
+        "--brick-wall",
+        action="store_true",
+        help="with --conversations: each also through the whole-file FFT band cut",
+    )
+    ap.add_argument(
         "--markdown", help="also write the table to this file (docs/diarization_quality.md)"
     )
     args = ap.parse_args()
@@ -115,7 +141,8 @@ def main() -> None:
     if args.conversations:
         from conversations import recordings as conversations
 
-        recs = [*conversations(), *bundled()]
+        variants = {"telephone": args.telephone, "brick_wall": args.brick_wall}
+        recs = [*conversations(**variants), *bundled(**variants)]
     else:
         recs = list(recordings())
     with _core.Runtime(device="cpu", threads=args.threads) as rt:
@@ -127,6 +154,8 @@ def main() -> None:
             ]
         if args.shared_front:
             runs = [(n, {**o, "shared_front": True}) if n == "campp" else (n, o) for n, o in runs]
+        if args.count_bound != "default":
+            runs = [(n, {**o, "count_bound": args.count_bound == "on"}) for n, o in runs]
         for name, options in runs:
             with CachedDiarizer(
                 seg, resolve_embedding(name), rt, threshold=args.threshold, **options
@@ -135,6 +164,8 @@ def main() -> None:
                     name = f"{name}, embedding step {options['embedding_step']:g} s"
                 if options.get("shared_front"):
                     name = f"{name}, shared front"
+                if "count_bound" in options:
+                    name = f"{name}, count bound {'on' if options['count_bound'] else 'off'}"
                 default = d.threshold
                 if args.sweep:
                     print(f"{name}: threshold sweep (default {default})")
@@ -148,8 +179,8 @@ def main() -> None:
                                 f"speakers {len(out.speakers)}/{expected_count(ref)}"
                             )
                     continue
-                print(f"\n{name} (threshold {default}); DER % at collar 0 / 0.25 s")
-                print(f"  {'recording':38} {'count given':>11} {'DER 0':>6} {'DER .25':>7} "
+                print(f"\n{name} (threshold {default}); DER % at collar 0 / 0.25 / 0.5 s")
+                print(f"  {'recording':38} {'count given':>11} {'DER 0':>6} {'DER .25':>7} {'DER .5':>6} "
                       f"{'miss':>5} {'FA':>5} {'conf':>5} {'found':>5} {'xRT':>5}")  # fmt: skip
                 for label, audio, ref in recs:
                     expect = expected_count(ref) if args.conversations else str(speakers_in(ref))
@@ -164,26 +195,30 @@ def main() -> None:
                         )
                         strict = diarization_error_rate(ref, out.turns, collar=0.0)
                         loose = diarization_error_rate(ref, out.turns, collar=0.25)
+                        half = diarization_error_rate(ref, out.turns, collar=0.5)
                         total = strict.total
                         rows.append(
                             f"| {label} | {name} | {given or 'no'} | {100 * strict.der:.1f} | "
-                            f"{100 * loose.der:.1f} | {100 * strict.missed / total:.1f} | "
+                            f"{100 * loose.der:.1f} | {100 * half.der:.1f} | "
+                            f"{100 * strict.missed / total:.1f} | "
                             f"{100 * strict.false_alarm / total:.1f} | "
                             f"{100 * strict.confusion / total:.1f} | "
                             f"{len(out.speakers)}/{expect} | {f'{xrt:.1f}' if xrt else ''} |"
                         )
                         print(
                             f"  {label:38} {str(given or 'no'):>11} {100 * strict.der:6.1f} "
-                            f"{100 * loose.der:7.1f} {100 * strict.missed / total:5.1f} "
+                            f"{100 * loose.der:7.1f} {100 * half.der:6.1f} "
+                            f"{100 * strict.missed / total:5.1f} "
                             f"{100 * strict.false_alarm / total:5.1f} "
                             f"{100 * strict.confusion / total:5.1f} "
                             f"{len(out.speakers):>2}/{expect:<3} {f'{xrt:.1f}' if xrt else '':>5}"
                         )
     if args.markdown and rows:
         table = [
-            "| recording | encoder | count given | DER 0 | DER 0.25 s | missed | FA | confusion "
+            "| recording | encoder | count given | DER 0 | DER 0.25 s | DER 0.5 s | missed | FA "
+            "| confusion "
             "| found | x RT |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
             *rows,
         ]
         Path(args.markdown).write_text(

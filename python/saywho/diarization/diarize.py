@@ -42,6 +42,7 @@ from .clustering import (
     assign,
     cluster_embeddings,
 )
+from .count_bound import speakers_vouched_for
 from .embedding_campp import SIGNATURE as CAMPP_SIGNATURE
 from .embedding_campp import CamppEmbedding
 from .embedding_campp import prepare as prepare_campp
@@ -144,6 +145,12 @@ class Diarizer:
     Default: on for CAM++, off for the others (with GE2E it confused more
     where the count was not given); pyannote's 3.1 pipeline leaves it off,
     and so does open_pipeline.
+
+    ``count_bound`` asks the clustering for at least as many speakers as the
+    segmentation tells apart inside its chunks (count_bound.py): where all
+    voices share one channel (a telephone call) the embeddings can lie too
+    close for the threshold, the segmentation's local speakers do not.
+    Default: on for CAM++, off for the others; never with a given count.
     """
 
     def __init__(
@@ -159,6 +166,7 @@ class Diarizer:
         shared_front: bool = False,
         embedding_step: float | None = None,
         constrained_assignment: bool | None = None,
+        count_bound: bool | None = None,
     ) -> None:
         if not 0 < step <= WINDOW:
             raise _core.OptionError(f"step must be in (0, {WINDOW}] seconds, not {step}")
@@ -187,6 +195,10 @@ class Diarizer:
         if constrained_assignment is None:
             constrained_assignment = isinstance(self.embedding, CamppEmbedding)
         self.constrained_assignment = constrained_assignment
+        # measured with CAM++ only (docs/diarization_quality.md, issue 25)
+        if count_bound is None:
+            count_bound = isinstance(self.embedding, CamppEmbedding)
+        self.count_bound = count_bound
         self.batch_size = batch_size
         self.timing = frame_timing()
 
@@ -412,6 +424,9 @@ class Diarizer:
             hard[is_active] = 0
             centroids = np.nanmean(embeddings[is_active], axis=0, keepdims=True)
         else:
+            if num is None and self.count_bound:
+                # the segmentation's own distinct voices: the fewest there are
+                lo = max(lo, min(speakers_vouched_for(active, trainable, self.timing.step), hi))
             found = cluster_embeddings(
                 embeddings[train],
                 threshold=self.threshold,
