@@ -21,9 +21,9 @@ from saywho.memory import (
     log_checkpoint,
     system_memory,
 )
-from saywho.models.test_weights import test_model_dir
 
 from .conftest import shared_file
+from .weights import test_model_dir
 
 GIB = 1024**3
 MIB = 1024**2

@@ -12,13 +12,19 @@ import time
 
 import numpy as np
 
-from . import _core
 from .audio import SAMPLE_RATE, load_audio
 from .device import open_runtime
 from .diarization.diarize import Diarization, Diarizer
+from .diarization.pretrained import open_pipeline
+from .known_speakers import load_clip, threshold_for
 from .memory import MemoryReport, log_checkpoint, memory_report
+from .models.bundled import resolve_embedding, resolve_segmentation
+from .models.pyannote_hub import resolve_pipeline
+from .native import _core
 from .performance import Performance
+from .process import process
 from .result import Result
+from .silence import speech_regions
 from .whisper.transcribe import Segment, TranscriptionInfo, WhisperModel
 
 log = logging.getLogger("saywho")
@@ -227,8 +233,6 @@ class Pipeline:
         runtime = self._open_runtime()
         if self._diarizer is None:
             if self._diarization is not None:
-                from .diarization.pretrained import open_pipeline
-
                 self.diarization_models()  # resolves (and downloads) the files
                 self._diarizer = open_pipeline(
                     self._pipeline_files, runtime, embedding_step=self._embedding_step
@@ -245,8 +249,6 @@ class Pipeline:
         embedding model: ``audio`` (a path or 16 kHz mono samples, at least
         1 s) is taken as one person speaking throughout. It lives in the
         space of the centroids ``diarize`` returns (compare them by cosine)."""
-        from .known_speakers import load_clip
-
         embedding = self._open_diarizer().embedding
         samples = load_clip(None, audio)
         return np.asarray(embedding(samples[None, :])[0], dtype=np.float32)
@@ -255,15 +257,11 @@ class Pipeline:
     def known_speaker_threshold(self) -> float:
         """The cosine similarity at which a clip's voice and a found speaker
         are one (saywho.known_speakers), for this pipeline's embedding."""
-        from .known_speakers import threshold_for
-
         return threshold_for(self._open_diarizer().embedding)
 
     def speech_regions(self, audio, vad_options=None) -> list[tuple[float, float]]:
         """(start, end) seconds where Silero VAD hears speech, by faster-whisper's
         rules (``vad_options``: saywho.vad.VadOptions or a dict of its fields)."""
-        from .silence import speech_regions
-
         samples = audio if isinstance(audio, np.ndarray) else self.load_audio(audio)
         return speech_regions(samples, self._open_runtime(), vad_options)
 
@@ -278,12 +276,8 @@ class Pipeline:
         wheel ships."""
         if self._diarization is not None:
             if self._pipeline_files is None:
-                from .models.pyannote_hub import resolve_pipeline
-
                 self._pipeline_files = resolve_pipeline(self._diarization, token=self._token)
             return self._pipeline_files.segmentation, self._pipeline_files.embedding
-        from .models.bundled import resolve_embedding, resolve_segmentation
-
         segmentation, embedding = self._diarization_models
         return resolve_segmentation(segmentation), resolve_embedding(embedding)
 
@@ -334,8 +328,6 @@ class Pipeline:
         takes the nearest speaker; False leaves it "UNKNOWN".
         """
         self._open_runtime()
-        from .process import process
-
         if diarize is None:
             diarize = self._diarize_by_default
         return process(

@@ -7,7 +7,7 @@ or when its ``with`` block ends, returning every byte.
 
 from __future__ import annotations
 
-from . import _core
+from .native import _core
 
 
 class RuntimeUser:

@@ -27,12 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _core
+from .audio import SAMPLE_RATE
 from .models.onnx_reader import read_onnx
+from .native import _core
 from .runtime_user import RuntimeUser
 
 WINDOW = 512
-SAMPLE_RATE = 16000
 
 
 @dataclass

@@ -29,12 +29,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from saywho import _core
 from saywho.audio import load_audio
 from saywho.memory import memory_report
+from saywho.models.torch_checkpoint import load_checkpoint, state_dict
 from saywho.performance import Performance
-from saywho.rttm import Turn
+from saywho.rttm import Turn, write_rttm
 
+from ..audio import SAMPLE_RATE
+from ..native import _core
 from . import reconstruct
 from .assignment import assign_distinct
 from .clustering import (
@@ -46,10 +48,10 @@ from .count_bound import speakers_vouched_for
 from .embedding_campp import SIGNATURE as CAMPP_SIGNATURE
 from .embedding_campp import CamppEmbedding
 from .embedding_campp import prepare as prepare_campp
-from .embedding_ge2e import HOP, GE2EEncoder, resample_mask
+from .embedding_ge2e import HOP, GE2EEncoder, load_ge2e, resample_mask
 from .embedding_resnet import ResNetEmbedding, load_resnet
 from .reuse import match_anchor
-from .segmentation import SAMPLE_RATE, SegmentationModel, frame_timing, num_frames
+from .segmentation import SegmentationModel, frame_timing, num_frames
 
 WINDOW = 10.0  # seconds: what segmentation-3.0 was trained on
 MIN_EMBED_SECONDS = 0.5  # speech a (chunk, speaker) needs to join the clustering
@@ -71,8 +73,6 @@ class Diarization:
     performance: dict = field(default_factory=dict)
 
     def write_rttm(self, path: str | os.PathLike[str], uri: str = "audio") -> None:
-        from saywho.rttm import write_rttm
-
         write_rttm(self.turns, path, uri)
 
 
@@ -97,9 +97,6 @@ def open_embedding(source, runtime):
     """The speaker encoder a checkpoint holds: 3D-Speaker's CAM++,
     resemblyzer's GE2E (LSTM) or pyannote's WeSpeaker ResNet34, told apart by
     their tensors' names."""
-    from saywho.models.torch_checkpoint import load_checkpoint, state_dict
-
-    from .embedding_ge2e import load_ge2e
 
     name = os.fspath(source)
     checkpoint = load_checkpoint(name)
@@ -477,37 +474,3 @@ class Diarizer:
             perf.add(name, spent)
         report = memory_report(self.runtime)
         return perf.report(report.peak_allocated, report)
-
-
-def diarize(
-    audio,
-    segmentation: str | os.PathLike[str] | None = None,
-    embedding: str | os.PathLike[str] | None = None,
-    num_speakers: int | None = None,
-    min_speakers: int | None = None,
-    max_speakers: int | None = None,
-    pipeline: str | os.PathLike[str] | None = None,
-    token: str | bool | None = None,
-    **options,
-) -> Diarization:
-    """One call: open the models, diarize ``audio`` (a path or 16 kHz samples), close.
-
-    ``pipeline="pyannote/speaker-diarization-3.1"`` (or ``-community-1``)
-    runs pyannote's pipeline of that name, its files fetched from the
-    Hugging Face hub with ``token`` (saywho[hub]). Otherwise ``segmentation``
-    and ``embedding`` are paths or names ("segmentation-3.0", "campp",
-    "ge2e"); without them the models the wheel ships are used
-    (segmentation-3.0 and CAM++).
-    """
-    if pipeline is not None:
-        if segmentation is not None or embedding is not None:
-            raise _core.OptionError("give pipeline= or segmentation=/embedding=, not both")
-        from .pretrained import open_pipeline
-
-        with open_pipeline(pipeline, token=token, **options) as d:
-            return d(audio, num_speakers, min_speakers, max_speakers)
-    from saywho.models.bundled import resolve_embedding, resolve_segmentation
-
-    segmentation, embedding = resolve_segmentation(segmentation), resolve_embedding(embedding)
-    with Diarizer(segmentation, embedding, **options) as d:
-        return d(audio, num_speakers, min_speakers, max_speakers)

@@ -21,14 +21,14 @@ import os
 
 import numpy as np
 
-from saywho import _core
 from saywho.features import fbank
 from saywho.models.torch_checkpoint import load_checkpoint, state_dict
 from saywho.runtime_user import RuntimeUser
 
+from ..audio import SAMPLE_RATE
+from ..native import _core
 from .embedding_ge2e import resample_mask, waveform_batch
 
-SAMPLE_RATE = 16000
 FEAT_DIM = 80
 EMBED_DIM = 192
 BN_EPS = 1e-5

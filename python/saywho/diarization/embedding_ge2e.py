@@ -23,13 +23,13 @@ import os
 
 import numpy as np
 
-from saywho import _core
 from saywho.models.torch_checkpoint import load_checkpoint, state_dict
 from saywho.runtime_user import RuntimeUser
 
+from ..audio import SAMPLE_RATE
+from ..native import _core
 from .clustering import DEFAULT_THRESHOLD
 
-SAMPLE_RATE = 16000
 HOP = 160  # samples per mel frame (10 ms)
 N_MELS = 40
 HIDDEN = 256

@@ -25,11 +25,12 @@ import os
 
 import numpy as np
 
-from saywho import _core
 from saywho.features import fbank
 from saywho.models.torch_checkpoint import load_checkpoint, state_dict
 from saywho.runtime_user import RuntimeUser
 
+from ..audio import SAMPLE_RATE
+from ..native import _core
 from .clustering import DEFAULT_THRESHOLD
 from .embedding_ge2e import waveform_batch
 
@@ -133,7 +134,7 @@ class ResNetEmbedding(RuntimeUser):
     """``model(waveforms [B, samples], masks [B, frames] or None) -> [B, 256]``."""
 
     dimension = EMBED_DIM
-    sample_rate = 16000
+    sample_rate = SAMPLE_RATE
     threshold = DEFAULT_THRESHOLD  # saywho's GE2E value; pyannote 3.1 uses 0.7046 for the ResNet
 
     def __init__(

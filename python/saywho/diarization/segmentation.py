@@ -13,10 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from saywho import _core
 from saywho.models.onnx_reader import Node, read_onnx
 
-SAMPLE_RATE = 16000
+from ..audio import SAMPLE_RATE
+from ..native import _core
+from .segmentation_torch import load_pytorch_segmentation
+
 CLASSES = 7
 HIDDEN = 128
 LSTM_LAYERS = 4
@@ -212,8 +214,6 @@ def load_segmentation(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """Named float32 arrays of segmentation-3.0 (docs/segmentation.md) from
     its ONNX export or pyannote's own checkpoint (pytorch_model.bin), told
     apart by the file's first bytes (a zip archive is a torch checkpoint)."""
-    from .segmentation_torch import load_pytorch_segmentation
-
     name = os.fspath(path)
     try:
         with open(name, "rb") as f:

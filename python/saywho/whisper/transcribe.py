@@ -16,11 +16,16 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from .. import _core
 from ..audio import SAMPLE_RATE
+from ..device import open_runtime
+from ..models.hub import default_model_name, is_auto, resolve_model
 from ..models.whisper_weights import load_whisper
+from ..native import _core
+from ..speech import SpeechMap
 from ..tokenizer import Tokenizer
+from ..vad import SileroVad, default_model_path, get_speech_timestamps, vad_options
 from .alignment import align_words, merge_punctuations
+from .batched import transcribe_batched
 from .clips import clip_seconds, detection_start, seek_clips
 from .generate import (
     WhisperSpecialTokens,
@@ -68,8 +73,6 @@ class WhisperModel:
         token: str | None = None,
         compute_type: str = "default",
     ):
-        from ..models.hub import default_model_name, is_auto, resolve_model
-
         self.compute_type = resolve_compute_type(compute_type)
         # "auto" depends on the device, so it resolves once the runtime is
         # open; any other name fails here, before a GPU is touched
@@ -78,8 +81,6 @@ class WhisperModel:
             path = resolve_model(path, token=token)
         self._own_runtime = None
         if runtime is None:
-            from ..device import open_runtime
-
             runtime = self._own_runtime = open_runtime(device, cpu_threads)
         try:
             if auto:
@@ -215,8 +216,6 @@ class WhisperModel:
         _check_options(task, beam_size, best_of, patience, language_detection_segments)
         check_guard(repetition_guard)
         if batch_size is not None:
-            from .batched import transcribe_batched
-
             return transcribe_batched(
                 self, audio, language=language, task=task, beam_size=beam_size,
                 patience=patience, length_penalty=length_penalty,
@@ -239,9 +238,6 @@ class WhisperModel:
         if vad_filter and (clip_timestamps is None or str(clip_timestamps) == "0"):
             # faster-whisper's vad_filter: Silero's speech regions, joined,
             # transcribed, and the timestamps moved back (saywho.vad)
-            from ..speech import SpeechMap
-            from ..vad import SileroVad, default_model_path, get_speech_timestamps, vad_options
-
             parameters = vad_options(vad_parameters)
             with SileroVad(default_model_path(), self.runtime) as vad:
                 regions = get_speech_timestamps(samples, parameters, vad)
