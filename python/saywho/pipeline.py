@@ -24,13 +24,14 @@ from .native import _core
 from .performance import Performance
 from .process import process
 from .result import Result
+from .runtime_user import RuntimeUser
 from .silence import speech_regions
 from .whisper.transcribe import Segment, TranscriptionInfo, WhisperModel
 
 log = logging.getLogger("saywho")
 
 
-class Pipeline:
+class Pipeline(RuntimeUser):
     """saywho's entry point.
 
     ``model`` is Whisper: a folder, a name ("small", "large-v3-turbo", ...) or
@@ -53,6 +54,8 @@ class Pipeline:
     embeddings (docs/diarization.md has its DER); None (default) embeds in
     every chunk.
     """
+
+    _parts = ("_whisper", "_diarizer")
 
     def __init__(
         self,
@@ -95,53 +98,32 @@ class Pipeline:
         self._diarize_by_default = diarization is not False
         self._pipeline_files = None
         self._token = token
-        self._runtime = open_runtime(device, threads)
+        self._use_runtime(None, lambda: open_runtime(device, threads))
         self._log_memory = log_memory
         self._memory_warned: dict = {}  # stage -> threshold last warned at (once per stage)
         self.checkpoint("After Pipeline Start")
         if model is not None:
-            try:
-                self._whisper = WhisperModel(model, self._runtime, compute_type=compute_type)
-            except BaseException:
-                self.close()
-                raise
+            with self._opening():
+                self._whisper = WhisperModel(model, self.runtime, compute_type=compute_type)
             self.checkpoint("After Whisper Load")
 
     # -- lifecycle -----------------------------------------------------------
-    def __enter__(self) -> Pipeline:
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        self.close()
-
     def close(self) -> None:
         """Returns all memory of the core; calling it again does nothing."""
-        if self._whisper is not None:
-            self._whisper.close()
-            self._whisper = None
-        if self._diarizer is not None:
-            self._diarizer.close()
-            self._diarizer = None
-        runtime = self._runtime
-        if runtime is None or runtime.closed:
-            return
-        runtime.close()
-        log.debug("saywho pipeline closed")
+        if not self._closed:
+            super().close()
+            log.debug("saywho pipeline closed")
 
     def __del__(self):
         # A pipeline dropped without close() still gives its memory back.
-        runtime = getattr(self, "_runtime", None)
+        runtime = getattr(self, "runtime", None)
         if runtime is not None:
             runtime.close()
 
-    @property
-    def closed(self) -> bool:
-        return self._runtime.closed
-
     def _open_runtime(self) -> _core.Runtime:
-        if self._runtime.closed:
+        if self.closed:
             raise _core.DeviceError("this Pipeline is closed")
-        return self._runtime
+        return self.runtime
 
     # -- device and memory ---------------------------------------------------
     @property
@@ -156,7 +138,7 @@ class Pipeline:
     @property
     def fallback_reason(self) -> str | None:
         """Why device="auto" chose the CPU, or None."""
-        return self._runtime.fallback_reason
+        return self.runtime.fallback_reason
 
     def memory(self) -> MemoryReport:
         """The pools' allocated, reserved and peak bytes, the model file bytes
@@ -168,7 +150,7 @@ class Pipeline:
         After close() every count is zero.
         """
         mapped = self._whisper.mapped_bytes if self._whisper is not None else 0
-        return memory_report(self._runtime, mapped)
+        return memory_report(self.runtime, mapped)
 
     def checkpoint(self, stage: str) -> MemoryReport:
         """Logs the memory line for ``stage`` (and a warning above 70% / 85%,

@@ -37,6 +37,7 @@ from saywho.rttm import Turn, write_rttm
 
 from ..audio import SAMPLE_RATE
 from ..native import _core
+from ..runtime_user import RuntimeUser
 from . import reconstruct
 from .assignment import assign_distinct
 from .clustering import (
@@ -97,7 +98,6 @@ def open_embedding(source, runtime):
     """The speaker encoder a checkpoint holds: 3D-Speaker's CAM++,
     resemblyzer's GE2E (LSTM) or pyannote's WeSpeaker ResNet34, told apart by
     their tensors' names."""
-
     name = os.fspath(source)
     checkpoint = load_checkpoint(name)
     for key in ("model_state", "state_dict"):
@@ -117,7 +117,7 @@ def open_embedding(source, runtime):
     )
 
 
-class Diarizer:
+class Diarizer(RuntimeUser):
     """The two networks on one Runtime, and pyannote 3.1's settings.
 
     ``step`` is the chunk step in seconds (pyannote: a tenth of the window);
@@ -150,6 +150,8 @@ class Diarizer:
     Default: on for CAM++, off for the others; never with a given count.
     """
 
+    _parts = ("segmentation", "embedding")
+
     def __init__(
         self,
         segmentation: str | os.PathLike[str],
@@ -169,15 +171,11 @@ class Diarizer:
             raise _core.OptionError(f"step must be in (0, {WINDOW}] seconds, not {step}")
         if round(step * SAMPLE_RATE) % HOP:
             raise _core.OptionError("step must be a multiple of 10 ms")
-        self._own_runtime = runtime is None
-        self.runtime = _core.Runtime(device="cpu") if runtime is None else runtime
+        self._use_runtime(runtime)
         self.segmentation = self.embedding = None
-        try:
+        with self._opening():
             self.segmentation = SegmentationModel(segmentation, self.runtime, batch_size)
             self.embedding = open_embedding(embedding, self.runtime)
-        except BaseException:
-            self.close()
-            raise
         if shared_front and not isinstance(self.embedding, CamppEmbedding):
             self.close()
             raise _core.OptionError("shared_front is for the CAM++ embedding only")
@@ -214,22 +212,6 @@ class Diarizer:
             self.close()
             raise _core.OptionError("embedding_step is not for the GE2E embedding")
         return every
-
-    def close(self) -> None:
-        if self.segmentation is not None:
-            self.segmentation.close()
-        if isinstance(self.embedding, CamppEmbedding):  # the one holding weights in the pool
-            self.embedding.close()
-        self.segmentation = self.embedding = None
-        if self._own_runtime and self.runtime is not None:
-            self.runtime.close()
-        self.runtime = None
-
-    def __enter__(self) -> Diarizer:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # -- the stages -----------------------------------------------------------
     def _chunk_starts(self, n: int) -> np.ndarray:
@@ -385,7 +367,7 @@ class Diarizer:
         max_speakers: int | None = None,
         progress: Progress | None = None,
     ) -> Diarization:
-        if self.runtime is None:
+        if self.closed:
             raise _core.ModelError("this Diarizer is closed")
         num, lo, hi = _check_counts(num_speakers, min_speakers, max_speakers)
         t_start = time.perf_counter()

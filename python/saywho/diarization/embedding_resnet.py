@@ -147,18 +147,12 @@ class ResNetEmbedding(RuntimeUser):
             raise _core.OptionError("batch_size must be at least 1")
         tensors = source if isinstance(source, dict) else load_resnet(source)
         self._use_runtime(runtime)
-        self._model = _core.ResNet34Model(self.runtime, tensors)
+        with self._opening():  # a refused model leaves no Runtime open
+            self._model = _core.ResNet34Model(self.runtime, tensors)
         self.batch_size = batch_size
 
-    def close(self) -> None:
-        model, self._model = getattr(self, "_model", None), None
-        if model is not None:
-            model.close()
-        super().close()
-
     def _run(self, features: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
-        if self._model is None:
-            raise _core.ModelError("this ResNetEmbedding is closed")
+        self._live()  # a ModelError once closed
         x = np.ascontiguousarray(features, dtype=np.float32)
         m = None if masks is None else np.ascontiguousarray(masks, dtype=np.float32)
         out = []

@@ -21,6 +21,7 @@ from ..device import open_runtime
 from ..models.hub import default_model_name, is_auto, resolve_model
 from ..models.whisper_weights import load_whisper
 from ..native import _core
+from ..runtime_user import RuntimeUser
 from ..speech import SpeechMap
 from ..tokenizer import Tokenizer
 from ..vad import SileroVad, default_model_path, get_speech_timestamps, vad_options
@@ -51,7 +52,7 @@ from .segments import (
 )
 
 
-class WhisperModel:
+class WhisperModel(RuntimeUser):
     """A Whisper checkpoint loaded into the core.
 
     ``path`` is a CTranslate2 or Hugging Face model directory, a model name
@@ -63,6 +64,8 @@ class WhisperModel:
     ``compute_type`` takes faster-whisper's names (see resolve_compute_type).
     ``close()`` (or leaving a ``with`` block) returns the weights' memory.
     """
+
+    _parts = ("core",)
 
     def __init__(
         self,
@@ -79,16 +82,11 @@ class WhisperModel:
         auto = is_auto(path)
         if not auto:
             path = resolve_model(path, token=token)
-        self._own_runtime = None
-        if runtime is None:
-            runtime = self._own_runtime = open_runtime(device, cpu_threads)
-        try:
+        runtime = self._use_runtime(runtime, lambda: open_runtime(device, cpu_threads))
+        with self._opening():
             if auto:
                 path = resolve_model(default_model_name(runtime.device), token=token)
             self._load(path, runtime)
-        except BaseException:
-            self.close()
-            raise
 
     def _load(self, path, runtime) -> None:
         self.core = None
@@ -119,18 +117,6 @@ class WhisperModel:
         float16 matrices, memory-mapped): not in the Runtime's pool, shared
         with the page cache, released by close()."""
         return self.core.mapped_bytes if getattr(self, "core", None) is not None else 0
-
-    def close(self) -> None:
-        if getattr(self, "core", None) is not None:
-            self.core.close()
-        if self._own_runtime is not None:
-            self._own_runtime.close()
-
-    def __enter__(self) -> WhisperModel:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # -- the protocol saywho.whisper.generate decodes against --------------
     def encode(self, mel: np.ndarray):
