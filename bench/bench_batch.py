@@ -116,8 +116,8 @@ def main() -> None:
 
     from machine import describe
 
-    from saywho.models.test_weights import test_model_dir
     from tests.ray_cluster import LocalCluster
+    from tests.weights import test_model_dir
 
     print(describe())
     print(f"load average before: {os.getloadavg()} (a shared machine: other users' work counts)")

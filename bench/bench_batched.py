@@ -30,10 +30,10 @@ sys.path.insert(0, str(REPO / "bench"))
 def worker(engine, model, recording_name, minutes, threads, compute, batch) -> dict:
     from recordings import recording
 
-    from saywho.models.test_weights import test_model_dir
+    from saywho.models.pinned_weights import whisper_dir
 
     audio = recording(recording_name, minutes)
-    path = str(test_model_dir(model))
+    path = str(whisper_dir(model))
     t0 = time.perf_counter()
     if engine == "saywho":
         from saywho.whisper import BatchedInferencePipeline

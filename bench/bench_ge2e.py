@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO))
 import saywho  # noqa: E402
 from saywho import _core  # noqa: E402
 from saywho.diarization.embedding_ge2e import PARTIAL, GE2EEncoder, load_ge2e  # noqa: E402
-from saywho.models.test_weights import test_diarization_models  # noqa: E402
+from tests.weights import test_diarization_models  # noqa: E402
 
 
 def numpy_ge2e(w: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:

@@ -40,7 +40,7 @@ def worker(row: dict) -> dict:
     if row["what"] == "diarize":
         from saywho.device import open_runtime
         from saywho.diarization import Diarizer
-        from saywho.models.test_weights import test_diarization_models
+        from tests.weights import test_diarization_models
 
         runtime = open_runtime(row["device"])
         seg, emb = test_diarization_models()
@@ -50,7 +50,7 @@ def worker(row: dict) -> dict:
             took = time.perf_counter() - t0
         runtime.close()
         return {"seconds": took, "audio": seconds_audio, "out": f"{len(result.speakers)} speakers"}
-    from saywho.models.test_weights import test_model_dir
+    from tests.weights import test_model_dir
 
     path = str(test_model_dir(row["model"]))
     if row["engine"] == "saywho":

@@ -115,10 +115,10 @@ def main() -> None:
 
     from machine import describe
 
-    from saywho.models.test_weights import test_model_dir
+    from saywho.models.pinned_weights import whisper_dir
 
     print(describe())  # the CPU and kernels, so figures are never compared blind
-    models = [(name, test_model_dir(name)) for name in args.models]
+    models = [(name, whisper_dir(name)) for name in args.models]
     if args.large:
         from synthetic_whisper import write_synthetic
 

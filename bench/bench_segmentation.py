@@ -22,7 +22,7 @@ import numpy as np
 from saywho import _core
 from saywho.audio import load_audio
 from saywho.diarization import SegmentationModel, load_segmentation, sliding_windows
-from saywho.models.test_weights import test_weights_root
+from saywho.models.pinned_weights import weights_root
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,9 +49,7 @@ def main() -> None:
 
     import onnxruntime as ort
 
-    onnx = args.onnx or str(
-        test_weights_root() / "pyannote-segmentation-3.0" / "segmentation-3.0.onnx"
-    )
+    onnx = args.onnx or str(weights_root() / "pyannote-segmentation-3.0" / "segmentation-3.0.onnx")
     data = REPO / "tests" / "data" / "shared"
     clip = load_audio(data / "two_speakers.wav")
     n = int(args.minutes * 60 * 16000)

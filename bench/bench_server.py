@@ -36,7 +36,7 @@ from machine import cpu_model
 from openai import OpenAI
 
 import saywho
-from saywho.models.test_weights import test_model_dir
+from saywho.models.pinned_weights import whisper_dir
 
 REPO = Path(__file__).resolve().parents[1]
 # the installed package cannot know where the checkout keeps its test weights
@@ -94,7 +94,7 @@ def main() -> None:
     ap.add_argument("--model", default=None)
     ap.add_argument("--beam-size", type=int, default=5)
     args = ap.parse_args()
-    model = args.model or str(test_model_dir("tiny.en"))
+    model = args.model or str(whisper_dir("tiny.en"))
     sample = saywho.sample_path()
     duration = len(saywho.load_audio(sample)) / saywho.SAMPLE_RATE
     total = args.clients * args.requests

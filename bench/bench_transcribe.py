@@ -46,10 +46,10 @@ def worker(engine, model, recording_name, minutes, beam, threads, compute) -> di
     from machine import product_path
     from recordings import recording
 
-    from saywho.models.test_weights import test_model_dir
+    from saywho.models.pinned_weights import whisper_dir
 
     audio = recording(recording_name, minutes)
-    path = str(test_model_dir(model))
+    path = str(whisper_dir(model))
     options = {"beam_size": beam, "temperature": 0.0}
     t0 = time.perf_counter()
     if engine == "saywho":
@@ -103,11 +103,11 @@ def whispercpp_model(binary: Path, model_name: str, compute: str) -> Path:
     int8 rows."""
     from whispercpp_model import write_ggml
 
-    from saywho.models.test_weights import test_model_dir
+    from saywho.models.pinned_weights import whisper_dir
 
     f16 = WHISPERCPP / f"ggml-{model_name}.bin"
     if not f16.exists():
-        write_ggml(test_model_dir(model_name), f16)
+        write_ggml(whisper_dir(model_name), f16)
     if compute == "float32":
         return f16
     q8 = WHISPERCPP / f"ggml-{model_name}-q8_0.bin"

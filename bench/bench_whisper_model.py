@@ -35,9 +35,9 @@ def load(model_dir: str | None):
     from saywho.models.whisper_weights import load_whisper
 
     if model_dir is None:
-        from saywho.models.test_weights import test_model_dir
+        from saywho.models.pinned_weights import whisper_dir
 
-        model_dir = str(test_model_dir("tiny.en"))
+        model_dir = str(whisper_dir("tiny.en"))
     w = load_whisper(model_dir)
     dims = w.dims
     if not isinstance(dims, Mapping):

@@ -26,8 +26,8 @@ sys.path.insert(0, str(REPO))
 
 from saywho import _core  # noqa: E402
 from saywho.diarization import Diarizer  # noqa: E402
-from saywho.models.test_weights import test_diarization_models  # noqa: E402
 from tests.long_recording import assemble  # noqa: E402
+from tests.weights import test_diarization_models  # noqa: E402
 
 
 def rss_mb() -> float:

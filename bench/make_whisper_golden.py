@@ -17,8 +17,8 @@ sys.path.insert(0, str(REPO))
 import faster_whisper  # noqa: E402
 
 import saywho  # noqa: E402
-from saywho.models.test_weights import test_model_dir  # noqa: E402
 from tests.long_recording import SHORT_MINUTES, assemble, with_noise_gap  # noqa: E402
+from tests.weights import test_model_dir  # noqa: E402
 
 DATA = REPO / "tests" / "data" / "shared"
 CASES = [

@@ -25,7 +25,6 @@ from saywho.diarization.vbx import (  # noqa: E402
     initial_responsibilities,
     vbx,
 )
-from saywho.models.test_weights import test_weights_root  # noqa: E402
 from tests.test_vbx import first_seen, layout  # noqa: E402
 from tests.vbx_reference import (  # noqa: E402
     ReferencePLDA,
@@ -33,6 +32,7 @@ from tests.vbx_reference import (  # noqa: E402
     reference_cluster_vbx,
     reference_vbx_clustering,
 )
+from tests.weights import test_weights_root  # noqa: E402
 
 
 def main() -> None:

@@ -90,6 +90,6 @@ def write_ggml(model_dir: str | Path, out: str | Path) -> Path:
 
 
 if __name__ == "__main__":
-    from saywho.models.test_weights import test_model_dir
+    from saywho.models.pinned_weights import whisper_dir
 
-    print(write_ggml(test_model_dir(sys.argv[1]), sys.argv[2]))
+    print(write_ggml(whisper_dir(sys.argv[1]), sys.argv[2]))

@@ -173,9 +173,9 @@ static void cuda_destroy(sw_backend *b)
     free(b);
 }
 
-static sw_status open_cublas(sw_cuda *c, sw_error *err)
+static sw_status open_cublas(sw_cuda *c, const char *cublas_path, sw_error *err)
 {
-    c->blas = sw_cublas_load(err);
+    c->blas = sw_cublas_load(cublas_path, err);
     if (!c->blas)
         return SW_ERR_DEVICE;
     int st = c->blas->create(&c->blas_handle);
@@ -279,7 +279,8 @@ static const sw_backend table = {
 };
 
 extern "C" __attribute__((visibility("default"))) sw_status
-sw_cuda_backend_open(int device_index, int abi, sw_backend **out, sw_error *err)
+sw_cuda_backend_open(int device_index, int abi, const char *cublas_path, sw_backend **out,
+                     sw_error *err)
 {
     if (!out)
         return sw_fail(err, SW_ERR_ARG, "sw_cuda_backend_open: out is NULL");
@@ -310,7 +311,7 @@ sw_cuda_backend_open(int device_index, int abi, sw_backend **out, sw_error *err)
     /* cuBLAS now rather than at the first matmul: device="auto" can still fall
      * back to the CPU, and a transcription never fails half way for it. */
     if (st == SW_OK)
-        st = open_cublas(c, err);
+        st = open_cublas(c, cublas_path, err);
     if (st != SW_OK) {
         cuda_destroy(b);
         return st;

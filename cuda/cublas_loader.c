@@ -111,16 +111,16 @@ static void *open_pair(const char *dir, const char *ver, trail *t)
     return lib;
 }
 
-/* (b) Folders in SAYWHO_CUBLAS_PATH, which the Python layer fills with the
- * site-packages/nvidia/... folders where torch's pip packages put cuBLAS. */
-static void *find_in_path(trail *t, char *where, size_t where_len)
+/* (b) The folders the caller gives: the Python layer passes the
+ * site-packages/nvidia/... folders where torch's pip packages put cuBLAS
+ * (and SAYWHO_CUBLAS_PATH's, which it reads). */
+static void *find_in_path(const char *search_path, trail *t, char *where, size_t where_len)
 {
-    const char *env = getenv("SAYWHO_CUBLAS_PATH");
-    if (!env || !*env) {
-        note(t, "SAYWHO_CUBLAS_PATH is not set; %s%s", "", NULL);
+    if (!search_path || !*search_path) {
+        note(t, "no cuBLAS folders given; %s%s", "", NULL);
         return NULL;
     }
-    char *copy = strdup(env);
+    char *copy = strdup(search_path);
     if (!copy)
         return NULL;
     void *lib = NULL;
@@ -135,7 +135,7 @@ static void *find_in_path(trail *t, char *where, size_t where_len)
         }
     }
     if (!lib)
-        note(t, "SAYWHO_CUBLAS_PATH=%s: no usable libcublas.so.13/.12; %s", env, NULL);
+        note(t, "folders %s: no usable libcublas.so.13/.12; %s", search_path, NULL);
     free(copy);
     return lib;
 }
@@ -169,7 +169,7 @@ static int try_bind(void *lib, const char *where, trail *t)
     return 0;
 }
 
-const sw_cublas_api *sw_cublas_load(sw_error *err)
+const sw_cublas_api *sw_cublas_load(const char *search_path, sw_error *err)
 {
     pthread_mutex_lock(&load_lock);
     if (!loaded) {
@@ -177,7 +177,8 @@ const sw_cublas_api *sw_cublas_load(sw_error *err)
         const char *where = NULL;
         char path_where[1100];
         if (try_bind(find_loaded(&t, &where), where, &t) == 0 ||
-            try_bind(find_in_path(&t, path_where, sizeof path_where), path_where, &t) == 0 ||
+            try_bind(find_in_path(search_path, &t, path_where, sizeof path_where), path_where,
+                     &t) == 0 ||
             try_bind(find_system(&t, &where), where, &t) == 0)
             loaded = 1;
         else

@@ -43,9 +43,12 @@ typedef struct sw_cublas_api {
 } sw_cublas_api;
 
 /* Loads once per process and keeps the library loaded for good (cuBLAS does
- * not support being unloaded under a live CUDA context). Thread-safe.
- * Returns NULL and fills err with SW_ERR_DEVICE naming every place searched. */
-const sw_cublas_api *sw_cublas_load(sw_error *err);
+ * not support being unloaded under a live CUDA context), so the search_path
+ * of the first call that finds it wins. search_path: folders (":"-separated,
+ * may be NULL) tried after a copy already in the process and before the
+ * system loader's path. Thread-safe. Returns NULL and fills err with
+ * SW_ERR_DEVICE naming every place searched. */
+const sw_cublas_api *sw_cublas_load(const char *search_path, sw_error *err);
 
 /* cuBLAS status code as text; cublasGetStatusString is not in every version. */
 const char *sw_cublas_status_name(int status);

@@ -83,13 +83,13 @@ python3 - "$device" "$mode" <<'PY'
 import sys
 import saywho
 from saywho.device import open_runtime
-from saywho.models.test_weights import test_model_dir
+from saywho.models.pinned_weights import whisper_dir
 device, mode = sys.argv[1:]
 watch = open_runtime(device)  # holds the CUDA context, so the baseline includes it
 before = watch.memory()["free"]
 audio = saywho.load_audio("tests/data/shared/jfk.wav")[: 16000 * 4]
 for _ in range(2 if mode == "gpu" else 1):  # the emulator: one round is slow enough
-    with saywho.Pipeline(model=test_model_dir("tiny.en"), device=device, log_memory=False) as p:
+    with saywho.Pipeline(model=whisper_dir("tiny.en"), device=device, log_memory=False) as p:
         p.transcribe(audio, beam_size=1)
         held = p.memory().allocated
     after = p.memory()

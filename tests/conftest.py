@@ -46,8 +46,7 @@ def cuda_reason() -> str | None:
     library = cuda_library_path()
     if library is None:
         return "needs a GPU: this build has no CUDA backend"
-    os.environ["SAYWHO_CUBLAS_PATH"] = cublas_search_path()
-    ok, reason = _core.cuda_probe(library)
+    ok, reason = _core.cuda_probe(library, cublas_search_path())
     return None if ok else f"needs a GPU: {reason}"
 
 
@@ -80,8 +79,9 @@ def runtimes(cuda_reason):
 @pytest.fixture(scope="session")
 def whisper_models(runtimes):
     """The two real test checkpoints, loaded once per device."""
-    from saywho.models.test_weights import test_model_dir
     from saywho.whisper.transcribe import WhisperModel
+
+    from .weights import test_model_dir
 
     class Loaded(dict):
         """Keys "tiny.en", "base" (the CPU); "tiny.en:int8", "base:int8" and any
@@ -145,6 +145,6 @@ def local_batch(batch_corpus, tmp_path_factory):
 def batch_options() -> list[str]:
     """The batch tests' options: the test tiny.en, greedy, one thread (the
     Ray actors' arithmetic, one CPU each, and fair to a shared box)."""
-    from saywho.models.test_weights import test_model_dir
+    from .weights import test_model_dir
 
     return ["--model", str(test_model_dir("tiny.en")), "--beam-size", "1", "--threads", "1"]

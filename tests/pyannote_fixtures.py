@@ -11,11 +11,10 @@ import types
 
 import pytest
 
-from saywho.models.test_weights import test_weights_root
-
 from .hf_cache import add_pyannote_pipelines
 from .test_resnet_embedding import random_state_dict
 from .test_torch_checkpoint import STORAGE_NAMES, Parameter, Writer
+from .weights import test_weights_root
 
 
 def segmentation_bin():

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from saywho.models.test_weights import test_model_dir
+from .weights import test_model_dir
 
 STARTUP_S = 120
 

@@ -17,10 +17,10 @@ CHILD = """
 import json, sys
 from saywho import _core
 from saywho.device import open_runtime
-from saywho.models.test_weights import test_model_dir
+from saywho.models.pinned_weights import whisper_dir
 from saywho.whisper.transcribe import WhisperModel
 runtime = open_runtime("cpu")
-model = WhisperModel(test_model_dir("tiny.en"), runtime, compute_type=sys.argv[2])
+model = WhisperModel(whisper_dir("tiny.en"), runtime, compute_type=sys.argv[2])
 segments, _ = model.transcribe(sys.argv[1], beam_size=1)
 rows = [[s.text, list(s.tokens), s.avg_logprob, s.start, s.end] for s in segments]
 print(json.dumps({"amx": _core.cpu_dispatch()["amx"], "segments": rows}))

@@ -17,11 +17,11 @@ import pytest
 from saywho import OptionError, Pipeline
 from saywho.batch import expand_inputs
 from saywho.batch.index import read_index
-from saywho.models.test_weights import test_model_dir
 from saywho.writers import FORMATS
 
 from .batch_corpus import CORRUPT, make_corpus, run_batch_command, transcript, words
 from .conftest import batch_options
+from .weights import test_model_dir
 
 SUMMARY = r"(\d+) done now, (\d+) done before or skipped, (\d+) errors now"
 

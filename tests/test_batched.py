@@ -193,8 +193,9 @@ def test_long_audio_without_vad_or_clips_is_an_option_error(whisper_models, reco
 
 
 def test_memory_is_back_after_a_batch(recordings):
-    from saywho.models.test_weights import test_model_dir
     from saywho.whisper.transcribe import WhisperModel
+
+    from .weights import test_model_dir
 
     runtime = _core.Runtime(device="cpu")
     with WhisperModel(test_model_dir("tiny.en"), runtime) as model:

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from saywho import _core
-from saywho.models.test_weights import test_model_dir
 from saywho.whisper.transcribe import WhisperModel
 
 from .test_amx import CHILD
+from .weights import test_model_dir
 
 GOLDEN = json.loads(
     (Path(__file__).parent / "data" / "golden" / "jfk_tiny.en_greedy.json").read_text()

@@ -19,9 +19,9 @@ from saywho.models.bundled import (
     resolve_embedding,
     resolve_segmentation,
 )
-from saywho.models.test_weights import test_weights_root
 
 from .conftest import shared_file
+from .weights import test_weights_root
 
 SCRIPT = """
 import json, sys

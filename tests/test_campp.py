@@ -17,10 +17,10 @@ from saywho.diarization.embedding_campp import (
     campp_features,
     load_campp,
 )
-from saywho.models.test_weights import test_weights_root
 from saywho.rttm import read_rttm
 
 from .conftest import GPU_DEVICES, shared_file
+from .weights import test_weights_root
 
 GOLDEN = Path(__file__).parent / "data" / "campp"
 

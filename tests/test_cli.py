@@ -11,12 +11,12 @@ import wave
 
 from saywho.audio import load_audio
 from saywho.metrics import diarization_error_rate
-from saywho.models.test_weights import test_model_dir
 from saywho.output_names import output_dir
 from saywho.rttm import read_rttm
 from saywho.sample import sample_path
 
 from .conftest import shared_file
+from .weights import test_model_dir
 
 
 # Without --model saywho takes a model from the Hugging Face hub, which the

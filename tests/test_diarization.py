@@ -20,10 +20,10 @@ from saywho import _core
 from saywho.diarization import Diarizer
 from saywho.diarization.clustering import assign, cluster_embeddings, linkage
 from saywho.metrics import diarization_error_rate
-from saywho.models.test_weights import test_diarization_models
 from saywho.rttm import Turn, read_rttm
 
 from .conftest import shared_file
+from .weights import test_diarization_models
 
 
 @pytest.fixture(scope="module")

@@ -12,10 +12,10 @@ from saywho.diarization import Diarizer
 from saywho.diarization.reuse import match_anchor
 from saywho.metrics import diarization_error_rate
 from saywho.models.bundled import resolve_embedding, resolve_segmentation
-from saywho.models.test_weights import test_diarization_models
 from saywho.rttm import read_rttm
 
 from .conftest import shared_file
+from .weights import test_diarization_models
 
 FRAMES = 589
 

@@ -15,9 +15,10 @@ import pytest
 
 import saywho
 from saywho import _core
-from saywho.models.test_weights import test_model_dir
 from saywho.wer import word_error_rate
 from saywho.whisper.transcribe import WhisperModel
+
+from .weights import test_model_dir
 
 DATA = Path(__file__).parent / "data"
 

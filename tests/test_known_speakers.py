@@ -15,10 +15,10 @@ import saywho
 from saywho.audio import load_audio
 from saywho.known_speakers import best_assignment, check_known, load_clip, match_speakers
 from saywho.metrics import diarization_error_rate
-from saywho.models.test_weights import test_model_dir
 from saywho.rttm import read_rttm
 
 from .conftest import shared_file
+from .weights import test_model_dir
 
 SR = 16000
 # Where each voice of two_speakers.wav talks alone in its reference RTTM:

@@ -21,9 +21,9 @@ from saywho.memory import (
     log_checkpoint,
     system_memory,
 )
-from saywho.models.test_weights import test_model_dir
 
 from .conftest import shared_file
+from .weights import test_model_dir
 
 GIB = 1024**3
 MIB = 1024**2
@@ -261,7 +261,7 @@ def test_a_run_on_this_machine_prints_no_warning(monkeypatch, caplog):
     with caplog.at_level(logging.INFO, logger="saywho"):
         with saywho.Pipeline(model=model, device="cpu") as p:
             _, info = p.transcribe(shared_file("jfk.wav"), beam_size=1)
-            counts = p._runtime.memory()  # the C backend's own free/total
+            counts = p.runtime.memory()  # the C backend's own free/total
     assert warnings_of(caplog) == []
     lines = [r.getMessage() for r in caplog.records if "[CPU Memory]" in r.getMessage()]
     assert len(lines) == 3 and all(line.endswith(f"({memory.source})") for line in lines)
@@ -277,7 +277,7 @@ def test_gpu_checkpoints_use_the_device_figures(cuda_reason, caplog):
     with caplog.at_level(logging.INFO, logger="saywho"):
         with saywho.Pipeline(device="cuda") as p:
             report = p.checkpoint("After Start")
-            counts = p._runtime.memory()
+            counts = p.runtime.memory()
     assert report.source == "device" and report.total == counts["total"] > 0
     assert 0 < report.free <= report.total
     assert report.line("X").startswith("[GPU Memory] X:")

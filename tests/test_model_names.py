@@ -13,10 +13,10 @@ import pytest
 
 import saywho
 from saywho.models.hub import WHISPER_REPOS, resolve_model
-from saywho.models.test_weights import test_model_dir
 from saywho.whisper.transcribe import WhisperModel
 
 from .conftest import shared_file
+from .weights import test_model_dir
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 

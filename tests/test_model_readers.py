@@ -19,8 +19,9 @@ from ctranslate2.specs.whisper_spec import WhisperSpec
 import saywho
 from saywho.models.ctranslate2 import read_ct2
 from saywho.models.safetensors import read_safetensors
-from saywho.models.test_weights import test_model_dir
 from saywho.models.whisper_weights import DIM_KEYS, canonical_shapes, hf_name, load_whisper
+
+from .weights import test_model_dir
 
 TINY_EN = dict(
     n_mels=80, n_audio_ctx=1500, n_audio_state=384, n_audio_head=6, n_audio_layer=4,

@@ -20,9 +20,9 @@ import nbformat
 from nbclient import NotebookClient
 
 from saywho.models.hub import WHISPER_REPOS
-from saywho.models.test_weights import test_model_dir
 
 from .hf_cache import add_files
+from .weights import test_model_dir
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "notebooks" / "colab_quickstart.ipynb"

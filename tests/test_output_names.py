@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 import saywho
-from saywho.models.test_weights import test_model_dir
 from saywho.output_names import MAX_STEM_BYTES, output_dir, output_name, safe_stem
 
 from .conftest import shared_file
+from .weights import test_model_dir
 
 STEMS = [
     "",

@@ -15,7 +15,7 @@ from saywho.memory import MemoryReport, log_checkpoint
 
 
 def touch_memory(p: saywho.Pipeline) -> None:
-    rt = p._runtime  # the ops run in the pipeline's own pools
+    rt = p.runtime  # the ops run in the pipeline's own pools
     x = np.ones((256, 256), dtype=np.float32)
     rt.matmul(x, x)
 

@@ -8,10 +8,10 @@ import pytest
 
 import saywho
 from saywho.metrics import diarization_error_rate
-from saywho.models.test_weights import test_model_dir
 from saywho.rttm import read_rttm
 
 from .conftest import shared_file
+from .weights import test_model_dir
 
 
 @pytest.fixture(scope="module")

@@ -221,7 +221,8 @@ def test_the_diarizer_takes_a_resnet_checkpoint(weights, tmp_path, fake_torch): 
     nothing, the plumbing does), and its embeddings are the ResNet's."""
     from saywho.diarization import Diarizer
     from saywho.diarization.embedding_resnet import ResNetEmbedding
-    from saywho.models.test_weights import test_diarization_models
+
+    from .weights import test_diarization_models
 
     writer = Writer(fake_torch)
     state = collections.OrderedDict(

@@ -15,9 +15,9 @@ from saywho.diarization import (
     load_segmentation,
     sliding_windows,
 )
-from saywho.models.test_weights import test_weights_root
 
 from .conftest import GPU_DEVICES, shared_file
+from .weights import test_weights_root
 
 ort = pytest.importorskip("onnxruntime")
 

@@ -8,7 +8,8 @@ import pytest
 
 import saywho
 from saywho.audio import SAMPLE_RATE
-from saywho.models.test_weights import test_model_dir
+
+from .weights import test_model_dir
 
 MINUTE = 60 * SAMPLE_RATE
 

@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from saywho.models.test_weights import test_model_dir, test_weights_root
-
 from .conftest import shared_file
+from .weights import test_model_dir, test_weights_root
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "cmake" / "bundled_models.cmake"

@@ -20,10 +20,10 @@ from saywho.diarization.embedding_ge2e import (
     partial_starts,
     resample_mask,
 )
-from saywho.models.test_weights import test_diarization_models
 from saywho.rttm import read_rttm
 
 from .conftest import GPU_DEVICES, shared_file
+from .weights import test_diarization_models
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 import saywho
-from saywho.models.test_weights import test_model_dir
 from saywho.speech import SpeechMap
 from saywho.whisper.transcribe import Segment, Word
+
+from .weights import test_model_dir
 
 
 def test_times_map_back_across_the_cuts():

@@ -12,8 +12,9 @@ import tokenizers
 from faster_whisper.tokenizer import _LANGUAGE_CODES
 from faster_whisper.tokenizer import Tokenizer as PeerTokenizer
 
-from saywho.models.test_weights import test_model_dir
 from saywho.tokenizer import Tokenizer
+
+from .weights import test_model_dir
 
 FIXED = [
     "",

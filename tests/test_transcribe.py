@@ -41,8 +41,9 @@ import pytest
 
 import saywho
 from saywho import _core
-from saywho.models.test_weights import test_model_dir
 from saywho.whisper.transcribe import WhisperModel
+
+from .weights import test_model_dir
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
 

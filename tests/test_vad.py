@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import saywho
-from saywho.models.test_weights import test_model_dir
 from saywho.vad import (
     SileroVad,
     VadOptions,
@@ -17,6 +16,7 @@ from saywho.vad import (
 )
 
 from .conftest import shared_file
+from .weights import test_model_dir
 
 OPTION_SETS = [
     {},

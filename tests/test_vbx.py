@@ -21,7 +21,6 @@ from saywho.diarization.vbx import (
     initial_responsibilities,
     vbx,
 )
-from saywho.models.test_weights import test_weights_root
 
 from .conftest import shared_file
 from .vbx_reference import (
@@ -30,6 +29,7 @@ from .vbx_reference import (
     reference_cluster_vbx,
     reference_vbx_clustering,
 )
+from .weights import test_weights_root
 
 
 def plda_dir():

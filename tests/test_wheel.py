@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from saywho.models.test_weights import test_weights_root
+from .weights import test_weights_root
 
 REPO = Path(__file__).resolve().parents[1]
 PLATFORM_TAG = "manylinux_2_31_x86_64"

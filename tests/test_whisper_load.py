@@ -25,9 +25,10 @@ from saywho import _core
 
 
 def _checkpoint(name):
-    from saywho.models.test_weights import test_model_dir
     from saywho.models.whisper_weights import load_whisper
     from saywho.tokenizer import Tokenizer
+
+    from .weights import test_model_dir
 
     path = test_model_dir(name)
     weights = load_whisper(path)

@@ -342,8 +342,9 @@ def test_runtime_closed_under_the_model():
 
 
 def _tiny_en():
-    from saywho.models.test_weights import test_model_dir
     from saywho.models.whisper_weights import load_whisper
+
+    from .weights import test_model_dir
 
     path = test_model_dir("tiny.en")
     w = load_whisper(path)

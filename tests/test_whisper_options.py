@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 
 import saywho
-from saywho.models.test_weights import test_model_dir
 from saywho.whisper import BatchedInferencePipeline
 from saywho.whisper.clips import clip_seconds, seek_clips
+
+from .weights import test_model_dir
 
 GOLDEN = Path(__file__).parent / "data" / "golden_options"
 CASES = sorted(p.stem for p in GOLDEN.glob("*.json"))

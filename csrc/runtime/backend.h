@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bump when the table's layout changes; the loader refuses a mismatch. */
-#define SW_BACKEND_ABI 5
+#define SW_BACKEND_ABI 6
 
 typedef enum sw_device_kind { SW_DEVICE_CPU = 0, SW_DEVICE_CUDA = 1 } sw_device_kind;
 
@@ -173,7 +173,10 @@ struct sw_backend {
 
 /* Name of the symbol the CUDA library exports, and its type. */
 #define SW_CUDA_ENTRY "sw_cuda_backend_open"
-typedef sw_status (*sw_cuda_open_fn)(int device_index, int abi, sw_backend **out, sw_error *err);
+/* cublas_path: folders (":"-separated, may be NULL) to look for cuBLAS in, after a
+ * copy already loaded in the process and before the system loader's path. */
+typedef sw_status (*sw_cuda_open_fn)(int device_index, int abi, const char *cublas_path,
+                                     sw_backend **out, sw_error *err);
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,7 @@
 
 sw_device_options sw_device_default_options(void)
 {
-    sw_device_options o = {"auto", NULL, 0};
+    sw_device_options o = {"auto", NULL, NULL, 0};
     return o;
 }
 
@@ -153,7 +153,7 @@ static sw_status open_cuda(const sw_device_options *opt, int index, sw_backend *
     sw_cuda_open_fn open_fn = load_cuda_library(opt->cuda_library, err);
     if (!open_fn)
         return err->code;
-    sw_status st = open_fn(index, SW_BACKEND_ABI, out, err);
+    sw_status st = open_fn(index, SW_BACKEND_ABI, opt->cublas_path, out, err);
     if (st == SW_OK && (*out == NULL || (*out)->abi != SW_BACKEND_ABI)) {
         if (*out)
             (*out)->destroy(*out);
@@ -197,11 +197,12 @@ sw_status sw_device_open(const sw_device_options *opt, sw_backend **out, char *f
     return sw_cpu_backend_open(opt->cpu_threads, out, err);
 }
 
-sw_status sw_cuda_probe(const char *cuda_library, sw_error *err)
+sw_status sw_cuda_probe(const char *cuda_library, const char *cublas_path, sw_error *err)
 {
     sw_backend *b = NULL;
     sw_device_options opt = sw_device_default_options();
     opt.cuda_library = cuda_library;
+    opt.cublas_path = cublas_path;
     if (open_cuda(&opt, 0, &b, err) != SW_OK)
         return err->code;
     b->destroy(b);

@@ -24,6 +24,7 @@ sw_status sw_device_parse(const char *spec, sw_device_request *kind, int *index,
 typedef struct sw_device_options {
     const char *device;       /* as sw_device_parse reads it (NULL = "auto") */
     const char *cuda_library; /* path of libsaywho_cuda.so; NULL = the loader's search */
+    const char *cublas_path;  /* folders to find cuBLAS in (":"-separated); NULL = none */
     int cpu_threads;          /* <= 0: one per available CPU */
 } sw_device_options;
 
@@ -38,6 +39,6 @@ sw_status sw_device_open(const sw_device_options *opt, sw_backend **out, char *f
                          size_t reason_len, sw_error *err);
 
 /* Whether the CUDA backend could be used, without keeping it open. */
-sw_status sw_cuda_probe(const char *cuda_library, sw_error *err);
+sw_status sw_cuda_probe(const char *cuda_library, const char *cublas_path, sw_error *err);
 
 #endif

@@ -48,7 +48,7 @@ static inline sw_status sw_test_backend_open(int threads, sw_backend **out, sw_e
     const char *lib = getenv("SAYWHO_TEST_CUDA_LIBRARY");
     if (!lib || !*lib)
         return sw_cpu_backend_open(threads, out, err);
-    sw_device_options opt = {"cuda", lib, threads};
+    sw_device_options opt = {"cuda", lib, NULL, threads};
     sw_status st = sw_device_open(&opt, out, NULL, 0, err);
     if (st != SW_OK)
         fprintf(stderr, "cannot open %s: %s\n", lib, err->msg);

@@ -190,8 +190,9 @@ const sw_cublas_api emulated = {
 
 } // namespace
 
-const sw_cublas_api *sw_cublas_load(sw_error *err)
+const sw_cublas_api *sw_cublas_load(const char *search_path, sw_error *err)
 {
+    (void)search_path;
     (void)err;
     return &emulated;
 }

@@ -89,7 +89,9 @@ int main(int argc, char **argv)
         return 1;
     }
     sw_error err = {SW_OK, {0}};
-    sw_status st = open_fn(argc > 2 ? atoi(argv[2]) : 0, SW_BACKEND_ABI, &be, &err);
+    /* the program's edge: a pip cuBLAS is found through SAYWHO_CUBLAS_PATH */
+    sw_status st = open_fn(argc > 2 ? atoi(argv[2]) : 0, SW_BACKEND_ABI,
+                           getenv("SAYWHO_CUBLAS_PATH"), &be, &err);
     if (st != SW_OK) {
         printf("skipped: %s: %s\n", sw_status_name(st), err.msg);
         return st == SW_ERR_DEVICE ? 77 : 1;

@@ -1,5 +1,6 @@
-/* saywho._core.SegmentationModel and CamppModel: the diarization networks
- * of csrc/diar on a Runtime's backend, with the life cycle of py_model.h. */
+/* saywho._core.SegmentationModel, CamppModel, ResNet34Model, GE2EModel and
+ * SileroModel: the networks of csrc/diar and csrc/vad on a Runtime's backend,
+ * each a SWPY_KIND and a SWPY_MODEL_TYPE of py_model.h's one life cycle. */
 #include "py_model.h"
 
 #include "campp.h"
@@ -8,36 +9,10 @@
 #include "segmentation.h"
 #include "silero.h"
 
-static sw_status seg_create(sw_backend *be, const sw_named_tensor *t, int n, void **out,
-                            sw_error *err)
-{
-    return sw_segmentation_create(be, t, n, (sw_segmentation **)out, err);
-}
+/* saywho._core.SegmentationModel: pyannote's segmentation-3.0. */
+SWPY_KIND(segmentation, "SegmentationModel")
 
-static void seg_destroy(void *m)
-{
-    sw_segmentation_destroy(m);
-}
-
-static void seg_lost(void *m)
-{
-    sw_segmentation_backend_lost(m);
-}
-
-static sw_backend *seg_backend(const void *m)
-{
-    return sw_segmentation_backend(m);
-}
-
-static const swpy_model_kind seg_kind = {"SegmentationModel", seg_create, seg_destroy, seg_lost,
-                                         seg_backend};
-
-static int seg_init(ModelObject *self, PyObject *args, PyObject *kwargs)
-{
-    return swpy_model_init(self, args, kwargs, &seg_kind);
-}
-
-static PyObject *seg_run(ModelObject *self, PyObject *arg)
+static PyObject *segmentation_run(ModelObject *self, PyObject *arg)
 {
     if (!swpy_model_open(self))
         return NULL;
@@ -79,7 +54,7 @@ static PyObject *seg_run(ModelObject *self, PyObject *arg)
 }
 
 /* run_span(span [samples], offsets int64 [batch], window samples) */
-static PyObject *seg_run_span(ModelObject *self, PyObject *args)
+static PyObject *segmentation_run_span(ModelObject *self, PyObject *args)
 {
     PyObject *span_obj, *offsets_obj;
     long long samples;
@@ -140,11 +115,11 @@ static PyObject *segmentation_frames(PyObject *unused, PyObject *arg)
 
 #define CF(f) ((PyCFunction)(void (*)(void))(f))
 
-static PyMethodDef seg_methods[] = {
-    {"run", CF(seg_run), METH_O,
+static PyMethodDef segmentation_methods[] = {
+    {"run", CF(segmentation_run), METH_O,
      "run(waveforms float32 [batch, samples] or [samples]) -> log-probabilities float32 "
      "[batch, frames, 7]"},
-    {"run_span", CF(seg_run_span), METH_VARARGS,
+    {"run_span", CF(segmentation_run_span), METH_VARARGS,
      "run_span(span float32 [samples], offsets int64 [batch], window int) -> log-probabilities "
      "float32 [batch, frames, 7]: run() on span[o : o + window] for each offset o (multiples of "
      "10), SincNet's first convolution once over the span"},
@@ -152,58 +127,13 @@ static PyMethodDef seg_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyGetSetDef seg_getset[] = {
-    SWPY_MODEL_GETSET,
-    {NULL, NULL, NULL, NULL, NULL},
-};
-
-static PyType_Slot seg_slots[] = {
-    {Py_tp_doc, "SegmentationModel(runtime, tensors: dict[str, ndarray])\n\n"
+SWPY_MODEL_TYPE(segmentation, "SegmentationModel",
+                "SegmentationModel(runtime, tensors: dict[str, ndarray])\n\n"
                 "pyannote's segmentation-3.0 network on the runtime's device; tensor names and "
-                "shapes as in docs/segmentation.md."},
-    {Py_tp_new, PyType_GenericNew},
-    {Py_tp_init, seg_init},
-    {Py_tp_dealloc, swpy_model_dealloc},
-    {Py_tp_traverse, swpy_model_traverse},
-    {Py_tp_methods, seg_methods},
-    {Py_tp_getset, seg_getset},
-    {0, NULL},
-};
-
-static PyType_Spec seg_spec = {
-    "saywho._core.SegmentationModel",        sizeof(ModelObject), 0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, seg_slots,
-};
+                "shapes as in docs/segmentation.md.")
 
 /* saywho._core.CamppModel: the CAM++ speaker encoder. */
-static sw_status campp_create(sw_backend *be, const sw_named_tensor *t, int n, void **out,
-                              sw_error *err)
-{
-    return sw_campp_create(be, t, n, (sw_campp **)out, err);
-}
-
-static void campp_destroy(void *m)
-{
-    sw_campp_destroy(m);
-}
-
-static void campp_lost(void *m)
-{
-    sw_campp_backend_lost(m);
-}
-
-static sw_backend *campp_backend(const void *m)
-{
-    return sw_campp_backend(m);
-}
-
-static const swpy_model_kind campp_kind = {"CamppModel", campp_create, campp_destroy, campp_lost,
-                                           campp_backend};
-
-static int campp_init(ModelObject *self, PyObject *args, PyObject *kwargs)
-{
-    return swpy_model_init(self, args, kwargs, &campp_kind);
-}
+SWPY_KIND(campp, "CamppModel")
 
 static PyObject *campp_run(ModelObject *self, PyObject *arg)
 {
@@ -370,58 +300,10 @@ static PyMethodDef campp_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyGetSetDef campp_getset[] = {
-    SWPY_MODEL_GETSET,
-    {NULL, NULL, NULL, NULL, NULL},
-};
-
-static PyType_Slot campp_slots[] = {
-    {Py_tp_doc, "CamppModel(runtime, tensors: dict[str, ndarray])\n\n"
+SWPY_MODEL_TYPE(campp, "CamppModel",
+                "CamppModel(runtime, tensors: dict[str, ndarray])\n\n"
                 "3D-Speaker's CAM++ speaker encoder on the runtime's device; tensor names and "
-                "shapes as in docs/campp.md (saywho.diarization.embedding_campp prepares them)."},
-    {Py_tp_new, PyType_GenericNew},
-    {Py_tp_init, campp_init},
-    {Py_tp_dealloc, swpy_model_dealloc},
-    {Py_tp_traverse, swpy_model_traverse},
-    {Py_tp_methods, campp_methods},
-    {Py_tp_getset, campp_getset},
-    {0, NULL},
-};
-
-static PyType_Spec campp_spec = {
-    "saywho._core.CamppModel",
-    sizeof(ModelObject),
-    0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    campp_slots,
-};
-
-/* Defines the model kind of a core model type `prefix` (sw_<prefix>_*). */
-#define SWPY_KIND(prefix, type_name)                                                               \
-    static sw_status prefix##_create_any(sw_backend *be, const sw_named_tensor *t, int n,          \
-                                         void **out, sw_error *err)                                \
-    {                                                                                              \
-        return sw_##prefix##_create(be, t, n, (sw_##prefix **)out, err);                           \
-    }                                                                                              \
-    static void prefix##_destroy_any(void *m)                                                      \
-    {                                                                                              \
-        sw_##prefix##_destroy(m);                                                                  \
-    }                                                                                              \
-    static void prefix##_lost_any(void *m)                                                         \
-    {                                                                                              \
-        sw_##prefix##_backend_lost(m);                                                             \
-    }                                                                                              \
-    static sw_backend *prefix##_backend_any(const void *m)                                         \
-    {                                                                                              \
-        return sw_##prefix##_backend(m);                                                           \
-    }                                                                                              \
-    static const swpy_model_kind prefix##_kind = {type_name, prefix##_create_any,                  \
-                                                  prefix##_destroy_any, prefix##_lost_any,         \
-                                                  prefix##_backend_any};                           \
-    static int prefix##_init(ModelObject *self, PyObject *args, PyObject *kwargs)                  \
-    {                                                                                              \
-        return swpy_model_init(self, args, kwargs, &prefix##_kind);                                \
-    }
+                "shapes as in docs/campp.md (saywho.diarization.embedding_campp prepares them).")
 
 /* saywho._core.ResNet34Model: WeSpeaker's ResNet34. */
 SWPY_KIND(resnet34, "ResNet34Model")
@@ -497,31 +379,10 @@ static PyMethodDef resnet34_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyGetSetDef model_getset[] = {
-    SWPY_MODEL_GETSET,
-    {NULL, NULL, NULL, NULL, NULL},
-};
-
-static PyType_Slot resnet34_slots[] = {
-    {Py_tp_doc, "ResNet34Model(runtime, tensors: dict[str, ndarray])\n\n"
+SWPY_MODEL_TYPE(resnet34, "ResNet34Model",
+                "ResNet34Model(runtime, tensors: dict[str, ndarray])\n\n"
                 "WeSpeaker's ResNet34 on the runtime's device; tensors as "
-                "saywho.diarization.embedding_resnet.fold_state_dict makes them."},
-    {Py_tp_new, PyType_GenericNew},
-    {Py_tp_init, resnet34_init},
-    {Py_tp_dealloc, swpy_model_dealloc},
-    {Py_tp_traverse, swpy_model_traverse},
-    {Py_tp_methods, resnet34_methods},
-    {Py_tp_getset, model_getset},
-    {0, NULL},
-};
-
-static PyType_Spec resnet34_spec = {
-    "saywho._core.ResNet34Model",
-    sizeof(ModelObject),
-    0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    resnet34_slots,
-};
+                "saywho.diarization.embedding_resnet.fold_state_dict makes them.")
 
 /* saywho._core.GE2EModel: the GE2E speaker encoder. */
 SWPY_KIND(ge2e, "GE2EModel")
@@ -591,26 +452,10 @@ static PyMethodDef ge2e_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyType_Slot ge2e_slots[] = {
-    {Py_tp_doc, "GE2EModel(runtime, tensors: dict[str, ndarray])\n\n"
+SWPY_MODEL_TYPE(ge2e, "GE2EModel",
+                "GE2EModel(runtime, tensors: dict[str, ndarray])\n\n"
                 "The GE2E speaker encoder (resemblyzer's state-dict names) on the runtime's "
-                "device."},
-    {Py_tp_new, PyType_GenericNew},
-    {Py_tp_init, ge2e_init},
-    {Py_tp_dealloc, swpy_model_dealloc},
-    {Py_tp_traverse, swpy_model_traverse},
-    {Py_tp_methods, ge2e_methods},
-    {Py_tp_getset, model_getset},
-    {0, NULL},
-};
-
-static PyType_Spec ge2e_spec = {
-    "saywho._core.GE2EModel",
-    sizeof(ModelObject),
-    0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    ge2e_slots,
-};
+                "device.")
 
 /* saywho._core.SileroModel: Silero VAD v6. */
 SWPY_KIND(silero, "SileroModel")
@@ -665,26 +510,10 @@ static PyMethodDef silero_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyType_Slot silero_slots[] = {
-    {Py_tp_doc, "SileroModel(runtime, tensors: dict[str, ndarray])\n\n"
+SWPY_MODEL_TYPE(silero, "SileroModel",
+                "SileroModel(runtime, tensors: dict[str, ndarray])\n\n"
                 "Silero VAD v6 on the runtime's device; tensors as saywho.vad.load_silero reads "
-                "them."},
-    {Py_tp_new, PyType_GenericNew},
-    {Py_tp_init, silero_init},
-    {Py_tp_dealloc, swpy_model_dealloc},
-    {Py_tp_traverse, swpy_model_traverse},
-    {Py_tp_methods, silero_methods},
-    {Py_tp_getset, model_getset},
-    {0, NULL},
-};
-
-static PyType_Spec silero_spec = {
-    "saywho._core.SileroModel",
-    sizeof(ModelObject),
-    0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    silero_slots,
-};
+                "them.")
 
 static PyMethodDef diar_functions[] = {
     {"segmentation_frames", segmentation_frames, METH_O,
@@ -696,7 +525,7 @@ int swpy_init_diar(PyObject *m)
 {
     if (PyModule_AddFunctions(m, diar_functions) != 0)
         return -1;
-    if (swpy_model_add_type(m, "SegmentationModel", &seg_spec) != 0 ||
+    if (swpy_model_add_type(m, "SegmentationModel", &segmentation_spec) != 0 ||
         swpy_model_add_type(m, "CamppModel", &campp_spec) != 0 ||
         swpy_model_add_type(m, "ResNet34Model", &resnet34_spec) != 0 ||
         swpy_model_add_type(m, "GE2EModel", &ge2e_spec) != 0 ||

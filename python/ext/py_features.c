@@ -15,12 +15,60 @@ static sw_threadpool *pool_for(size_t n_samples, int threads)
     return n_samples >= 16000 * 10 && threads != 1 ? sw_threadpool_create(threads) : NULL;
 }
 
+/* One feature's computation over samples x[0..n), on the pool tp (NULL: this
+ * thread); out is malloc'd, `frames` rows or columns of it. */
+typedef sw_status (*feature_fn)(const void *options, const float *x, size_t n, sw_threadpool *tp,
+                                float **out, size_t *frames, sw_error *err);
+
+/* Every feature's path across the edge: `obj` as float32 samples, the GIL
+ * released around fn on a pool for n + padding samples, the result as a
+ * NumPy array [frames, width] ([width, frames] with frames_last). */
+static PyObject *compute_feature(PyObject *obj, size_t padding, int threads, feature_fn fn,
+                                 const void *options, const char *name, npy_intp width,
+                                 int frames_last)
+{
+    PyArrayObject *arr = swpy_float32_array(obj, "samples", 1, 1);
+    if (!arr)
+        return NULL;
+    float *out = NULL;
+    size_t frames = 0;
+    sw_error err = {SW_OK, ""};
+    const float *x = PyArray_DATA(arr);
+    size_t n = (size_t)PyArray_DIM(arr, 0);
+    Py_BEGIN_ALLOW_THREADS
+    sw_threadpool *tp = pool_for(n + padding, threads);
+    fn(options, x, n, tp, &out, &frames, &err);
+    sw_threadpool_destroy(tp);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(arr);
+    if (err.code != SW_OK)
+        return swpy_raise(&err, name);
+    npy_intp dims[2] = {(npy_intp)frames, width};
+    if (frames_last) {
+        dims[0] = width;
+        dims[1] = (npy_intp)frames;
+    }
+    return swpy_array_from_malloc(out, 2, dims);
+}
+
 static int check_threads(int threads)
 {
     if (threads >= 0)
         return 0;
     PyErr_Format(SwOptionError, "threads must be >= 0 (0: one per CPU), got %d", threads);
     return -1;
+}
+
+typedef struct log_mel_options {
+    size_t padding;
+    int n_mels;
+} log_mel_options;
+
+static sw_status log_mel(const void *options, const float *x, size_t n, sw_threadpool *tp,
+                         float **out, size_t *frames, sw_error *err)
+{
+    const log_mel_options *o = options;
+    return sw_log_mel(x, n, o->padding, o->n_mels, tp, out, frames, err);
 }
 
 static PyObject *py_log_mel(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -35,24 +83,14 @@ static PyObject *py_log_mel(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     if (padding < 0)
         return PyErr_Format(SwOptionError, "padding must be >= 0, got %zd", padding);
-    PyArrayObject *arr = swpy_float32_array(obj, "samples", 1, 1);
-    if (!arr)
-        return NULL;
-    float *out = NULL;
-    size_t frames = 0;
-    sw_error err = {SW_OK, ""};
-    const float *x = PyArray_DATA(arr);
-    size_t n = (size_t)PyArray_DIM(arr, 0);
-    Py_BEGIN_ALLOW_THREADS
-    sw_threadpool *tp = pool_for(n + (size_t)padding, threads);
-    sw_log_mel(x, n, (size_t)padding, n_mels, tp, &out, &frames, &err);
-    sw_threadpool_destroy(tp);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(arr);
-    if (err.code != SW_OK)
-        return swpy_raise(&err, "log_mel_spectrogram");
-    npy_intp dims[2] = {n_mels, (npy_intp)frames};
-    return swpy_array_from_malloc(out, 2, dims);
+    log_mel_options o = {(size_t)padding, n_mels};
+    return compute_feature(obj, o.padding, threads, log_mel, &o, "log_mel_spectrogram", n_mels, 1);
+}
+
+static sw_status mel_power(const void *options, const float *x, size_t n, sw_threadpool *tp,
+                           float **out, size_t *frames, sw_error *err)
+{
+    return sw_mel_power(x, n, *(const int *)options, tp, out, frames, err);
 }
 
 static PyObject *py_mel_power(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -64,24 +102,7 @@ static PyObject *py_mel_power(PyObject *self, PyObject *args, PyObject *kwargs)
                                      &n_mels, &threads) ||
         check_threads(threads) != 0)
         return NULL;
-    PyArrayObject *arr = swpy_float32_array(obj, "samples", 1, 1);
-    if (!arr)
-        return NULL;
-    float *out = NULL;
-    size_t frames = 0;
-    sw_error err = {SW_OK, ""};
-    const float *x = PyArray_DATA(arr);
-    size_t n = (size_t)PyArray_DIM(arr, 0);
-    Py_BEGIN_ALLOW_THREADS
-    sw_threadpool *tp = pool_for(n, threads);
-    sw_mel_power(x, n, n_mels, tp, &out, &frames, &err);
-    sw_threadpool_destroy(tp);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(arr);
-    if (err.code != SW_OK)
-        return swpy_raise(&err, "mel_power_spectrogram");
-    npy_intp dims[2] = {(npy_intp)frames, n_mels};
-    return swpy_array_from_malloc(out, 2, dims);
+    return compute_feature(obj, 0, threads, mel_power, &n_mels, "mel_power_spectrogram", n_mels, 0);
 }
 
 static PyObject *py_mel_filters(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -125,6 +146,12 @@ static int parse_fbank_options(PyObject *kwargs, sw_fbank_options *o, int *threa
     return ok ? check_threads(*threads) : -1;
 }
 
+static sw_status fbank(const void *options, const float *x, size_t n, sw_threadpool *tp,
+                       float **out, size_t *frames, sw_error *err)
+{
+    return sw_fbank(x, n, options, tp, out, frames, err);
+}
+
 static PyObject *py_fbank(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     PyObject *obj;
@@ -134,24 +161,7 @@ static PyObject *py_fbank(PyObject *self, PyObject *args, PyObject *kwargs)
     int threads;
     if (parse_fbank_options(kwargs, &o, &threads) != 0)
         return NULL;
-    PyArrayObject *arr = swpy_float32_array(obj, "samples", 1, 1);
-    if (!arr)
-        return NULL;
-    float *out = NULL;
-    size_t frames = 0;
-    sw_error err = {SW_OK, ""};
-    const float *x = PyArray_DATA(arr);
-    size_t n = (size_t)PyArray_DIM(arr, 0);
-    Py_BEGIN_ALLOW_THREADS
-    sw_threadpool *tp = pool_for(n, threads);
-    sw_fbank(x, n, &o, tp, &out, &frames, &err);
-    sw_threadpool_destroy(tp);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(arr);
-    if (err.code != SW_OK)
-        return swpy_raise(&err, "fbank");
-    npy_intp dims[2] = {(npy_intp)frames, o.num_mel_bins};
-    return swpy_array_from_malloc(out, 2, dims);
+    return compute_feature(obj, 0, threads, fbank, &o, "fbank", o.num_mel_bins, 0);
 }
 
 static PyObject *py_kaldi_mel_banks(PyObject *self, PyObject *args, PyObject *kwargs)

@@ -6,8 +6,7 @@ static RuntimeObject *rt_of(ModelObject *m)
     return (RuntimeObject *)m->runtime;
 }
 
-/* With the lock held: has the Runtime been closed under the model? */
-static int backend_alive(ModelObject *m)
+int swpy_model_alive(ModelObject *m)
 {
     if (m->model && rt_of(m)->backend != m->kind->backend(m->model)) {
         m->kind->backend_lost(m->model);
@@ -16,13 +15,18 @@ static int backend_alive(ModelObject *m)
     return m->model != NULL;
 }
 
-int swpy_model_init(ModelObject *self, PyObject *args, PyObject *kwargs,
-                    const swpy_model_kind *kind)
+void swpy_runtime_lock(RuntimeObject *rt)
 {
-    static char *kwlist[] = {"runtime", "tensors", NULL};
-    PyObject *runtime, *tensors;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO", kwlist, &runtime, &tensors))
-        return -1;
+    if (!PyThread_acquire_lock(rt->lock, NOWAIT_LOCK)) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(rt->lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+    }
+}
+
+int swpy_model_bind(ModelObject *self, PyObject *runtime, const swpy_model_kind *kind,
+                    swpy_create_fn create, void *ctx)
+{
     if (self->runtime) {
         PyErr_Format(PyExc_RuntimeError, "%s is already initialised", kind->name);
         return -1;
@@ -44,11 +48,6 @@ int swpy_model_init(ModelObject *self, PyObject *args, PyObject *kwargs,
         PyErr_SetString(SwDeviceError, "the Runtime is closed");
         return -1;
     }
-    swpy_tensors h;
-    if (swpy_tensors_hold(tensors, &h) != 0) {
-        swpy_tensors_free(&h);
-        return -1;
-    }
     sw_error err = {SW_OK, ""};
     void *model = NULL;
     Py_BEGIN_ALLOW_THREADS
@@ -56,10 +55,9 @@ int swpy_model_init(ModelObject *self, PyObject *args, PyObject *kwargs,
     if (!rt->backend)
         sw_fail(&err, SW_ERR_DEVICE, "the Runtime was closed");
     else
-        kind->create(rt->backend, h.t, (int)h.n, &model, &err);
+        create(ctx, rt->backend, &model, &err);
     PyThread_release_lock(rt->lock);
     Py_END_ALLOW_THREADS
-    swpy_tensors_free(&h);
     if (err.code != SW_OK) {
         swpy_raise(&err, NULL);
         return -1;
@@ -70,10 +68,39 @@ int swpy_model_init(ModelObject *self, PyObject *args, PyObject *kwargs,
     return 0;
 }
 
+typedef struct tensors_call {
+    const swpy_model_kind *kind;
+    const swpy_tensors *held;
+} tensors_call;
+
+static void create_from_tensors(void *ctx, sw_backend *be, void **out, sw_error *err)
+{
+    const tensors_call *c = ctx;
+    c->kind->create(be, c->held->t, (int)c->held->n, out, err);
+}
+
+int swpy_model_init(ModelObject *self, PyObject *args, PyObject *kwargs,
+                    const swpy_model_kind *kind)
+{
+    static char *kwlist[] = {"runtime", "tensors", NULL};
+    PyObject *runtime, *tensors;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO", kwlist, &runtime, &tensors))
+        return -1;
+    swpy_tensors h;
+    if (swpy_tensors_hold(tensors, &h) != 0) {
+        swpy_tensors_free(&h);
+        return -1;
+    }
+    tensors_call c = {kind, &h};
+    int rc = swpy_model_bind(self, runtime, kind, create_from_tensors, &c);
+    swpy_tensors_free(&h);
+    return rc;
+}
+
 void *swpy_model_lock(ModelObject *self, sw_error *err)
 {
     PyThread_acquire_lock(rt_of(self)->lock, WAIT_LOCK);
-    if (!backend_alive(self)) {
+    if (!swpy_model_alive(self)) {
         sw_fail(err, SW_ERR_DEVICE, "the Runtime of this %s was closed", self->kind->name);
         return NULL;
     }
@@ -83,6 +110,21 @@ void *swpy_model_lock(ModelObject *self, sw_error *err)
 void swpy_model_unlock(ModelObject *self)
 {
     PyThread_release_lock(rt_of(self)->lock);
+}
+
+int swpy_model_run(ModelObject *self, swpy_locked_fn fn, void *ctx)
+{
+    sw_error err = {SW_OK, ""};
+    Py_BEGIN_ALLOW_THREADS
+    if (swpy_model_lock(self, &err))
+        fn(ctx, &err);
+    swpy_model_unlock(self);
+    Py_END_ALLOW_THREADS
+    if (err.code != SW_OK) {
+        swpy_raise(&err, NULL);
+        return -1;
+    }
+    return 0;
 }
 
 void *swpy_model_open(ModelObject *self)
@@ -99,17 +141,15 @@ static void release(ModelObject *self)
     if (!self->model)
         return;
     RuntimeObject *rt = rt_of(self);
-    /* take the lock with the GIL held, waiting without it so that a run in
-     * another thread can finish */
-    if (!PyThread_acquire_lock(rt->lock, NOWAIT_LOCK)) {
-        Py_BEGIN_ALLOW_THREADS
-        PyThread_acquire_lock(rt->lock, WAIT_LOCK);
-        Py_END_ALLOW_THREADS
-    }
-    backend_alive(self);
+    swpy_runtime_lock(rt);
+    if (self->kind->free_parts)
+        self->kind->free_parts(self);
+    swpy_model_alive(self);
     self->kind->destroy(self->model);
     self->model = NULL;
     PyThread_release_lock(rt->lock);
+    if (self->kind->released)
+        self->kind->released(self);
 }
 
 void swpy_model_dealloc(ModelObject *self)
@@ -153,6 +193,11 @@ PyObject *swpy_model_get_closed(ModelObject *self, void *closure)
 {
     return PyBool_FromLong(self->model == NULL);
 }
+
+PyGetSetDef swpy_model_getset[] = {
+    SWPY_MODEL_GETSET,
+    {NULL, NULL, NULL, NULL, NULL},
+};
 
 int swpy_model_add_type(PyObject *module, const char *name, PyType_Spec *spec)
 {

@@ -10,11 +10,11 @@
 
 static int runtime_init(RuntimeObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"device", "cuda_library", "threads", NULL};
-    const char *device = "auto", *library = NULL;
+    static char *kwlist[] = {"device", "cuda_library", "threads", "cublas_path", NULL};
+    const char *device = "auto", *library = NULL, *cublas_path = NULL;
     int threads = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|szi:Runtime", kwlist, &device, &library,
-                                     &threads))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|sziz:Runtime", kwlist, &device, &library,
+                                     &threads, &cublas_path))
         return -1;
     if (self->backend) {
         PyErr_SetString(PyExc_RuntimeError, "Runtime is already initialised");
@@ -28,7 +28,7 @@ static int runtime_init(RuntimeObject *self, PyObject *args, PyObject *kwargs)
         PyErr_NoMemory();
         return -1;
     }
-    sw_device_options opt = {device, library, threads};
+    sw_device_options opt = {device, library, cublas_path, threads};
     sw_error err = {SW_OK, ""};
     sw_backend *b = NULL;
     Py_BEGIN_ALLOW_THREADS
@@ -462,7 +462,7 @@ static PyGetSetDef runtime_getset[] = {
 };
 
 static PyType_Slot runtime_slots[] = {
-    {Py_tp_doc, "Runtime(device=\"auto\", cuda_library=None, threads=0)"},
+    {Py_tp_doc, "Runtime(device=\"auto\", cuda_library=None, threads=0, cublas_path=None)"},
     {Py_tp_new, PyType_GenericNew},
     {Py_tp_init, runtime_init},
     {Py_tp_dealloc, runtime_dealloc},
@@ -477,12 +477,12 @@ static PyType_Spec runtime_spec = {
 
 static PyObject *py_cuda_probe(PyObject *self, PyObject *args)
 {
-    const char *library = NULL;
-    if (!PyArg_ParseTuple(args, "|z:cuda_probe", &library))
+    const char *library = NULL, *cublas_path = NULL;
+    if (!PyArg_ParseTuple(args, "|zz:cuda_probe", &library, &cublas_path))
         return NULL;
     sw_error err = {SW_OK, ""};
     Py_BEGIN_ALLOW_THREADS
-    sw_cuda_probe(library, &err);
+    sw_cuda_probe(library, cublas_path, &err);
     Py_END_ALLOW_THREADS
     if (err.code == SW_OK)
         return Py_BuildValue("(Os)", Py_True, "");
@@ -513,7 +513,8 @@ static PyMethodDef runtime_functions[] = {
      "parse_device(spec) -> (kind, index): kind is \"auto\", \"cpu\", \"cuda\" or "
      "\"cuda-emulated\"; OptionError for anything else"},
     {"cuda_probe", py_cuda_probe, METH_VARARGS,
-     "cuda_probe(library=None) -> (usable, reason): can the CUDA backend open?"},
+     "cuda_probe(library=None, cublas_path=None) -> (usable, reason): can the CUDA backend "
+     "open?"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -6,25 +6,19 @@
  * model keeps a list of them (borrowed) so that model.close() can free them
  * first, and an encoder output's close() frees the states that read it. If the
  * Runtime is closed under a model, its pool has already taken every block
- * back, and the objects only free their host memory. */
-#include "py_runtime.h"
+ * back, and the objects only free their host memory. The model's own life
+ * cycle is py_model.h's, which every model type of the extension shares. */
+#include "py_model.h"
 
 #include <string.h>
 
-#include "py_tensors.h"
 #include "py_whisper.h"
 #include "whisper_model.h"
-
-/* The type is checked against saywho._core.Runtime before any cast. */
-typedef RuntimeObject RuntimePrefix;
-
-static PyObject *runtime_type; /* saywho._core.Runtime, looked up at init */
 
 typedef struct WhisperChild WhisperChild;
 
 typedef struct {
-    PyObject_HEAD PyObject *runtime; /* RuntimePrefix */
-    sw_whisper *model;
+    ModelObject base; /* runtime, model (sw_whisper), kind: py_model.h */
     WhisperChild *children;
     PyObject *dims;
     /* the arrays a CPU model computes from where they lie (its float16
@@ -47,30 +41,20 @@ static PyTypeObject *model_type, *audio_type, *state_type;
 
 /* ---- the Runtime's lock ---- */
 
-static RuntimePrefix *rt_of(WhisperModelObject *m)
+static RuntimeObject *rt_of(WhisperModelObject *m)
 {
-    return (RuntimePrefix *)m->runtime;
+    return (RuntimeObject *)m->base.runtime;
 }
 
-/* Takes the lock with the GIL held; waits without it so a compute call in
- * another thread can finish. */
-static void lock_runtime(RuntimePrefix *rt)
+static sw_whisper *whisper_of(WhisperModelObject *m)
 {
-    if (!PyThread_acquire_lock(rt->lock, NOWAIT_LOCK)) {
-        Py_BEGIN_ALLOW_THREADS
-        PyThread_acquire_lock(rt->lock, WAIT_LOCK);
-        Py_END_ALLOW_THREADS
-    }
+    return m->base.model;
 }
 
 /* With the lock held: has the Runtime been closed under the model? */
 static int backend_alive(WhisperModelObject *m)
 {
-    if (m->model && rt_of(m)->backend != sw_whisper_backend(m->model)) {
-        sw_whisper_backend_lost(m->model);
-        return 0;
-    }
-    return m->model != NULL;
+    return swpy_model_alive(&m->base);
 }
 
 /* ---- children ---- */
@@ -108,8 +92,8 @@ static void child_close(WhisperChild *c)
 {
     if (!c->ptr)
         return;
-    RuntimePrefix *rt = rt_of(c->owner);
-    lock_runtime(rt);
+    RuntimeObject *rt = rt_of(c->owner);
+    swpy_runtime_lock(rt);
     child_free_locked(c);
     PyThread_release_lock(rt->lock);
 }
@@ -178,7 +162,7 @@ static PyObject *child_get_closed(WhisperChild *c, void *closure)
 
 static int child_open(WhisperChild *c, const char *what)
 {
-    if (!c->ptr || !c->owner->model) {
+    if (!c->ptr || !whisper_of(c->owner)) {
         PyErr_Format(SwModelError, "this %s is closed", what);
         return -1;
     }
@@ -221,6 +205,56 @@ static int parse_dims(PyObject *dims, sw_whisper_dims *out)
     return 0;
 }
 
+/* The life cycle's parts that are Whisper's own (py_model.h's kind). */
+static void destroy_whisper(void *m)
+{
+    sw_whisper_destroy(m);
+}
+
+static void lost_whisper(void *m)
+{
+    sw_whisper_backend_lost(m);
+}
+
+static sw_backend *backend_of_whisper(const void *m)
+{
+    return sw_whisper_backend(m);
+}
+
+/* With the lock held, before the model goes: its states, then the encoder
+ * outputs they read. */
+static void free_children(ModelObject *base)
+{
+    WhisperModelObject *self = (WhisperModelObject *)base;
+    for (int pass = 0; pass < 2; pass++)
+        for (WhisperChild *c = self->children; c; c = c->next)
+            if (c->kind == (pass == 0 ? CHILD_STATE : CHILD_AUDIO))
+                child_free_locked(c);
+}
+
+static void free_held(ModelObject *base)
+{
+    swpy_tensors_free(&((WhisperModelObject *)base)->held);
+}
+
+static const swpy_model_kind whisper_kind = {
+    "WhisperModel",     NULL,          destroy_whisper, lost_whisper,
+    backend_of_whisper, free_children, free_held,
+};
+
+typedef struct create_call {
+    const sw_whisper_dims *dims;
+    const swpy_tensors *held;
+    sw_whisper_compute compute;
+} create_call;
+
+static void create_whisper(void *ctx, sw_backend *be, void **out, sw_error *err)
+{
+    const create_call *c = ctx;
+    sw_whisper_create_borrowing(be, c->dims, c->held->t, (int)c->held->n, c->compute,
+                                (sw_whisper **)out, err);
+}
+
 static int model_init(WhisperModelObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"runtime", "dims", "tensors", "compute_type", NULL};
@@ -241,21 +275,6 @@ static int model_init(WhisperModelObject *self, PyObject *args, PyObject *kwargs
                      compute_type);
         return -1;
     }
-    if (self->runtime) {
-        PyErr_SetString(PyExc_RuntimeError, "WhisperModel is already initialised");
-        return -1;
-    }
-    int is_rt = PyObject_IsInstance(runtime, runtime_type);
-    if (is_rt <= 0) {
-        if (is_rt == 0)
-            PyErr_SetString(PyExc_TypeError, "runtime must be a saywho._core.Runtime");
-        return -1;
-    }
-    RuntimePrefix *rt = (RuntimePrefix *)runtime;
-    if (!rt->backend) {
-        PyErr_SetString(SwDeviceError, "the Runtime is closed");
-        return -1;
-    }
     sw_whisper_dims d;
     if (parse_dims(dims, &d) != 0)
         return -1;
@@ -264,28 +283,15 @@ static int model_init(WhisperModelObject *self, PyObject *args, PyObject *kwargs
         swpy_tensors_free(&h);
         return -1;
     }
-    sw_error err = {SW_OK, ""};
-    sw_whisper *model = NULL;
-    Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(rt->lock, WAIT_LOCK);
-    if (!rt->backend)
-        sw_fail(&err, SW_ERR_DEVICE, "the Runtime was closed");
-    else
-        sw_whisper_create_borrowing(rt->backend, &d, h.t, (int)h.n, (sw_whisper_compute)compute,
-                                    &model, &err);
-    PyThread_release_lock(rt->lock);
-    Py_END_ALLOW_THREADS
-    if (err.code != SW_OK) {
+    create_call c = {&d, &h, (sw_whisper_compute)compute};
+    if (swpy_model_bind(&self->base, runtime, &whisper_kind, create_whisper, &c) != 0) {
         swpy_tensors_free(&h);
-        swpy_raise(&err, NULL);
         return -1;
     }
-    if (sw_whisper_backend(model)->kind == SW_DEVICE_CPU)
-        self->held = h; /* freed after the model, in model_release */
+    if (sw_whisper_backend(whisper_of(self))->kind == SW_DEVICE_CPU)
+        self->held = h; /* let go after the model, in free_held */
     else
         swpy_tensors_free(&h); /* a GPU model has its own copy */
-    self->runtime = swpy_new_ref((PyObject *)runtime);
-    self->model = model;
     self->dims = PyDict_New();
     const int vals[10] = {d.n_mels,        d.n_audio_ctx, d.n_audio_state, d.n_audio_head,
                           d.n_audio_layer, d.n_vocab,     d.n_text_ctx,    d.n_text_state,
@@ -302,87 +308,27 @@ static int model_init(WhisperModelObject *self, PyObject *args, PyObject *kwargs
     return self->dims ? 0 : -1;
 }
 
-static void model_release(WhisperModelObject *self)
-{
-    if (!self->model)
-        return;
-    RuntimePrefix *rt = rt_of(self);
-    lock_runtime(rt);
-    for (int pass = 0; pass < 2; pass++) /* states before the audio they read */
-        for (WhisperChild *c = self->children; c; c = c->next)
-            if (c->kind == (pass == 0 ? CHILD_STATE : CHILD_AUDIO))
-                child_free_locked(c);
-    backend_alive(self);
-    sw_whisper_destroy(self->model);
-    self->model = NULL;
-    PyThread_release_lock(rt->lock);
-    swpy_tensors_free(&self->held);
-}
-
 static void model_dealloc(WhisperModelObject *self)
 {
-    PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
-    if (self->runtime)
-        model_release(self); /* children hold a reference: none is left here */
-    Py_CLEAR(self->runtime);
     Py_CLEAR(self->dims);
-    swpy_type_free((PyObject *)self);
-    Py_DECREF(tp);
+    swpy_model_dealloc(&self->base); /* children hold a reference: none is left here */
 }
 
 static int model_traverse(WhisperModelObject *self, visitproc visit, void *arg)
 {
-    Py_VISIT(Py_TYPE(self));
-    Py_VISIT(self->runtime);
     Py_VISIT(self->dims);
-    return 0;
+    return swpy_model_traverse(&self->base, visit, arg);
 }
 
 static int model_open(WhisperModelObject *self)
 {
-    if (!self->model) {
-        PyErr_SetString(SwModelError, "this WhisperModel is closed");
-        return -1;
-    }
-    return 0;
+    return swpy_model_open(&self->base) ? 0 : -1;
 }
 
-static PyObject *model_close(WhisperModelObject *self, PyObject *unused)
+static int run_locked(WhisperModelObject *m, swpy_locked_fn fn, void *ctx)
 {
-    if (self->runtime)
-        model_release(self);
-    Py_RETURN_NONE;
-}
-
-static PyObject *model_exit(WhisperModelObject *self, PyObject *args)
-{
-    if (self->runtime)
-        model_release(self);
-    Py_RETURN_FALSE;
-}
-
-/* Runs fn(ctx, err) without the GIL and under the Runtime's lock, after
- * checking that the Runtime is still open. */
-typedef void (*locked_fn)(void *ctx, sw_error *err);
-
-static int run_locked(WhisperModelObject *m, locked_fn fn, void *ctx)
-{
-    sw_error err = {SW_OK, ""};
-    RuntimePrefix *rt = rt_of(m);
-    Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(rt->lock, WAIT_LOCK);
-    if (!backend_alive(m))
-        sw_fail(&err, SW_ERR_DEVICE, "the Runtime of this WhisperModel was closed");
-    else
-        fn(ctx, &err);
-    PyThread_release_lock(rt->lock);
-    Py_END_ALLOW_THREADS
-    if (err.code != SW_OK) {
-        swpy_raise(&err, NULL);
-        return -1;
-    }
-    return 0;
+    return swpy_model_run(&m->base, fn, ctx);
 }
 
 typedef struct encode_call {
@@ -402,7 +348,7 @@ static PyObject *model_encode(WhisperModelObject *self, PyObject *arg)
 {
     if (model_open(self))
         return NULL;
-    const sw_whisper_dims *d = sw_whisper_get_dims(self->model);
+    const sw_whisper_dims *d = sw_whisper_get_dims(whisper_of(self));
     PyArrayObject *mel = swpy_float32_array(arg, "mel", 2, 3);
     if (!mel)
         return NULL;
@@ -416,15 +362,15 @@ static PyObject *model_encode(WhisperModelObject *self, PyObject *arg)
         Py_DECREF(mel);
         return NULL;
     }
-    encode_call c = {self->model, PyArray_DATA(mel), (int)batch, NULL};
+    encode_call c = {whisper_of(self), PyArray_DATA(mel), (int)batch, NULL};
     int rc = run_locked(self, do_encode, &c);
     Py_DECREF(mel);
     if (rc != 0)
         return NULL;
     WhisperChild *out = child_new(audio_type, self, CHILD_AUDIO, c.audio);
     if (!out) {
-        RuntimePrefix *rt = rt_of(self);
-        lock_runtime(rt);
+        RuntimeObject *rt = rt_of(self);
+        swpy_runtime_lock(rt);
         backend_alive(self);
         sw_whisper_audio_free(c.audio);
         PyThread_release_lock(rt->lock);
@@ -466,7 +412,7 @@ static PyObject *download_tensor(WhisperModelObject *m, const sw_tensor *t)
     PyObject *out = PyArray_SimpleNew(t->ndim, dims, NPY_FLOAT32);
     if (!out)
         return NULL;
-    download_call c = {sw_whisper_backend(m->model), t, PyArray_DATA((PyArrayObject *)out)};
+    download_call c = {sw_whisper_backend(whisper_of(m)), t, PyArray_DATA((PyArrayObject *)out)};
     if (run_locked(m, do_download, &c) != 0)
         Py_CLEAR(out);
     return out;
@@ -507,13 +453,13 @@ static PyObject *model_new_state(WhisperModelObject *self, PyObject *args, PyObj
     WhisperChild *a = as_audio(self, enc);
     if (!a)
         return NULL;
-    state_call c = {self->model, a->ptr, n > 0 ? n : sw_whisper_audio_batch(a->ptr), NULL};
+    state_call c = {whisper_of(self), a->ptr, n > 0 ? n : sw_whisper_audio_batch(a->ptr), NULL};
     if (run_locked(self, do_new_state, &c) != 0)
         return NULL;
     WhisperChild *out = child_new(state_type, self, CHILD_STATE, c.state);
     if (!out) {
-        RuntimePrefix *rt = rt_of(self);
-        lock_runtime(rt);
+        RuntimeObject *rt = rt_of(self);
+        swpy_runtime_lock(rt);
         backend_alive(self);
         sw_whisper_state_free(c.state);
         PyThread_release_lock(rt->lock);
@@ -528,11 +474,6 @@ static PyObject *model_get_dims(WhisperModelObject *self, void *closure)
     if (!self->dims)
         Py_RETURN_NONE;
     return PyDict_Copy(self->dims);
-}
-
-static PyObject *model_get_closed(WhisperModelObject *self, void *closure)
-{
-    return PyBool_FromLong(self->model == NULL);
 }
 
 /* ---- DecoderState ---- */
@@ -561,7 +502,7 @@ static PyObject *state_decode(WhisperChild *self, PyObject *arg)
         PyErr_SetString(SwOptionError, "tokens must be an int32 array [n_sequences, n_tokens]");
         return NULL;
     }
-    const sw_whisper_dims *d = sw_whisper_get_dims(self->owner->model);
+    const sw_whisper_dims *d = sw_whisper_get_dims(whisper_of(self->owner));
     npy_intp dims[2] = {PyArray_DIM(tok, 0), d->n_vocab};
     if (PyArray_DIM(tok, 0) > 1 << 20 || PyArray_DIM(tok, 1) > 1 << 20) {
         Py_DECREF(tok);
@@ -722,21 +663,21 @@ static PyMethodDef model_methods[] = {
      "encoder_output_numpy(enc) -> float32 [batch, n_audio_ctx, n_audio_state]"},
     {"new_state", CF(model_new_state), KW,
      "new_state(encoder_output, n_sequences=batch) -> DecoderState"},
-    {"close", CF(model_close), METH_NOARGS,
+    {"close", CF(swpy_model_close), METH_NOARGS,
      "Free the weights and every EncoderOutput and DecoderState; idempotent."},
-    {"__enter__", CF(child_enter), METH_NOARGS, NULL},
-    {"__exit__", CF(model_exit), METH_VARARGS, NULL},
+    {"__enter__", CF(swpy_model_enter), METH_NOARGS, NULL},
+    {"__exit__", CF(swpy_model_exit), METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 
 static PyObject *model_get_mapped_bytes(WhisperModelObject *self, void *closure)
 {
-    return PyLong_FromSize_t(sw_whisper_borrowed_bytes(self->model));
+    return PyLong_FromSize_t(sw_whisper_borrowed_bytes(whisper_of(self)));
 }
 
 static PyGetSetDef model_getset[] = {
     {"dims", (getter)model_get_dims, NULL, "the model's dimensions", NULL},
-    {"closed", (getter)model_get_closed, NULL, "whether close() ran", NULL},
+    SWPY_MODEL_GETSET,
     {"mapped_bytes", (getter)model_get_mapped_bytes, NULL,
      "bytes of the given float16 arrays the model computes from where they lie (CPU): a "
      "memory-mapped file's pages, not the Runtime's pool; 0 once closed",
@@ -866,9 +807,6 @@ static int add_type(PyObject *m, PyType_Spec *spec, PyTypeObject **slot)
 
 int swpy_init_whisper(PyObject *m)
 {
-    runtime_type = PyObject_GetAttrString(m, "Runtime");
-    if (!runtime_type)
-        return -1;
     if (add_type(m, &model_spec, &model_type) || add_type(m, &audio_spec, &audio_type) ||
         add_type(m, &state_spec, &state_type))
         return -1;
@@ -907,6 +845,6 @@ int swpy_whisper_run(PyObject *model, PyObject *enc, swpy_whisper_fn fn, void *c
     WhisperChild *a = as_audio(m, enc);
     if (!a)
         return -1;
-    lent_call c = {fn, m->model, a->ptr, ctx};
+    lent_call c = {fn, whisper_of(m), a->ptr, ctx};
     return run_locked(m, do_lent, &c);
 }

@@ -3,19 +3,16 @@
 One native engine for transcription (Whisper), diarization (pyannote's
 models and algorithm) and their alignment, with a C/CUDA core that needs
 neither torch nor torchaudio.
+
+This file only re-exports: each name is defined in the module it comes from,
+and no module of saywho imports this one (scripts/import_graph.py).
 """
 
-import numpy  # noqa: F401  (its own OpenBLAS loads first, under the caller's variables)
-
-from .blas_kernels import loading_core
-
-with loading_core():  # saywho's OpenBLAS takes the kernels of saywho's level
-    from . import _core
-from ._core import AudioError, DeviceError, ModelError, OptionError, SaywhoError
 from .align import align_segments, exclusive_turns
 from .audio import SAMPLE_RATE, load_audio
 from .diarization import Diarization, diarize
 from .features import fbank, log_mel_spectrogram, pad_or_trim
+from .native import AudioError, DeviceError, ModelError, OptionError, SaywhoError, _core
 from .pipeline import Pipeline
 from .result import Result
 from .sample import sample_path

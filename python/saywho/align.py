@@ -32,7 +32,7 @@ from typing import Protocol
 
 import numpy as np
 
-from . import _core
+from .native import _core
 from .rttm import Turn
 
 UNKNOWN = "UNKNOWN"

@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from . import _core
+from .native import _core
 
 __all__ = ["SAMPLE_RATE", "load_audio"]
 

@@ -18,7 +18,6 @@ import sys
 import time
 from pathlib import Path
 
-from . import _core
 from .cli_options import (
     add_processing_options,
     check_processing_options,
@@ -28,6 +27,7 @@ from .cli_options import (
     write_kwargs,
 )
 from .models.hub import AUTO, default_model_name
+from .native import _core
 from .pipeline import Pipeline
 from .progress import ProgressBar
 from .sample import sample_path

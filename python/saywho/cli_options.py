@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 
 from .models.hub import AUTO
+from .vad import VadOptions
 from .whisper.transcribe import COMPUTE_TYPES
 from .writers import FORMATS
 
@@ -49,8 +50,6 @@ def known_speakers(pairs) -> dict[str, list[str]] | None:
 def _vad_parameter(text: str) -> tuple[str, float]:
     """NAME=VALUE, a field of saywho.vad.VadOptions and a number."""
     import dataclasses
-
-    from .vad import VadOptions
 
     name, sep, value = text.partition("=")
     names = [f.name for f in dataclasses.fields(VadOptions)]

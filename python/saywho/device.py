@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import _core
+from .native import _core
 
 log = logging.getLogger("saywho")
 
@@ -37,10 +37,12 @@ def emulator_library_path() -> str | None:
 
 
 def cublas_search_path() -> str:
-    """Directories where pip-installed CUDA libraries live (torch's copy first).
+    """Directories where pip-installed CUDA libraries live (torch's copy first),
+    ":"-separated, after those the user names in SAYWHO_CUBLAS_PATH.
 
     saywho never asks pip for cuBLAS: it uses the copy that torch (or anything
-    else) already put in site-packages/nvidia/..., then the system's.
+    else) already put in site-packages/nvidia/..., then the system's. The core
+    takes the list as an argument (Runtime's cublas_path).
     """
     dirs: list[str] = []
     for base in sys.path:
@@ -81,14 +83,16 @@ def open_runtime(device: str = "auto", threads: int = 0) -> _core.Runtime:
         return _core.Runtime(device="cuda", cuda_library=emulator, threads=threads)
     library = cuda_library_path()
     if device != "cpu":
-        os.environ["SAYWHO_CUBLAS_PATH"] = cublas_search_path()
         if library is None:
             reason = "this saywho was built without its CUDA backend"
             if device.startswith("cuda"):
                 raise _core.DeviceError(f"device {device!r} cannot be used: {reason}")
             log.info("saywho runs on the CPU: %s", reason)
             return _core.Runtime(device="cpu", threads=threads)
-    runtime = _core.Runtime(device=device, cuda_library=library, threads=threads)
+    cublas = cublas_search_path() if device != "cpu" else None
+    runtime = _core.Runtime(
+        device=device, cuda_library=library, threads=threads, cublas_path=cublas
+    )
     reason = runtime.fallback_reason
     if reason:
         # A machine with a GPU that saywho does not use (an old driver, a failed

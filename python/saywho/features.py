@@ -6,8 +6,8 @@ import os
 
 import numpy as np
 
-from . import _core
 from .audio import SAMPLE_RATE, load_audio
+from .native import _core
 
 #: Whisper works on 30 s windows of 16 kHz audio.
 N_SAMPLES = 30 * SAMPLE_RATE

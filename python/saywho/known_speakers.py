@@ -24,9 +24,10 @@ from typing import Union
 
 import numpy as np
 
-from . import _core
 from .audio import SAMPLE_RATE, load_audio
 from .metrics import hungarian
+from .native import _core
+from .rttm import Turn
 
 MIN_CLIP_SECONDS = 1.0  # less speech than this says little about a voice
 
@@ -148,7 +149,6 @@ def match_speakers(
 def rename_speakers(diarization, renames: Mapping[str, str]) -> None:
     """Renames the labels in a Diarization's turns, exclusive turns and
     speakers, in place."""
-    from .rttm import Turn
 
     def relabel(turns):
         return [Turn(t.start, t.end, renames.get(t.speaker, t.speaker)) for t in turns]

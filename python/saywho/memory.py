@@ -18,7 +18,7 @@ import logging
 import os
 from dataclasses import asdict, dataclass
 
-from . import _core
+from .native import _core
 
 log = logging.getLogger("saywho")
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _core
+from .native import _core
 from .rttm import Turn
 
 Interval = tuple[float, float]

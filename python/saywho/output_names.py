@@ -22,7 +22,7 @@ import os
 import unicodedata
 from pathlib import Path
 
-from . import _core
+from .native import _core
 
 # 48 bits: among a million inputs that share a stem, a collision is ~2e-3 likely
 HASH_CHARS = 12

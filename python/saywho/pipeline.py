@@ -12,19 +12,26 @@ import time
 
 import numpy as np
 
-from . import _core
 from .audio import SAMPLE_RATE, load_audio
 from .device import open_runtime
 from .diarization.diarize import Diarization, Diarizer
+from .diarization.pretrained import open_pipeline
+from .known_speakers import load_clip, threshold_for
 from .memory import MemoryReport, log_checkpoint, memory_report
+from .models.bundled import resolve_embedding, resolve_segmentation
+from .models.pyannote_hub import resolve_pipeline
+from .native import _core
 from .performance import Performance
+from .process import process
 from .result import Result
+from .runtime_user import RuntimeUser
+from .silence import speech_regions
 from .whisper.transcribe import Segment, TranscriptionInfo, WhisperModel
 
 log = logging.getLogger("saywho")
 
 
-class Pipeline:
+class Pipeline(RuntimeUser):
     """saywho's entry point.
 
     ``model`` is Whisper: a folder, a name ("small", "large-v3-turbo", ...) or
@@ -47,6 +54,8 @@ class Pipeline:
     embeddings (docs/diarization.md has its DER); None (default) embeds in
     every chunk.
     """
+
+    _parts = ("_whisper", "_diarizer")
 
     def __init__(
         self,
@@ -89,53 +98,32 @@ class Pipeline:
         self._diarize_by_default = diarization is not False
         self._pipeline_files = None
         self._token = token
-        self._runtime = open_runtime(device, threads)
+        self._use_runtime(None, lambda: open_runtime(device, threads))
         self._log_memory = log_memory
         self._memory_warned: dict = {}  # stage -> threshold last warned at (once per stage)
         self.checkpoint("After Pipeline Start")
         if model is not None:
-            try:
-                self._whisper = WhisperModel(model, self._runtime, compute_type=compute_type)
-            except BaseException:
-                self.close()
-                raise
+            with self._opening():
+                self._whisper = WhisperModel(model, self.runtime, compute_type=compute_type)
             self.checkpoint("After Whisper Load")
 
     # -- lifecycle -----------------------------------------------------------
-    def __enter__(self) -> Pipeline:
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        self.close()
-
     def close(self) -> None:
         """Returns all memory of the core; calling it again does nothing."""
-        if self._whisper is not None:
-            self._whisper.close()
-            self._whisper = None
-        if self._diarizer is not None:
-            self._diarizer.close()
-            self._diarizer = None
-        runtime = self._runtime
-        if runtime is None or runtime.closed:
-            return
-        runtime.close()
-        log.debug("saywho pipeline closed")
+        if not self._closed:
+            super().close()
+            log.debug("saywho pipeline closed")
 
     def __del__(self):
         # A pipeline dropped without close() still gives its memory back.
-        runtime = getattr(self, "_runtime", None)
+        runtime = getattr(self, "runtime", None)
         if runtime is not None:
             runtime.close()
 
-    @property
-    def closed(self) -> bool:
-        return self._runtime.closed
-
     def _open_runtime(self) -> _core.Runtime:
-        if self._runtime.closed:
+        if self.closed:
             raise _core.DeviceError("this Pipeline is closed")
-        return self._runtime
+        return self.runtime
 
     # -- device and memory ---------------------------------------------------
     @property
@@ -150,7 +138,7 @@ class Pipeline:
     @property
     def fallback_reason(self) -> str | None:
         """Why device="auto" chose the CPU, or None."""
-        return self._runtime.fallback_reason
+        return self.runtime.fallback_reason
 
     def memory(self) -> MemoryReport:
         """The pools' allocated, reserved and peak bytes, the model file bytes
@@ -162,7 +150,7 @@ class Pipeline:
         After close() every count is zero.
         """
         mapped = self._whisper.mapped_bytes if self._whisper is not None else 0
-        return memory_report(self._runtime, mapped)
+        return memory_report(self.runtime, mapped)
 
     def checkpoint(self, stage: str) -> MemoryReport:
         """Logs the memory line for ``stage`` (and a warning above 70% / 85%,
@@ -227,8 +215,6 @@ class Pipeline:
         runtime = self._open_runtime()
         if self._diarizer is None:
             if self._diarization is not None:
-                from .diarization.pretrained import open_pipeline
-
                 self.diarization_models()  # resolves (and downloads) the files
                 self._diarizer = open_pipeline(
                     self._pipeline_files, runtime, embedding_step=self._embedding_step
@@ -245,8 +231,6 @@ class Pipeline:
         embedding model: ``audio`` (a path or 16 kHz mono samples, at least
         1 s) is taken as one person speaking throughout. It lives in the
         space of the centroids ``diarize`` returns (compare them by cosine)."""
-        from .known_speakers import load_clip
-
         embedding = self._open_diarizer().embedding
         samples = load_clip(None, audio)
         return np.asarray(embedding(samples[None, :])[0], dtype=np.float32)
@@ -255,15 +239,11 @@ class Pipeline:
     def known_speaker_threshold(self) -> float:
         """The cosine similarity at which a clip's voice and a found speaker
         are one (saywho.known_speakers), for this pipeline's embedding."""
-        from .known_speakers import threshold_for
-
         return threshold_for(self._open_diarizer().embedding)
 
     def speech_regions(self, audio, vad_options=None) -> list[tuple[float, float]]:
         """(start, end) seconds where Silero VAD hears speech, by faster-whisper's
         rules (``vad_options``: saywho.vad.VadOptions or a dict of its fields)."""
-        from .silence import speech_regions
-
         samples = audio if isinstance(audio, np.ndarray) else self.load_audio(audio)
         return speech_regions(samples, self._open_runtime(), vad_options)
 
@@ -278,12 +258,8 @@ class Pipeline:
         wheel ships."""
         if self._diarization is not None:
             if self._pipeline_files is None:
-                from .models.pyannote_hub import resolve_pipeline
-
                 self._pipeline_files = resolve_pipeline(self._diarization, token=self._token)
             return self._pipeline_files.segmentation, self._pipeline_files.embedding
-        from .models.bundled import resolve_embedding, resolve_segmentation
-
         segmentation, embedding = self._diarization_models
         return resolve_segmentation(segmentation), resolve_embedding(embedding)
 
@@ -334,8 +310,6 @@ class Pipeline:
         takes the nearest speaker; False leaves it "UNKNOWN".
         """
         self._open_runtime()
-        from .process import process
-
         if diarize is None:
             diarize = self._diarize_by_default
         return process(

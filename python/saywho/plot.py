@@ -12,7 +12,7 @@ import io
 import os
 from pathlib import Path
 
-from . import _core
+from .native import _core
 from .writers import write_atomic
 
 FORMATS = (".png", ".svg", ".pdf")

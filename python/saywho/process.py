@@ -18,10 +18,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import _core
 from .align import DEFAULT_THRESHOLD, SpeakerSegment, SpeakerWord, align_segments
 from .audio import SAMPLE_RATE, load_audio
 from .known_speakers import check_known, load_clip, name_known_speakers
+from .native import _core
 from .performance import Performance
 from .progress import progress_bar
 from .result import Result

@@ -39,7 +39,11 @@ from pathlib import Path
 
 import ray
 
-from . import _core
+from .batch.outcome import Outcome, describe
+from .models.hub import AUTO
+from .native import _core
+from .pipeline import Pipeline
+from .result import Result
 
 #: The columns of every row :func:`transcribe` returns.
 COLUMNS = (
@@ -79,16 +83,11 @@ class SaywhoActor:
     """
 
     def __init__(self, pipeline_options: dict | None = None, process_options: dict | None = None):
-        from .models.hub import AUTO
-        from .pipeline import Pipeline
-
         # no model named: saywho's default, as the command line's --model auto
         self.pipeline = Pipeline(**{"model": AUTO, **(pipeline_options or {})})
         self.process_options = dict(process_options or {})
 
     def _process(self, path: str | None, blob, overrides: dict) -> dict:
-        from .batch.runner import describe
-
         start = time.perf_counter()
         row = dict.fromkeys(COLUMNS)
         row.update(path=path, speakers=[])
@@ -227,8 +226,6 @@ def ray_outcomes(items, pipeline_options: dict, process_options: dict, address: 
     that Ray runs twice (its worker died after finishing) cannot write a
     file twice; a path seen again is dropped here.
     """
-    from .batch.runner import Outcome
-    from .result import Result
 
     def outcomes() -> Iterator[Outcome]:
         started = _connect(address)

@@ -19,10 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _core, writers
+from . import writers
 from .align import SpeakerSegment, SpeakerWord
+from .native import _core
 from .output_names import output_dir
+from .plot import plot_result
 from .rttm import Turn
+from .tables import result_html, to_pandas
 
 
 def _now() -> str:
@@ -128,16 +131,12 @@ class Result:
         speaker, text), "words" (start, end, speaker, word, probability,
         segment: its row in segments) or "turns" (start, end, speaker,
         duration). pandas is optional: without it, an ImportError says so."""
-        from .tables import to_pandas
-
         return to_pandas(self, table)
 
     def _repr_html_(self) -> str:
         """What a notebook shows: the run in a line, the timeline picture
         when matplotlib is installed, and a table of speaker turns with
         their text."""
-        from .tables import result_html
-
         return result_html(self)
 
     def plot(
@@ -145,8 +144,6 @@ class Result:
     ) -> Path:
         """Speakers on a timeline with their words, as PNG, SVG or PDF (needs
         matplotlib: ``pip install saywho[plot]``). See saywho.plot."""
-        from .plot import plot_result
-
         return plot_result(self, path, start, end, **options)
 
     def to_dict(self) -> dict:

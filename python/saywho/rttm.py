@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import IO, Union
 
-from . import _core
+from .native import _core
 
 PathOrFile = Union[str, "os.PathLike[str]", IO[str]]
 

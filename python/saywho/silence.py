@@ -23,15 +23,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .audio import SAMPLE_RATE
+from .vad import SileroVad, default_model_path, get_speech_timestamps
+from .vad import vad_options as checked_vad_options
+
 NO_SPEECH_THRESHOLD = 0.6  # faster-whisper's default no_speech_threshold
 
 
 def speech_regions(samples: np.ndarray, runtime, vad_options=None) -> list[tuple[float, float]]:
     """(start, end) seconds of the speech Silero VAD finds, faster-whisper's way."""
-    from .vad import SAMPLE_RATE, SileroVad, default_model_path, get_speech_timestamps
-    from .vad import vad_options as checked
-
-    options = checked(vad_options)
+    options = checked_vad_options(vad_options)
     with SileroVad(default_model_path(), runtime) as vad:
         found = get_speech_timestamps(samples, options, vad)
     return [(r["start"] / SAMPLE_RATE, r["end"] / SAMPLE_RATE) for r in found]

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from . import _core
+from .native import _core
 
 LONG_PAUSE = 3.0  # seconds between words that end a flowing cue (Whisper's)
 

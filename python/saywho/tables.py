@@ -9,7 +9,8 @@ from __future__ import annotations
 import base64
 import html
 
-from . import _core
+from .native import _core
+from .plot import render
 
 TABLES = ("segments", "words", "turns")
 
@@ -78,8 +79,6 @@ def _picture(result) -> str:
     if result.duration <= 0 or not (result.segments or result.turns):
         return ""
     try:
-        from .plot import render
-
         png = render(result, "png", width=10.0, dpi=80)
     except _core.SaywhoError:  # matplotlib is not installed
         return ""

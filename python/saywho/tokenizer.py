@@ -18,7 +18,7 @@ import string
 import sys
 import unicodedata
 
-from saywho import _core
+from .native import _core
 
 TASKS = ("transcribe", "translate")
 

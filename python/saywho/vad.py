@@ -27,12 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _core
+from .audio import SAMPLE_RATE
 from .models.onnx_reader import read_onnx
+from .native import _core
 from .runtime_user import RuntimeUser
 
 WINDOW = 512
-SAMPLE_RATE = 16000
 
 
 @dataclass
@@ -132,20 +132,14 @@ class SileroVad(RuntimeUser):
             raise _core.OptionError("batch_size must be at least 1")
         tensors = source if isinstance(source, dict) else load_silero(source)
         self._use_runtime(runtime)
-        self._model = _core.SileroModel(self.runtime, tensors)
+        with self._opening():  # a refused model leaves no Runtime open
+            self._model = _core.SileroModel(self.runtime, tensors)
         self.batch_size = batch_size
-
-    def close(self) -> None:
-        model, self._model = getattr(self, "_model", None), None
-        if model is not None:
-            model.close()
-        super().close()
 
     def probabilities(self, audio: np.ndarray) -> np.ndarray:
         """Speech probability of each 512-sample window of ``audio`` (a
         multiple of 512 samples), state carried across all of them."""
-        if self._model is None:
-            raise _core.ModelError("this SileroVad is closed")
+        self._live()  # a ModelError once closed
         x = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
         if len(x) % WINDOW:
             raise _core.OptionError(f"audio must be a multiple of {WINDOW} samples")

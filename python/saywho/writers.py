@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from . import _core
+from .native import _core
 from .subtitles import build_cues, check_options, cue_texts
 
 FORMATS = ("json", "txt", "srt", "vtt", "tsv", "rttm")

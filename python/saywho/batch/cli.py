@@ -16,7 +16,6 @@ import logging
 import signal
 import sys
 
-from .. import _core
 from ..cli_options import (
     add_processing_options,
     check_processing_options,
@@ -25,6 +24,7 @@ from ..cli_options import (
     process_kwargs,
     write_kwargs,
 )
+from ..native import _core
 from .inputs import expand_inputs
 from .runner import run_batch
 

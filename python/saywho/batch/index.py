@@ -18,7 +18,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .. import _core
+from ..native import _core
 from ..writers import write_atomic
 
 INDEX_NAME = "index.jsonl"

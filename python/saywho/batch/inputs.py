@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import _core
+from ..native import _core
 
 #: Extensions a folder is searched for: the audio and video containers
 #: FFmpeg reads that recordings come in. A file named directly is taken

@@ -17,28 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from .. import _core
+from ..native import _core
 from ..output_names import output_dir
 from ..pipeline import Pipeline
-from ..result import Result
 from .index import Index, IndexRecord
 from .inputs import Item
+from .outcome import Outcome, describe
 from .progress import BatchProgress, estimated_duration
-
-
-@dataclass
-class Outcome:
-    """One file's end: its result, or the error that stopped it."""
-
-    item: Item
-    result: Result | None
-    error: str | None
-    seconds: float
-
-
-def describe(error: BaseException) -> str:
-    """An index line's message: the exception's class and what it said."""
-    return f"{type(error).__name__}: {error}"
 
 
 def process_item(pipeline: Pipeline, item: Item, process_options: dict) -> Outcome:

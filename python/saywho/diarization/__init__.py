@@ -2,8 +2,9 @@
 clustering and turns, on saywho's own C core."""
 
 from .clustering import cluster_embeddings
-from .diarize import Diarization, Diarizer, diarize
+from .diarize import Diarization, Diarizer
 from .embedding_ge2e import GE2EEncoder
+from .one_call import diarize
 from .segmentation import (
     FrameTiming,
     SegmentationModel,

@@ -29,12 +29,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from saywho import _core
 from saywho.audio import load_audio
 from saywho.memory import memory_report
+from saywho.models.torch_checkpoint import load_checkpoint, state_dict
 from saywho.performance import Performance
-from saywho.rttm import Turn
+from saywho.rttm import Turn, write_rttm
 
+from ..audio import SAMPLE_RATE
+from ..native import _core
+from ..runtime_user import RuntimeUser
 from . import reconstruct
 from .assignment import assign_distinct
 from .clustering import (
@@ -46,10 +49,10 @@ from .count_bound import speakers_vouched_for
 from .embedding_campp import SIGNATURE as CAMPP_SIGNATURE
 from .embedding_campp import CamppEmbedding
 from .embedding_campp import prepare as prepare_campp
-from .embedding_ge2e import HOP, GE2EEncoder, resample_mask
+from .embedding_ge2e import HOP, GE2EEncoder, load_ge2e, resample_mask
 from .embedding_resnet import ResNetEmbedding, load_resnet
 from .reuse import match_anchor
-from .segmentation import SAMPLE_RATE, SegmentationModel, frame_timing, num_frames
+from .segmentation import SegmentationModel, frame_timing, num_frames
 
 WINDOW = 10.0  # seconds: what segmentation-3.0 was trained on
 MIN_EMBED_SECONDS = 0.5  # speech a (chunk, speaker) needs to join the clustering
@@ -71,8 +74,6 @@ class Diarization:
     performance: dict = field(default_factory=dict)
 
     def write_rttm(self, path: str | os.PathLike[str], uri: str = "audio") -> None:
-        from saywho.rttm import write_rttm
-
         write_rttm(self.turns, path, uri)
 
 
@@ -97,10 +98,6 @@ def open_embedding(source, runtime):
     """The speaker encoder a checkpoint holds: 3D-Speaker's CAM++,
     resemblyzer's GE2E (LSTM) or pyannote's WeSpeaker ResNet34, told apart by
     their tensors' names."""
-    from saywho.models.torch_checkpoint import load_checkpoint, state_dict
-
-    from .embedding_ge2e import load_ge2e
-
     name = os.fspath(source)
     checkpoint = load_checkpoint(name)
     for key in ("model_state", "state_dict"):
@@ -120,7 +117,7 @@ def open_embedding(source, runtime):
     )
 
 
-class Diarizer:
+class Diarizer(RuntimeUser):
     """The two networks on one Runtime, and pyannote 3.1's settings.
 
     ``step`` is the chunk step in seconds (pyannote: a tenth of the window);
@@ -153,6 +150,8 @@ class Diarizer:
     Default: on for CAM++, off for the others; never with a given count.
     """
 
+    _parts = ("segmentation", "embedding")
+
     def __init__(
         self,
         segmentation: str | os.PathLike[str],
@@ -172,15 +171,11 @@ class Diarizer:
             raise _core.OptionError(f"step must be in (0, {WINDOW}] seconds, not {step}")
         if round(step * SAMPLE_RATE) % HOP:
             raise _core.OptionError("step must be a multiple of 10 ms")
-        self._own_runtime = runtime is None
-        self.runtime = _core.Runtime(device="cpu") if runtime is None else runtime
+        self._use_runtime(runtime)
         self.segmentation = self.embedding = None
-        try:
+        with self._opening():
             self.segmentation = SegmentationModel(segmentation, self.runtime, batch_size)
             self.embedding = open_embedding(embedding, self.runtime)
-        except BaseException:
-            self.close()
-            raise
         if shared_front and not isinstance(self.embedding, CamppEmbedding):
             self.close()
             raise _core.OptionError("shared_front is for the CAM++ embedding only")
@@ -217,22 +212,6 @@ class Diarizer:
             self.close()
             raise _core.OptionError("embedding_step is not for the GE2E embedding")
         return every
-
-    def close(self) -> None:
-        if self.segmentation is not None:
-            self.segmentation.close()
-        if isinstance(self.embedding, CamppEmbedding):  # the one holding weights in the pool
-            self.embedding.close()
-        self.segmentation = self.embedding = None
-        if self._own_runtime and self.runtime is not None:
-            self.runtime.close()
-        self.runtime = None
-
-    def __enter__(self) -> Diarizer:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # -- the stages -----------------------------------------------------------
     def _chunk_starts(self, n: int) -> np.ndarray:
@@ -388,7 +367,7 @@ class Diarizer:
         max_speakers: int | None = None,
         progress: Progress | None = None,
     ) -> Diarization:
-        if self.runtime is None:
+        if self.closed:
             raise _core.ModelError("this Diarizer is closed")
         num, lo, hi = _check_counts(num_speakers, min_speakers, max_speakers)
         t_start = time.perf_counter()
@@ -477,37 +456,3 @@ class Diarizer:
             perf.add(name, spent)
         report = memory_report(self.runtime)
         return perf.report(report.peak_allocated, report)
-
-
-def diarize(
-    audio,
-    segmentation: str | os.PathLike[str] | None = None,
-    embedding: str | os.PathLike[str] | None = None,
-    num_speakers: int | None = None,
-    min_speakers: int | None = None,
-    max_speakers: int | None = None,
-    pipeline: str | os.PathLike[str] | None = None,
-    token: str | bool | None = None,
-    **options,
-) -> Diarization:
-    """One call: open the models, diarize ``audio`` (a path or 16 kHz samples), close.
-
-    ``pipeline="pyannote/speaker-diarization-3.1"`` (or ``-community-1``)
-    runs pyannote's pipeline of that name, its files fetched from the
-    Hugging Face hub with ``token`` (saywho[hub]). Otherwise ``segmentation``
-    and ``embedding`` are paths or names ("segmentation-3.0", "campp",
-    "ge2e"); without them the models the wheel ships are used
-    (segmentation-3.0 and CAM++).
-    """
-    if pipeline is not None:
-        if segmentation is not None or embedding is not None:
-            raise _core.OptionError("give pipeline= or segmentation=/embedding=, not both")
-        from .pretrained import open_pipeline
-
-        with open_pipeline(pipeline, token=token, **options) as d:
-            return d(audio, num_speakers, min_speakers, max_speakers)
-    from saywho.models.bundled import resolve_embedding, resolve_segmentation
-
-    segmentation, embedding = resolve_segmentation(segmentation), resolve_embedding(embedding)
-    with Diarizer(segmentation, embedding, **options) as d:
-        return d(audio, num_speakers, min_speakers, max_speakers)

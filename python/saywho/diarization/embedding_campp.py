@@ -21,14 +21,14 @@ import os
 
 import numpy as np
 
-from saywho import _core
 from saywho.features import fbank
 from saywho.models.torch_checkpoint import load_checkpoint, state_dict
 from saywho.runtime_user import RuntimeUser
 
+from ..audio import SAMPLE_RATE
+from ..native import _core
 from .embedding_ge2e import resample_mask, waveform_batch
 
-SAMPLE_RATE = 16000
 FEAT_DIM = 80
 EMBED_DIM = 192
 BN_EPS = 1e-5
@@ -186,20 +186,14 @@ class CamppEmbedding(RuntimeUser):
             raise _core.OptionError("batch_frames must be at least 1")
         tensors = source if isinstance(source, dict) else load_campp(source)
         self._use_runtime(runtime)
-        self._model = _core.CamppModel(self.runtime, tensors)
+        with self._opening():  # a refused model leaves no Runtime open
+            self._model = _core.CamppModel(self.runtime, tensors)
         self.batch_frames = batch_frames
-
-    def close(self) -> None:
-        model, self._model = getattr(self, "_model", None), None
-        if model is not None:
-            model.close()
-        super().close()
 
     # -- the network ------------------------------------------------------------
     def embed_features(self, features: np.ndarray) -> np.ndarray:
         """Mean-normalised fbank [B, T, 80] (every item T frames) -> [B, 192]."""
-        if self._model is None:
-            raise _core.ModelError("this CamppEmbedding is closed")
+        self._live()  # a ModelError once closed
         x = np.ascontiguousarray(features, dtype=np.float32)
         per_call = max(1, self.batch_frames // max(x.shape[1], 1))
         out = np.empty((len(x), EMBED_DIM), dtype=np.float32)
@@ -212,8 +206,7 @@ class CamppEmbedding(RuntimeUser):
         NaN for one shorter than MIN_FRAMES. Sequences of any lengths share a
         call (``run_items``) up to ``batch_frames`` frames: each is computed
         as alone, and bigger products run faster than one call per length."""
-        if self._model is None:
-            raise _core.ModelError("this CamppEmbedding is closed")
+        self._live()  # a ModelError once closed
         out = np.full((len(sequences), EMBED_DIM), np.nan, dtype=np.float32)
         todo = [k for k, seq in enumerate(sequences) if len(seq) >= MIN_FRAMES]
         start = 0

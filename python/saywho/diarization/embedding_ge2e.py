@@ -23,13 +23,13 @@ import os
 
 import numpy as np
 
-from saywho import _core
 from saywho.models.torch_checkpoint import load_checkpoint, state_dict
 from saywho.runtime_user import RuntimeUser
 
+from ..audio import SAMPLE_RATE
+from ..native import _core
 from .clustering import DEFAULT_THRESHOLD
 
-SAMPLE_RATE = 16000
 HOP = 160  # samples per mel frame (10 ms)
 N_MELS = 40
 HIDDEN = 256
@@ -98,7 +98,8 @@ class GE2EEncoder(RuntimeUser):
             raise _core.OptionError("batch_size must be at least 1")
         tensors = source if isinstance(source, dict) else load_ge2e(source)
         self._use_runtime(runtime)
-        self._model = _core.GE2EModel(self.runtime, tensors)
+        with self._opening():  # a refused model leaves no Runtime open
+            self._model = _core.GE2EModel(self.runtime, tensors)
         self.partial_step = partial_step
         self.batch_size = batch_size
 
@@ -110,8 +111,7 @@ class GE2EEncoder(RuntimeUser):
         LSTM is causal, so its state after frame lengths[n] - 1 is the state
         of the unpadded row, and rows of any length share one batch.
         """
-        if self._model is None:
-            raise _core.ModelError("this GE2EEncoder is closed")
+        self._live()  # a ModelError once closed
         n, t = mels.shape[:2]
         lengths = np.full(n, t, np.int64) if lengths is None else np.asarray(lengths, np.int64)
         out = np.empty((n, HIDDEN), dtype=np.float32)
@@ -120,12 +120,6 @@ class GE2EEncoder(RuntimeUser):
             x = np.ascontiguousarray(mels[i : i + self.batch_size, : int(rows.max())], np.float32)
             out[i : i + len(x)] = self._model.run(x, rows)
         return out
-
-    def close(self) -> None:
-        model, self._model = getattr(self, "_model", None), None
-        if model is not None:
-            model.close()
-        super().close()
 
     def embed_sequences(self, sequences: list[np.ndarray]) -> np.ndarray:
         """One embedding per sequence of mel frames [T_i, 40] (NaN when empty):

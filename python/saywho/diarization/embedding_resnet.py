@@ -25,11 +25,12 @@ import os
 
 import numpy as np
 
-from saywho import _core
 from saywho.features import fbank
 from saywho.models.torch_checkpoint import load_checkpoint, state_dict
 from saywho.runtime_user import RuntimeUser
 
+from ..audio import SAMPLE_RATE
+from ..native import _core
 from .clustering import DEFAULT_THRESHOLD
 from .embedding_ge2e import waveform_batch
 
@@ -133,7 +134,7 @@ class ResNetEmbedding(RuntimeUser):
     """``model(waveforms [B, samples], masks [B, frames] or None) -> [B, 256]``."""
 
     dimension = EMBED_DIM
-    sample_rate = 16000
+    sample_rate = SAMPLE_RATE
     threshold = DEFAULT_THRESHOLD  # saywho's GE2E value; pyannote 3.1 uses 0.7046 for the ResNet
 
     def __init__(
@@ -146,18 +147,12 @@ class ResNetEmbedding(RuntimeUser):
             raise _core.OptionError("batch_size must be at least 1")
         tensors = source if isinstance(source, dict) else load_resnet(source)
         self._use_runtime(runtime)
-        self._model = _core.ResNet34Model(self.runtime, tensors)
+        with self._opening():  # a refused model leaves no Runtime open
+            self._model = _core.ResNet34Model(self.runtime, tensors)
         self.batch_size = batch_size
 
-    def close(self) -> None:
-        model, self._model = getattr(self, "_model", None), None
-        if model is not None:
-            model.close()
-        super().close()
-
     def _run(self, features: np.ndarray, masks: np.ndarray | None) -> np.ndarray:
-        if self._model is None:
-            raise _core.ModelError("this ResNetEmbedding is closed")
+        self._live()  # a ModelError once closed
         x = np.ascontiguousarray(features, dtype=np.float32)
         m = None if masks is None else np.ascontiguousarray(masks, dtype=np.float32)
         out = []

@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 import os
 
-from saywho import _core
 from saywho.models.pyannote_hub import PipelineFiles, resolve_pipeline
 
+from ..native import _core
 from .diarize import Diarizer
 from .vbx import PLDA, VBxClustering
 

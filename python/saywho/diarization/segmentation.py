@@ -13,10 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from saywho import _core
 from saywho.models.onnx_reader import Node, read_onnx
 
-SAMPLE_RATE = 16000
+from ..audio import SAMPLE_RATE
+from ..native import _core
+from ..runtime_user import RuntimeUser
+from .segmentation_torch import load_pytorch_segmentation
+
 CLASSES = 7
 HIDDEN = 128
 LSTM_LAYERS = 4
@@ -212,8 +215,6 @@ def load_segmentation(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """Named float32 arrays of segmentation-3.0 (docs/segmentation.md) from
     its ONNX export or pyannote's own checkpoint (pytorch_model.bin), told
     apart by the file's first bytes (a zip archive is a torch checkpoint)."""
-    from .segmentation_torch import load_pytorch_segmentation
-
     name = os.fspath(path)
     try:
         with open(name, "rb") as f:
@@ -225,7 +226,7 @@ def load_segmentation(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     return _from_onnx(name)
 
 
-class SegmentationModel:
+class SegmentationModel(RuntimeUser):
     """segmentation-3.0 on a Runtime: ``run(chunks [B, T]) -> [B, frames, 7]``.
 
     ``source`` is a path or a dict of named arrays. Without a runtime the
@@ -241,14 +242,9 @@ class SegmentationModel:
         tensors = source if isinstance(source, dict) else load_segmentation(source)
         if batch_size < 1:
             raise _core.OptionError("batch_size must be at least 1")
-        self._own_runtime = runtime is None
-        self.runtime = _core.Runtime(device="cpu") if runtime is None else runtime
-        try:
+        self._use_runtime(runtime)
+        with self._opening():
             self._model = _core.SegmentationModel(self.runtime, tensors)
-        except BaseException:
-            if self._own_runtime:
-                self.runtime.close()
-            raise
         # Each batch item holds SincNet's first layer, [16,000 x 80] floats
         # for 10 s: batches bound the peak memory, not the speed.
         self.batch_size = batch_size
@@ -261,9 +257,8 @@ class SegmentationModel:
             x = x[None]
         if x.ndim != 2 or len(x) == 0:
             raise _core.OptionError("chunks must be float32 [batch, samples]")
-        parts = [
-            self._model.run(x[i : i + self.batch_size]) for i in range(0, len(x), self.batch_size)
-        ]
+        model = self._live()
+        parts = [model.run(x[i : i + self.batch_size]) for i in range(0, len(x), self.batch_size)]
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def run_span(self, span: np.ndarray, offsets: np.ndarray, window: int) -> np.ndarray:
@@ -273,26 +268,12 @@ class SegmentationModel:
         once per window, the same up to float rounding (its input norm is
         affine). Overlapping windows are where this pays: at pyannote's 1 s
         step every sample was convolved ten times."""
+        model = self._live()
         x = np.ascontiguousarray(span, dtype=np.float32).reshape(-1)
         offsets = np.asarray(offsets, dtype=np.int64)
         parts = []
         for i in range(0, len(offsets), self.batch_size):
             o = offsets[i : i + self.batch_size]
             lo, hi = int(o[0]), int(o.max()) + window
-            parts.append(self._model.run_span(x[lo:hi], o - lo, window))
+            parts.append(model.run_span(x[lo:hi], o - lo, window))
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-    def close(self) -> None:
-        self._model.close()
-        if self._own_runtime:
-            self.runtime.close()
-
-    @property
-    def closed(self) -> bool:
-        return self._model.closed
-
-    def __enter__(self) -> SegmentationModel:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from saywho import _core
 from saywho.models.torch_checkpoint import load_checkpoint, state_dict
 
-SAMPLE_RATE = 16000
+from ..audio import SAMPLE_RATE
+from ..native import _core
+
 MIN_LOW_HZ = 50.0  # pyannote's SincNet: ParamSincFB(min_low_hz=50, min_band_hz=50)
 MIN_BAND_HZ = 50.0
 LSTM_LAYERS = 4

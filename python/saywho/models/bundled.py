@@ -4,7 +4,7 @@ segmentation-3.0 (pyannote's pytorch_model.bin, MIT) and CAM++ (3D-Speaker's
 zh+en model, Apache-2.0) lie in saywho/data/models/ (README.md and
 THIRD_PARTY_LICENSES there): a fresh install diarizes offline, with no
 token. GE2E stays available by name, from the test weights
-(scripts/fetch_test_weights.sh) or a path.
+(models/pinned_weights.py) or a path.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from saywho import _core
-
-from .test_weights import test_weights_root
+from ..native import _core
+from .pinned_weights import ge2e_path
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "models"
 SEGMENTATION = DATA / "segmentation-3.0" / "pytorch_model.bin"
@@ -50,14 +49,7 @@ def resolve_embedding(value: str | os.PathLike[str] | None) -> Path:
     if value is None or name in CAMPP_NAMES:
         return _bundled(CAMPP)
     if name in GE2E_NAMES:
-        path = test_weights_root() / "resemblyzer-ge2e" / "pretrained.pt"
-        if not path.is_file():
-            raise _core.ModelError(
-                f"GE2E's weights are not at {path}: run bash scripts/fetch_test_weights.sh "
-                "in a checkout (or set SAYWHO_TEST_WEIGHTS), or pass embedding= the path of "
-                "resemblyzer's pretrained.pt"
-            )
-        return path
+        return ge2e_path()
     return Path(value)
 
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from saywho import _core
+from ..native import _core
+from .pinned_weights import whisper_dir
 
 # name -> Hugging Face repo: the same conversions faster-whisper downloads
 WHISPER_REPOS = {
@@ -102,9 +103,7 @@ def resolve_model(
             'model "auto" depends on the device: resolve default_model_name(device) instead'
         )
     if text.startswith("test:"):
-        from .test_weights import test_model_dir
-
-        return test_model_dir(text[len("test:") :])
+        return whisper_dir(text[len("test:") :])
     repo = WHISPER_REPOS.get(text)
     if repo is None:
         parts = text.split("/")

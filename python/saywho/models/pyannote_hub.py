@@ -27,8 +27,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from saywho import _core
-
+from ..native import _core
 from .hub import _cache_dir, _offline_env
 
 PIPELINES = {

@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from saywho import _core
+from ..native import _core
 
 _DTYPES = {
     "F64": "<f8",

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from saywho import _core
+from ..native import _core
 
 # Storage classes torch names in checkpoints, and what their bytes hold.
 _STORAGE_DTYPES = {

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from saywho import _core
-
+from ..native import _core
 from .ctranslate2 import CT2Model, read_ct2
 from .safetensors import read_safetensors_dir
 

@@ -15,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .. import _core
+from ..native import _core
 from .config import ServerConfig
 from .errors import APIError, bad_field, internal, shutting_down
 from .fields import RESPONSE_FORMATS, AudioRequest, parse_form

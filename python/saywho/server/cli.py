@@ -7,10 +7,11 @@ import logging
 import os
 import sys
 
-from .. import _core
 from ..cli_options import positive
 from ..models.hub import AUTO
+from ..native import _core
 from ..whisper.transcribe import COMPUTE_TYPES
+from .config import ServerConfig
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,7 +67,6 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as e:
         print(f'saywho serve: {e.name} is missing: pip install "saywho[server]"', file=sys.stderr)
         return 2
-    from .config import ServerConfig
 
     model = args.model
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")

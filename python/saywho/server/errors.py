@@ -9,7 +9,7 @@ one, so no internals leak to clients.
 
 from __future__ import annotations
 
-from saywho import _core
+from ..native import _core
 
 
 class APIError(Exception):

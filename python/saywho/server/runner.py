@@ -13,7 +13,7 @@ import os
 import uuid
 from pathlib import Path
 
-from .._core import ModelError
+from ..native import ModelError
 from .errors import APIError
 from .fields import AudioRequest
 from .models import choose

@@ -8,7 +8,7 @@ import logging
 import threading
 from concurrent.futures import CancelledError
 
-from .. import _core
+from ..native import _core
 from .config import ServerConfig
 from .errors import APIError, from_saywho, internal, shutting_down
 from .fields import AudioRequest

@@ -21,9 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _core
 from ..audio import SAMPLE_RATE
-from .generate import GenerateOptions, compression_ratio, generate_windows
+from ..native import _core
+from ..speech import SpeechMap
+from ..vad import SileroVad, VadOptions, default_model_path, get_speech_timestamps, vad_options
+from .generate import GenerateOptions, WindowOptions, compression_ratio, generate_windows
+from .repetition import SegmentRepeats, cut_repeats
 from .segments import (
     MAX_LENGTH,
     N_FRAMES,
@@ -137,8 +140,6 @@ def batched_segments(
     repetition_guard: int | None = None,
 ) -> Iterator[dict]:
     """Segments (dicts, on the joined speech's clock) of every chunk, in order."""
-    from .repetition import SegmentRepeats, cut_repeats
-
     repeats = SegmentRepeats(repetition_guard) if repetition_guard else None
     t = model.tokenizer
     total = sum(c.duration for c in chunks)
@@ -194,8 +195,6 @@ def batched_segments(
 def _vad_options(vad_parameters):
     """faster-whisper's batched VAD settings: speech cut at 30 s, short pauses
     (160 ms) end a region; given settings keep their values but the 30 s."""
-    from ..vad import VadOptions, vad_options
-
     if vad_parameters is None:
         return VadOptions(max_speech_duration_s=CHUNK_SECONDS, min_silence_duration_ms=160)
     if isinstance(vad_parameters, dict):
@@ -206,8 +205,6 @@ def _vad_options(vad_parameters):
 
 def _speech_chunks(model, samples, vad_filter, vad_parameters, clip_timestamps, name):
     """(chunks, SpeechMap or None, seconds of speech)."""
-    from ..speech import SpeechMap
-
     if clip_timestamps is not None:
         regions = []
         for clip in clip_timestamps:
@@ -218,8 +215,6 @@ def _speech_chunks(model, samples, vad_filter, vad_parameters, clip_timestamps, 
         chunks = [Chunk([r], r[0] / SAMPLE_RATE, (r[1] - r[0]) / SAMPLE_RATE) for r in regions]
         return chunks, None, sum(b - a for a, b in regions) / SAMPLE_RATE
     if vad_filter:
-        from ..vad import SileroVad, default_model_path, get_speech_timestamps
-
         with SileroVad(default_model_path(), model.runtime) as vad:
             found = get_speech_timestamps(samples, _vad_options(vad_parameters), vad)
         regions = [(r["start"], r["end"]) for r in found]
@@ -262,8 +257,6 @@ def transcribe_batched(
     hotwords=None,
 ):  # fmt: skip
     """WhisperModel.transcribe(batch_size=...): see the module's docstring."""
-    from .generate import WindowOptions
-
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise _core.OptionError(f"batch_size must be an int >= 1, not {batch_size!r}")
     name = "audio" if isinstance(audio, np.ndarray) else str(audio)

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import _core
+from ..native import _core
 
 # faster-whisper's fixed numbers
 MAX_LENGTH = 448

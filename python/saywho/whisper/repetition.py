@@ -19,6 +19,7 @@ guard of 5 or more catches them and leaves speech alone.
 
 from __future__ import annotations
 
+from ..native import _core
 from ..wer import normalize_words
 
 MAX_NGRAM = 24
@@ -64,8 +65,6 @@ class SegmentRepeats:
 
 
 def check_guard(repetition_guard) -> None:
-    from .. import _core
-
     if repetition_guard is not None and (
         not isinstance(repetition_guard, int)
         or isinstance(repetition_guard, bool)

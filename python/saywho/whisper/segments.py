@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..audio import SAMPLE_RATE
+from ..audio import SAMPLE_RATE, load_audio
 from .generate import TIME_PRECISION, WindowOptions
 
 HOP_LENGTH = 160
@@ -65,8 +65,6 @@ class TranscriptionInfo:
 def audio_samples(audio) -> tuple[np.ndarray, float]:
     """A path's decoded samples or the array given, as contiguous float32
     (what both modes transcribe), and their seconds."""
-    from ..audio import load_audio
-
     samples = audio if isinstance(audio, np.ndarray) else load_audio(audio)
     samples = np.ascontiguousarray(samples, dtype=np.float32)
     return samples, samples.size / SAMPLE_RATE

@@ -16,11 +16,17 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from .. import _core
 from ..audio import SAMPLE_RATE
+from ..device import open_runtime
+from ..models.hub import default_model_name, is_auto, resolve_model
 from ..models.whisper_weights import load_whisper
+from ..native import _core
+from ..runtime_user import RuntimeUser
+from ..speech import SpeechMap
 from ..tokenizer import Tokenizer
+from ..vad import SileroVad, default_model_path, get_speech_timestamps, vad_options
 from .alignment import align_words, merge_punctuations
+from .batched import transcribe_batched
 from .clips import clip_seconds, detection_start, seek_clips
 from .generate import (
     WhisperSpecialTokens,
@@ -46,7 +52,7 @@ from .segments import (
 )
 
 
-class WhisperModel:
+class WhisperModel(RuntimeUser):
     """A Whisper checkpoint loaded into the core.
 
     ``path`` is a CTranslate2 or Hugging Face model directory, a model name
@@ -59,6 +65,8 @@ class WhisperModel:
     ``close()`` (or leaving a ``with`` block) returns the weights' memory.
     """
 
+    _parts = ("core",)
+
     def __init__(
         self,
         path: str | os.PathLike,
@@ -68,26 +76,17 @@ class WhisperModel:
         token: str | None = None,
         compute_type: str = "default",
     ):
-        from ..models.hub import default_model_name, is_auto, resolve_model
-
         self.compute_type = resolve_compute_type(compute_type)
         # "auto" depends on the device, so it resolves once the runtime is
         # open; any other name fails here, before a GPU is touched
         auto = is_auto(path)
         if not auto:
             path = resolve_model(path, token=token)
-        self._own_runtime = None
-        if runtime is None:
-            from ..device import open_runtime
-
-            runtime = self._own_runtime = open_runtime(device, cpu_threads)
-        try:
+        runtime = self._use_runtime(runtime, lambda: open_runtime(device, cpu_threads))
+        with self._opening():
             if auto:
                 path = resolve_model(default_model_name(runtime.device), token=token)
             self._load(path, runtime)
-        except BaseException:
-            self.close()
-            raise
 
     def _load(self, path, runtime) -> None:
         self.core = None
@@ -118,18 +117,6 @@ class WhisperModel:
         float16 matrices, memory-mapped): not in the Runtime's pool, shared
         with the page cache, released by close()."""
         return self.core.mapped_bytes if getattr(self, "core", None) is not None else 0
-
-    def close(self) -> None:
-        if getattr(self, "core", None) is not None:
-            self.core.close()
-        if self._own_runtime is not None:
-            self._own_runtime.close()
-
-    def __enter__(self) -> WhisperModel:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # -- the protocol saywho.whisper.generate decodes against --------------
     def encode(self, mel: np.ndarray):
@@ -215,8 +202,6 @@ class WhisperModel:
         _check_options(task, beam_size, best_of, patience, language_detection_segments)
         check_guard(repetition_guard)
         if batch_size is not None:
-            from .batched import transcribe_batched
-
             return transcribe_batched(
                 self, audio, language=language, task=task, beam_size=beam_size,
                 patience=patience, length_penalty=length_penalty,
@@ -239,9 +224,6 @@ class WhisperModel:
         if vad_filter and (clip_timestamps is None or str(clip_timestamps) == "0"):
             # faster-whisper's vad_filter: Silero's speech regions, joined,
             # transcribed, and the timestamps moved back (saywho.vad)
-            from ..speech import SpeechMap
-            from ..vad import SileroVad, default_model_path, get_speech_timestamps, vad_options
-
             parameters = vad_options(vad_parameters)
             with SileroVad(default_model_path(), self.runtime) as vad:
                 regions = get_speech_timestamps(samples, parameters, vad)
