@@ -132,27 +132,6 @@ def test_verbose_json_with_speakers_has_them_on_segments_and_words(server):
     assert body["usage"] == {"type": "duration", "seconds": 30.0}
 
 
-def test_stream_sends_openais_events(client):
-    with open(shared_file("jfk.wav"), "rb") as f:
-        stream = client.audio.transcriptions.create(file=f, model="whisper-1", stream=True)
-        events = list(stream)
-    assert events[-1].type == "transcript.text.done"
-    deltas = [e for e in events if e.type == "transcript.text.delta"]
-    assert deltas and "".join(e.delta for e in deltas) == events[-1].text
-    assert "country" in events[-1].text
-
-
-def test_stream_with_speakers_sends_segments(client):
-    with open(shared_file("two_speakers.wav"), "rb") as f:
-        stream = client.audio.transcriptions.create(
-            file=f, model="gpt-4o-transcribe-diarize", response_format="diarized_json", stream=True
-        )
-        events = list(stream)
-    segments = [e for e in events if e.type == "transcript.text.segment"]
-    assert {e.speaker for e in segments} - {"UNKNOWN"} == {"A", "B"}
-    assert events[-1].type == "transcript.text.done"
-
-
 def test_translation_through_the_multilingual_model(client):
     with open(shared_file("jfk.wav"), "rb") as f:
         result = client.audio.translations.create(file=f, model="test:base")
