@@ -5,6 +5,7 @@ error event."""
 
 from __future__ import annotations
 
+import time
 import wave
 
 import httpx
@@ -69,6 +70,30 @@ def test_deltas_arrive_while_the_run_still_decodes(server, client, long_speech):
     assert len(deltas) >= 4 and "".join(e.delta for e in deltas) == done.text
     assert done.text.lower().count("country") >= 8
     assert done.usage.type == "duration" and done.usage.seconds == pytest.approx(seconds)
+
+
+def test_a_client_that_leaves_stops_its_run(server, long_speech):
+    path, _seconds = long_speech
+    with (
+        open(path, "rb") as f,
+        httpx.stream(
+            "POST",
+            server.url + "/v1/audio/transcriptions",
+            files={"file": ("left.wav", f, "audio/wav")},
+            data={"model": "whisper-1", "stream": "true"},
+            timeout=300,
+        ) as r,
+    ):
+        for line in r.iter_lines():
+            if line.startswith("data: "):  # the first delta: then hang up
+                break
+    for _ in range(1200):
+        if running(server) == 0:
+            break
+        time.sleep(0.1)
+    assert running(server) == 0
+    assert "a streaming client left: its run stopped (left.wav)" in server.log()
+    assert list((server.data_dir / "uploads").iterdir()) == []
 
 
 def test_stream_sends_openais_events(client):

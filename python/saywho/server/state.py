@@ -17,7 +17,7 @@ from .fields import AudioRequest
 from .jobs import JobStore
 from .pool import PipelinePool
 from .runner import run
-from .streaming import LiveRun
+from .streaming import ClientGone, LiveRun
 from .work_queue import QueueFull, WorkQueue
 
 log = logging.getLogger("saywho.server")
@@ -98,7 +98,11 @@ class ServerState:
         live = LiveRun(asyncio.get_running_loop())
 
         def work():
-            return run(request, path, self.pool, live.progress, live.segment)
+            try:
+                return run(request, path, self.pool, live.progress, live.segment)
+            except ClientGone:
+                log.info("a streaming client left: its run stopped (%s)", filename)
+                raise
 
         try:
             future = self.queue.submit(work)
