@@ -71,6 +71,7 @@ def test_a_job_survives_kill_9(tmp_path):
         body = result(restarted, long, "diarized_json").json()
         assert {s["speaker"] for s in body["segments"]} - {"UNKNOWN"} == {"A", "B"}
         assert body["duration"] == 30.0
+        assert body["usage"] == {"type": "duration", "seconds": 30.0}
         # the result finished before the crash is still there, in every format
         assert "country" in result(restarted, short, "text").text
         assert result(restarted, short, "srt").text.startswith("1\n00:00:00,000")

@@ -62,15 +62,31 @@ def _vad_parameter(text: str) -> tuple[str, float]:
     return name, int(number) if number.is_integer() and name.endswith("_ms") else number
 
 
+MODEL_HELP = (
+    "Whisper model: a name (tiny.en, small, large-v3-turbo, ...), a Hugging Face repo id "
+    "or a folder (default: auto, large-v3-turbo on a GPU and small on the CPU, downloaded "
+    'on first use: pip install "saywho[hub]")'
+)
+
+
+def add_model_options(p: argparse.ArgumentParser, model_help: str = MODEL_HELP) -> None:
+    """--model, --device and --compute-type: which Whisper runs where; every
+    command that loads a model (saywho, saywho batch, saywho serve) takes them
+    from here."""
+    p.add_argument("--model", default=AUTO, help=model_help)
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
+    p.add_argument(
+        "--compute-type",
+        default="default",
+        choices=COMPUTE_TYPES,
+        help="Whisper's linear layers: float32 (default), int8 (auto picks int8) or bfloat16 "
+        "(AMX tiles on Intel Xeons that have them); float16 needs a GPU",
+    )
+
+
 def add_processing_options(p: argparse.ArgumentParser, output_help: str) -> None:
     """Adds the model, device, speaker, decoding and output options to ``p``."""
-    p.add_argument(
-        "--model",
-        default=AUTO,
-        help="Whisper model: a name (tiny.en, small, large-v3-turbo, ...), a Hugging Face repo id "
-        "or a folder (default: auto, large-v3-turbo on a GPU and small on the CPU, downloaded "
-        'on first use: pip install "saywho[hub]")',
-    )
+    add_model_options(p)
     p.add_argument("--language", help="language code (default: detect)")
     speakers = p.add_mutually_exclusive_group()
     speakers.add_argument("--num-speakers", type=positive, help="the number of speakers, if known")
@@ -98,15 +114,7 @@ def add_processing_options(p: argparse.ArgumentParser, output_help: str) -> None
         "those embeddings (a multiple of the 1 s chunk step; 2 is about twice as fast, an "
         "approximation); default: every chunk, as pyannote",
     )
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0: one per CPU)")
-    p.add_argument(
-        "--compute-type",
-        default="default",
-        choices=COMPUTE_TYPES,
-        help="Whisper's linear layers: float32 (default), int8 (auto picks int8) or bfloat16 "
-        "(AMX tiles on Intel Xeons that have them); float16 needs a GPU",
-    )
     p.add_argument(
         "--batch-size",
         type=positive,

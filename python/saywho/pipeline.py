@@ -166,13 +166,18 @@ class Pipeline(RuntimeUser):
         self._open_runtime()
         return load_audio(source, sample_rate=sample_rate)
 
-    def transcribe(self, audio, **options) -> tuple[list[Segment], TranscriptionInfo]:
+    def transcribe(
+        self, audio, on_segment=None, **options
+    ) -> tuple[list[Segment], TranscriptionInfo]:
         """Whisper transcription with faster-whisper's options and results.
 
         ``audio`` is a path or 16 kHz mono samples. Returns the segments as a
         list (all decoded) and the info, whose ``performance`` gives seconds
         per stage, x realtime and peak pool memory; ``progress=`` takes a
-        ``(stage, done, total)`` callback. See saywho.whisper.transcribe.
+        ``(stage, done, total)`` callback. ``on_segment(segment)``, if given,
+        hears each segment as soon as it is decoded, before ``transcribe``
+        returns (to stream the text; an exception it raises stops the run).
+        See saywho.whisper.transcribe.
         """
         self._open_runtime()
         if self._whisper is None:
@@ -183,7 +188,7 @@ class Pipeline(RuntimeUser):
         perf = Performance(samples.size / SAMPLE_RATE, start)
         perf.add("decode", decoded - start)
         segments, info = self._whisper.transcribe(samples, **options)
-        segments = list(segments)
+        segments = list(segments if on_segment is None else _heard(segments, on_segment))
         seconds = time.perf_counter() - decoded
         report = self.checkpoint("After Transcription")
         perf.add("transcription", seconds, report.peak_allocated)
@@ -279,6 +284,7 @@ class Pipeline(RuntimeUser):
         progress=None,
         known_speakers=None,
         fill_nearest: bool = True,
+        on_segment=None,
         **options,
     ) -> Result:
         """Who said what, and when: transcription, diarization and alignment.
@@ -308,6 +314,9 @@ class Pipeline(RuntimeUser):
         (saywho.known_speakers); the others keep SPEAKER_xx.
         ``fill_nearest`` (default True, as WhisperX's): a word under no turn
         takes the nearest speaker; False leaves it "UNKNOWN".
+        ``on_segment(segment)`` hears each Whisper segment the result keeps as
+        soon as it is decoded (after the diarization, which runs first; the
+        speakers come with the result, after alignment), to stream the text.
         """
         self._open_runtime()
         if diarize is None:
@@ -327,5 +336,13 @@ class Pipeline(RuntimeUser):
             progress=progress,
             known_speakers=known_speakers,
             fill_nearest=fill_nearest,
+            on_segment=on_segment,
             **options,
         )
+
+
+def _heard(segments, on_segment):
+    """The segments, each told to ``on_segment`` as it comes."""
+    for segment in segments:
+        on_segment(segment)
+        yield segment

@@ -61,6 +61,7 @@ def process(
     progress: Progress | bool | None = None,
     known_speakers: dict | None = None,
     fill_nearest: bool = True,
+    on_segment: Callable | None = None,
     **options,
 ) -> Result:
     """See :meth:`saywho.Pipeline.process`."""
@@ -101,6 +102,7 @@ def process(
                 progress=bar,
                 known_speakers=known_speakers,
                 fill_nearest=fill_nearest,
+                on_segment=on_segment,
                 **options,
             )
         finally:
@@ -149,11 +151,20 @@ def process(
         perf.add("transcription", 0.0)
         language = options.get("language")  # the one given; none is detected in silence
     elif transcribe:
-        segments, info = pipeline.transcribe(samples, progress=progress, **options)
+        no_speech = options.get("no_speech_threshold", NO_SPEECH_THRESHOLD)
+        heard = on_segment
+        if on_segment is not None and regions is not None:
+
+            def heard(segment) -> None:  # told only of the segments the result keeps
+                if drop_silent([segment], regions, no_speech):
+                    on_segment(segment)
+
+        segments, info = pipeline.transcribe(
+            samples, progress=progress, on_segment=heard, **options
+        )
         perf.add_call("transcription", info.performance)
         language = info.language
         if regions is not None:
-            no_speech = options.get("no_speech_threshold", NO_SPEECH_THRESHOLD)
             segments = drop_silent(segments, regions, no_speech)
     if transcribe and diarize:
         tell("alignment", 0, 1)

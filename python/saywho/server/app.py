@@ -126,14 +126,21 @@ def create_app(config: ServerConfig) -> FastAPI:
     async def _sync(request: Request, task: str) -> Response:
         state.check_room()
         audio, path, filename = await _read(request, task, "req")
+        if audio.stream:
+            return await _stream(audio, str(path), filename)
         try:
             transcript = await state.run_now(audio, str(path), filename)
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(path)
-        if audio.stream:
-            return StreamingResponse(events(transcript, audio), media_type="text/event-stream")
         return _rendered(transcript, audio)
+
+    async def _stream(audio, path: str, filename: str) -> StreamingResponse:
+        live, first = await state.run_streaming(audio, path, filename)
+        body = events(live, audio, first, lambda e: state.stream_error(e, filename, path))
+        # no-cache and no proxy buffering: each event must reach the client as it is sent
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(body, media_type="text/event-stream", headers=headers)
 
     def _rendered(transcript: Transcript, audio) -> Response:
         body, media_type = render(transcript, audio)

@@ -7,10 +7,8 @@ import logging
 import os
 import sys
 
-from ..cli_options import positive
-from ..models.hub import AUTO
+from ..cli_options import MODEL_HELP, add_model_options, positive
 from ..native import _core
-from ..whisper.transcribe import COMPUTE_TYPES
 from .config import ServerConfig
 
 
@@ -21,15 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    p.add_argument(
-        "--model",
-        default=AUTO,
-        help="default Whisper model, served as whisper-1: a name (tiny.en ... large-v3-turbo), a "
-        "Hugging Face repo id or a folder (default: auto, large-v3-turbo on a GPU and small on "
-        'the CPU, downloaded on first use: pip install "saywho[hub]")',
-    )
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
-    p.add_argument("--compute-type", default="default", choices=COMPUTE_TYPES)
+    add_model_options(p, "(served as whisper-1) " + MODEL_HELP)
     p.add_argument(
         "--api-key",
         default=os.environ.get("SAYWHO_API_KEY"),

@@ -17,7 +17,9 @@ from .transcript import WHISPER_FIELDS, Transcript
 TEXT_TYPES = {"text": "text/plain", "srt": "application/x-subrip", "vtt": "text/vtt"}
 
 
-def _usage(t: Transcript) -> dict:
+def usage(t: Transcript) -> dict:
+    """OpenAI's usage for audio-billed transcription (openai's
+    types/audio: ``UsageDuration``): seconds of audio, to the millisecond."""
     return {"type": "duration", "seconds": round(t.duration, 3)}
 
 
@@ -59,7 +61,7 @@ def as_json(t: Transcript, with_logprobs: bool = False) -> dict:
     if with_logprobs:
         out["logprobs"] = logprobs(t)
     if t.task == "transcribe":
-        out["usage"] = _usage(t)
+        out["usage"] = usage(t)
     return out
 
 
@@ -70,7 +72,7 @@ def verbose_json(t: Transcript, words: bool, segments: bool) -> dict:
     if words and t.task == "transcribe":
         out["words"] = [_word(w, t.diarized) for w in t.words]
     if t.task == "transcribe":
-        out["usage"] = _usage(t)
+        out["usage"] = usage(t)
     return out
 
 
@@ -91,7 +93,7 @@ def diarized_json(t: Transcript) -> dict:
         "duration": t.duration,
         "text": t.text,
         "segments": [diarized_segment(s) for s in t.segments],
-        "usage": _usage(t),
+        "usage": usage(t),
     }
 
 

@@ -21,7 +21,11 @@ from .pool import PipelinePool
 from .transcript import Transcript
 
 
-def run(request: AudioRequest, path: str, pool: PipelinePool, progress=None) -> Transcript:
+def run(
+    request: AudioRequest, path: str, pool: PipelinePool, progress=None, on_segment=None
+) -> Transcript:
+    """The request's transcript; ``progress`` and ``on_segment`` hear the run
+    as it goes (saywho's callbacks: a job's progress, a stream's deltas)."""
     choice = choose(request.model, pool.default_model)
     diarize = request.diarize or choice.diarize
     options = dict(request.options)
@@ -33,7 +37,9 @@ def run(request: AudioRequest, path: str, pool: PipelinePool, progress=None) -> 
             if known:
                 options["known_speakers"] = known
             try:
-                result = loaded.pipeline.process(path, diarize=True, progress=progress, **options)
+                result = loaded.pipeline.process(
+                    path, diarize=True, progress=progress, on_segment=on_segment, **options
+                )
             except ModelError as e:
                 if request.diarization is None:
                     raise
@@ -42,7 +48,9 @@ def run(request: AudioRequest, path: str, pool: PipelinePool, progress=None) -> 
                     400, str(e), param="diarization", code="diarization_unavailable"
                 ) from None
             return Transcript.from_result(request.task, result)
-        segments, info = loaded.pipeline.transcribe(path, progress=progress, **options)
+        segments, info = loaded.pipeline.transcribe(
+            path, progress=progress, on_segment=on_segment, **options
+        )
         return Transcript.from_whisper(request.task, segments, info)
 
 

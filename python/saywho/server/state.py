@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import os
 import threading
 from concurrent.futures import CancelledError
 
@@ -15,6 +17,7 @@ from .fields import AudioRequest
 from .jobs import JobStore
 from .pool import PipelinePool
 from .runner import run
+from .streaming import ClientGone, LiveRun
 from .work_queue import QueueFull, WorkQueue
 
 log = logging.getLogger("saywho.server")
@@ -37,6 +40,11 @@ def as_api_error(error: BaseException, filename: str | None = None, path: str | 
         return api
     log.error("request failed", exc_info=error)
     return internal()
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 def queue_full(retry_after: int) -> APIError:
@@ -81,6 +89,46 @@ class ServerState:
             raise  # the request itself was cancelled
         except Exception as e:
             raise as_api_error(e, filename, path) from None
+
+    async def run_streaming(self, request: AudioRequest, path: str, filename: str):
+        """``stream=true``: queued as run_now, but answered from the run's
+        first sign of life on. Returns (live run, its first item); an error
+        before that is raised as the APIError a client gets. The upload is
+        removed when the run ends, however it ends."""
+        live = LiveRun(asyncio.get_running_loop())
+
+        def work():
+            try:
+                return run(request, path, self.pool, live.progress, live.segment)
+            except ClientGone:
+                log.info("a streaming client left: its run stopped (%s)", filename)
+                raise
+
+        try:
+            future = self.queue.submit(work)
+        except QueueFull as full:
+            _remove(path)
+            raise queue_full(full.retry_after) from None
+        future.add_done_callback(lambda _f: _remove(path))
+        future.add_done_callback(live.finished)
+        try:
+            first = await live.items.get()
+        except asyncio.CancelledError:
+            live.abandoned = True  # the client left while its request waited
+            future.cancel()
+            raise
+        if first[0] == "end":
+            try:
+                first[1].result()
+            except CancelledError:  # the server is shutting down: it never started
+                raise shutting_down() from None
+            except Exception as e:
+                raise as_api_error(e, filename, path) from None
+        return live, first
+
+    def stream_error(self, error: BaseException, filename: str, path: str) -> dict:
+        """OpenAI's error object for a run that failed after its stream began."""
+        return as_api_error(error, filename, path).body()
 
     def check_room(self) -> None:
         """429 before the upload is read, when the queue is already full."""

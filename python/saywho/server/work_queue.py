@@ -11,6 +11,7 @@ import collections
 import logging
 import math
 import threading
+import time
 from concurrent.futures import Future
 
 log = logging.getLogger("saywho.server")
@@ -63,8 +64,6 @@ class WorkQueue:
         return future
 
     def _work(self) -> None:
-        import time
-
         while True:
             with self._cond:
                 while not self._items and not self._closed:
@@ -73,17 +72,25 @@ class WorkQueue:
                     return
                 fn, future = self._items.popleft()
                 self._running += 1
-            try:
-                if future.set_running_or_notify_cancel():
-                    start = time.perf_counter()
-                    try:
-                        future.set_result(fn())
-                    except BaseException as e:  # the caller sees it through the future
-                        future.set_exception(e)
-                    self._recent.append(time.perf_counter() - start)
-            finally:
+            if not future.set_running_or_notify_cancel():
                 with self._cond:
                     self._running -= 1
+                continue
+            start = time.perf_counter()
+            result, error = None, None
+            try:
+                result = fn()
+            except BaseException as e:  # the caller sees it through the future
+                error = e
+            self._recent.append(time.perf_counter() - start)
+            # no longer running before anyone hears the result: /health never
+            # counts a run whose answer a client already has
+            with self._cond:
+                self._running -= 1
+            if error is None:
+                future.set_result(result)
+            else:
+                future.set_exception(error)
 
     def cancel_waiting(self) -> int:
         """Cancels the work not yet started (its callers see CancelledError);

@@ -290,7 +290,8 @@ class WhisperModel(RuntimeUser):
             repetition_guard=repetition_guard,
         )
         if speech is not None:
-            segments = iter(speech.restore(list(segments)) if speech.samples else [])
+            # one at a time, as decoded: a caller streaming them hears each at once
+            segments = _restored(segments, speech) if speech.samples else iter([])
         return segments, info
 
     def resolve_language(self, language, detection_features, segments: int, threshold: float):
@@ -726,3 +727,10 @@ def _check_options(task, beam_size, best_of, patience, detection_segments) -> No
         raise _core.OptionError(f"patience must be > 0, not {patience!r}")
     if detection_segments < 1:
         raise _core.OptionError("language_detection_segments must be >= 1")
+
+
+def _restored(segments, speech):
+    """Segments of the VAD-joined audio back on the recording's clock, each
+    as soon as it is decoded."""
+    for segment in segments:
+        yield from speech.restore([segment])
