@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_span_pool.h"
+#include "optional_ops.h"
 #include "segmentation_internal.h"
 
 int64_t sw_segmentation_frames(int64_t samples)
@@ -188,8 +188,8 @@ static sw_status span_conv(sw_segmentation *m, const float *span, int64_t span_s
 
 /* y [B, pooled frames, 80]: window i's stretch of `whole` (from frame
  * first[i]) times scale[i] plus shifts[i], its magnitude, max-pooled by 3.
- * On the CPU one pass (cpu_span_pool.h), the stretches never written out;
- * elsewhere the table's ops on a copy of every stretch. */
+ * One pass where the backend has span_abs_pool (the CPU), the stretches
+ * never written out; elsewhere the table's ops on a copy of every stretch. */
 static sw_status pooled_windows(sw_segmentation *m, const sw_tensor *whole, const int64_t *first,
                                 const float *scale, const float *shifts, int batch, int64_t t_conv,
                                 sw_tensor *y, sw_error *err)
@@ -198,9 +198,9 @@ static sw_status pooled_windows(sw_segmentation *m, const sw_tensor *whole, cons
     int64_t t_span = whole->shape[1], t_pool = sw_window_frames(t_conv, SEG_POOL, SEG_POOL);
     if (fresh(be, y, batch, t_pool, SEG_SINC_FILTERS, err) != SW_OK)
         return err->code;
-    if (be->kind == SW_DEVICE_CPU) {
+    if (sw_supports(be, SW_CAP_SPAN_ABS_POOL, 0, 0)) {
         sw_tensor rows = sw_tensor_slice(whole, 0, 2, t_span, SEG_SINC_FILTERS, 0);
-        return sw_cpu_span_abs_pool(&rows, first, scale, shifts, SEG_POOL, y, err);
+        return sw_span_abs_pool(&rows, first, scale, shifts, SEG_POOL, y, err);
     }
     sw_tensor sh = {0}, conv = {0};
     if (fresh(be, &sh, batch, SEG_SINC_FILTERS, 1, err) == SW_OK &&

@@ -4,6 +4,7 @@
 #define SW_WHISPER_INTERNAL_H
 
 #include "ops.h"
+#include "optional_ops.h"
 #include "whisper_model.h"
 
 /* A linear layer's weight [out, in]: float32 in `w`, or (compute int8) int8
