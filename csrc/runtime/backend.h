@@ -166,7 +166,7 @@ struct sw_backend {
 
     /* ABI 4: int8 weights (compute_type "int8"). c[m, n] = qa . w^T / (sa * w_scale)
      * + beta * c, where qa, sa quantize the rows of a[m, k] (f32) as
-     * runtime/q8_gemm.h says; w [n, k] int8 with w_scale [n] f32 and w_sum [n]
+     * runtime/q8_quantize.h says; w [n, k] int8 with w_scale [n] f32 and w_sum [n]
      * int32 (the sums of w's rows). The int32 sums are exact. */
     sw_status (*matmul_q8)(sw_backend *be, const sw_tensor *a, const sw_tensor *w,
                            const sw_tensor *w_scale, const sw_tensor *w_sum, sw_tensor *c,

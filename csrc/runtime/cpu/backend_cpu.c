@@ -18,7 +18,6 @@
 #include "cpu_dispatch.h"
 #include "small_gemm.h"
 #include "widen.h"
-#include "ops.h"
 #include "threads.h"
 
 typedef struct cpu_impl {
