@@ -184,8 +184,8 @@ static sw_status conv2d(sw_campp *m, const sw_tensor *x, const items *it, int64_
                         const campp_linear *l, int relu, sw_tensor *y, sw_error *err)
 {
     sw_tensor ids = {0};
-    if (conv2d_ids(m->be, it, rows, stride, &ids, err) == SW_OK)
-        conv(m->be, x, &ids, 9, l, relu, y, err);
+    if (conv2d_ids(m->obj.be, it, rows, stride, &ids, err) == SW_OK)
+        conv(m->obj.be, x, &ids, 9, l, relu, y, err);
     sw_tensor_free(&ids);
     return err->code;
 }
@@ -200,7 +200,7 @@ static sw_status conv3x3(sw_campp *m, const sw_tensor *x, const items *it, int64
     if (l->u.data) {
         int64_t rows_out = (rows - 1) / stride + 1;
         const sw_tensor *b = l->b.data ? &l->b : NULL;
-        if (fresh(m->be, y, rows_out * it->off[it->batch], campp_out(l), err) == SW_OK) {
+        if (fresh(m->obj.be, y, rows_out * it->off[it->batch], campp_out(l), err) == SW_OK) {
             sw_conv3x3(x, rows, it->batch, it->off, &l->u, stride, b, add, relu, y, err);
         }
         return err->code;
@@ -230,9 +230,9 @@ static sw_status res_block(sw_campp *m, int i, sw_tensor *x, const items *it, in
                 for (int64_t t = 0; t < frames; t++)
                     *p++ = (int32_t)(base + 2 * fo * frames + t);
         }
-        upload_ids(m->be, id, n, &ids, err);
+        upload_ids(m->obj.be, id, n, &ids, err);
         if (err->code == SW_OK)
-            conv(m->be, x, &ids, 1, &m->res_short[i / 2], 0, &shortcut, err);
+            conv(m->obj.be, x, &ids, 1, &m->res_short[i / 2], 0, &shortcut, err);
         skip = &shortcut;
     }
     if (err->code == SW_OK &&
@@ -251,7 +251,7 @@ static sw_status res_block(sw_campp *m, int i, sw_tensor *x, const items *it, in
  * f as CAMPPlus flattens (channels, rows). *x is replaced. */
 static sw_status head(sw_campp *m, sw_tensor *x, const items *it, sw_error *err)
 {
-    sw_backend *be = m->be;
+    sw_backend *be = m->obj.be;
     int64_t rows = SW_CAMPP_FEAT_DIM, total = it->off[it->batch];
     sw_tensor by_row = {0}, y = {0};
     if (fresh(be, &by_row, rows * total, 1, err) == SW_OK) {
@@ -495,7 +495,7 @@ static sw_status dtdnn_run(sw_campp *m, dtdnn *d, const sw_tensor *x, sw_tensor 
         int last = k == CAMPP_BLOCKS - 1;
         sw_tensor xin, y = {0};
         if (err->code != SW_OK || read_block(d, channels, &m->transit_norm[k], &xin, err) ||
-            fresh(m->be, &y, d->n, channels / 2, err) ||
+            fresh(m->obj.be, &y, d->n, channels / 2, err) ||
             linear(&xin, &m->transit[k], last, &y, err)) {
             sw_tensor_free(&y);
             break;
@@ -514,7 +514,7 @@ static sw_status dtdnn_run(sw_campp *m, dtdnn *d, const sw_tensor *x, sw_tensor 
 /* From the 2-D front's output x [total, 320] (freed here) to the embeddings. */
 static sw_status forward_rest(sw_campp *m, sw_tensor *x, const items *it, float *out, sw_error *err)
 {
-    sw_backend *be = m->be;
+    sw_backend *be = m->obj.be;
     dtdnn d = {0};
     d.it = it;
     d.n = it->hoff[it->batch];
@@ -579,18 +579,18 @@ sw_status sw_campp_front(sw_campp *m, const float *features, int64_t frames, flo
 {
     if (!m || !features || !out || frames < 1)
         return sw_fail(err, SW_ERR_ARG, "CAM++: model, features, frames and out needed");
-    if (m->backend_lost)
-        return sw_fail(err, SW_ERR_DEVICE, "CAM++: the backend was closed");
+    if (sw_model_object_usable(&m->obj, err) != SW_OK)
+        return err->code;
     int64_t total;
     if (check_lengths(&frames, 1, &total, err) != SW_OK)
         return err->code;
     items it = {0};
     sw_tensor x = {0};
     if (items_init(&it, &frames, 1, err) == SW_OK &&
-        fresh(m->be, &x, frames, SW_CAMPP_FEAT_DIM, err) == SW_OK &&
-        m->be->upload(m->be, x.data, features, sw_tensor_nbytes(&x), err) == SW_OK &&
+        fresh(m->obj.be, &x, frames, SW_CAMPP_FEAT_DIM, err) == SW_OK &&
+        m->obj.be->upload(m->obj.be, x.data, features, sw_tensor_nbytes(&x), err) == SW_OK &&
         head(m, &x, &it, err) == SW_OK)
-        m->be->download(m->be, out, x.data, sw_tensor_nbytes(&x), err);
+        m->obj.be->download(m->obj.be, out, x.data, sw_tensor_nbytes(&x), err);
     sw_tensor_free(&x);
     items_free(&it);
     return err->code;
@@ -606,16 +606,16 @@ static sw_status run_packed(sw_campp *m, const float *rows, int64_t dim, campp_p
 {
     if (!m || !rows || !lengths || !out || batch < 1)
         return sw_fail(err, SW_ERR_ARG, "CAM++: model, input rows, lengths and out needed");
-    if (m->backend_lost)
-        return sw_fail(err, SW_ERR_DEVICE, "CAM++: the backend was closed");
+    if (sw_model_object_usable(&m->obj, err) != SW_OK)
+        return err->code;
     int64_t total;
     if (check_lengths(lengths, batch, &total, err) != SW_OK)
         return err->code;
     items it = {0};
     sw_tensor x = {0};
     if (items_init(&it, lengths, batch, err) == SW_OK &&
-        fresh(m->be, &x, total, dim, err) == SW_OK &&
-        m->be->upload(m->be, x.data, rows, sw_tensor_nbytes(&x), err) == SW_OK)
+        fresh(m->obj.be, &x, total, dim, err) == SW_OK &&
+        m->obj.be->upload(m->obj.be, x.data, rows, sw_tensor_nbytes(&x), err) == SW_OK)
         pass(m, &x, &it, out, err);
     sw_tensor_free(&x);
     items_free(&it);

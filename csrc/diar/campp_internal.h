@@ -3,6 +3,7 @@
 #ifndef SW_CAMPP_INTERNAL_H
 #define SW_CAMPP_INTERNAL_H
 
+#include "model_object.h"
 #include "campp.h"
 #include "ops.h"
 #include "optional_ops.h"
@@ -52,8 +53,7 @@ typedef struct campp_layer {
 } campp_layer;
 
 struct sw_campp {
-    sw_backend *be;
-    int backend_lost;
+    sw_model_object obj; /* first: model_object.h */
     campp_linear head_conv1, res[CAMPP_RES_BLOCKS][2], res_short[2], head_conv2;
     campp_linear tdnn;
     campp_layer layers[CAMPP_LAYERS];

@@ -106,7 +106,7 @@ static void load_mask_logits(loader *ld, campp_linear *l, const char *prefix)
 
 static void free_tensor(const sw_campp *m, sw_tensor *t)
 {
-    sw_weight_free(t, m->backend_lost);
+    sw_model_object_free_weight(&m->obj, t);
 }
 
 static void free_linear(const sw_campp *m, campp_linear *l)
@@ -122,10 +122,9 @@ static void free_affine(const sw_campp *m, campp_affine *a)
     free_tensor(m, &a->shift);
 }
 
-void sw_campp_destroy(sw_campp *m)
+static void free_weights(sw_model_object *o)
 {
-    if (!m)
-        return;
+    sw_campp *m = (sw_campp *)o;
     free_linear(m, &m->head_conv1);
     free_linear(m, &m->head_conv2);
     for (int i = 0; i < CAMPP_RES_BLOCKS; i++) {
@@ -148,19 +147,11 @@ void sw_campp_destroy(sw_campp *m)
         free_linear(m, &m->transit[i]);
     }
     free_linear(m, &m->dense);
-    free(m);
 }
 
-void sw_campp_backend_lost(sw_campp *m)
-{
-    if (m)
-        m->backend_lost = 1;
-}
+static const sw_model_kind kind = {"CAM++", "sw_campp_create", free_weights};
 
-sw_backend *sw_campp_backend(const sw_campp *m)
-{
-    return m->be;
-}
+SW_MODEL_OBJECT_FUNCTIONS(sw_campp, sw_campp)
 
 static void load_head(loader *ld, sw_campp *m)
 {
@@ -219,12 +210,9 @@ sw_status sw_campp_create(sw_backend *be, const sw_named_tensor *tensors, int n_
                           sw_campp **out, sw_error *err)
 {
     *out = NULL;
-    if (!be || (!tensors && n_tensors > 0) || n_tensors < 0)
-        return sw_fail(err, SW_ERR_ARG, "sw_campp_create: backend and tensors needed");
-    sw_campp *m = calloc(1, sizeof *m);
+    sw_campp *m = sw_model_object_new(sizeof *m, &kind, be, tensors, n_tensors, err);
     if (!m)
-        return sw_fail(err, SW_ERR_NOMEM, "CAM++: out of host memory");
-    m->be = be;
+        return err->code;
     loader ld = sw_weight_source_make(be, tensors, n_tensors, "CAM++ weights", err);
     load_head(&ld, m);
     load_blocks(&ld, m);

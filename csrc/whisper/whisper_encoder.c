@@ -52,7 +52,7 @@ static sw_status run_encoder(sw_whisper *m, const float *mel, int batch, sw_whis
                              sw_wh_scratch *s, sw_error *err)
 {
     const sw_whisper_dims *dm = &m->dims;
-    sw_backend *be = m->be;
+    sw_backend *be = m->obj.be;
     int64_t B = batch, frames = 2 * (int64_t)dm->n_audio_ctx, T = dm->n_audio_ctx;
     int64_t d = dm->n_audio_state;
 
@@ -155,7 +155,7 @@ sw_status sw_whisper_encode(sw_whisper *m, const float *mel, int batch, sw_whisp
     }
     au->model = m;
     au->batch = batch;
-    sw_wh_scratch s = {m->be, {{0}}, 0};
+    sw_wh_scratch s = {m->obj.be, {{0}}, 0};
     run_encoder(m, mel, batch, au, &s, err);
     sw_wh_scratch_free(&s);
     if (err->code != SW_OK) {
@@ -230,7 +230,7 @@ sw_status sw_wh_audio_swap(const sw_whisper_audio *au, int a, int b, sw_error *e
     int64_t t = m->dims.n_audio_ctx, d = m->dims.n_text_state;
     int32_t *from = malloc((size_t)(2 * t) * sizeof *from);
     int32_t *to = malloc((size_t)(2 * t) * sizeof *to);
-    sw_wh_scratch s = {m->be, {{0}}, 0};
+    sw_wh_scratch s = {m->obj.be, {{0}}, 0};
     if (!from || !to) {
         sw_fail(err, SW_ERR_NOMEM, "whisper audio: out of host memory");
     } else {

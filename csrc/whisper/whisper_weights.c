@@ -161,10 +161,9 @@ static void free_block(const sw_whisper *m, sw_wh_block *b)
     free_attn(m, &b->cross);
 }
 
-void sw_whisper_destroy(sw_whisper *m)
+static void free_weights(sw_model_object *o)
 {
-    if (!m)
-        return;
+    sw_whisper *m = (sw_whisper *)o;
     sw_tensor *all[] = {&m->conv1_w, &m->conv1_b,  &m->conv2_w,  &m->conv2_b,
                         &m->enc_pos, &m->enc_ln_w, &m->enc_ln_b, &m->tok_emb,
                         &m->dec_pos, &m->dec_ln_w, &m->dec_ln_b};
@@ -177,23 +176,15 @@ void sw_whisper_destroy(sw_whisper *m)
         free_block(m, &m->dec[i]);
     free(m->enc);
     free(m->dec);
-    free(m);
 }
 
-void sw_whisper_backend_lost(sw_whisper *m)
-{
-    if (m)
-        m->backend_lost = 1;
-}
+static const sw_model_kind kind = {"whisper", "sw_whisper_create", free_weights};
+
+SW_MODEL_OBJECT_FUNCTIONS(sw_whisper, sw_whisper)
 
 const sw_whisper_dims *sw_whisper_get_dims(const sw_whisper *m)
 {
     return &m->dims;
-}
-
-sw_backend *sw_whisper_backend(const sw_whisper *m)
-{
-    return m->be;
 }
 
 static sw_status check_dims(const sw_whisper_dims *d, sw_error *err)
@@ -247,20 +238,15 @@ static sw_status create(sw_backend *be, const sw_whisper_dims *dims, const sw_na
                        be->name);
     if (check_dims(dims, err) != SW_OK)
         return err->code;
-    sw_whisper *m = calloc(1, sizeof *m);
-    if (m) {
-        m->enc = calloc((size_t)dims->n_audio_layer, sizeof *m->enc);
-        m->dec = calloc((size_t)dims->n_text_layer, sizeof *m->dec);
-    }
-    if (!m || !m->enc || !m->dec) {
-        if (m) {
-            free(m->enc);
-            free(m->dec);
-        }
-        free(m);
+    sw_whisper *m = sw_model_object_new(sizeof *m, &kind, be, tensors, n_tensors, err);
+    if (!m)
+        return err->code;
+    m->enc = calloc((size_t)dims->n_audio_layer, sizeof *m->enc);
+    m->dec = calloc((size_t)dims->n_text_layer, sizeof *m->dec);
+    if (!m->enc || !m->dec) {
+        sw_whisper_destroy(m);
         return sw_fail(err, SW_ERR_NOMEM, "whisper: out of host memory");
     }
-    m->be = be;
     m->dims = *dims;
     m->compute = compute;
     /* the CPU computes float32 from halves as they lie (backend_cpu.c's
