@@ -239,6 +239,15 @@ static sw_status open_device(sw_cuda *c, int device_index, sw_error *err)
     return SW_OK;
 }
 
+/* What this backend does beyond every backend's ops: f16 and bf16 weights
+ * in every product (tensor cores). It declines the CPU's fused entries and
+ * weight layouts (NULL below): the models compose the ops instead, and its
+ * int8 weights are the core's row-major ones (optional_ops.c). */
+static int cuda_supports(sw_backend *, sw_capability cap, int64_t, int64_t)
+{
+    return cap == SW_CAP_HALF_WEIGHTS;
+}
+
 static const sw_backend table = {
     SW_BACKEND_ABI,
     SW_DEVICE_CUDA,
@@ -275,6 +284,15 @@ static const sw_backend table = {
     sw_cuda_stats_pool,
     sw_cuda_magnitude,
     sw_cuda_l2_normalize,
+    cuda_supports,
+    NULL, /* prepare_linear */
+    NULL, /* prepare_q8 */
+    NULL, /* gather_linear */
+    NULL, /* prepare_conv3x3 */
+    NULL, /* conv3x3 */
+    NULL, /* conv3x3_single */
+    NULL, /* affine_relu_rows */
+    NULL, /* span_abs_pool */
     cuda_destroy,
 };
 

@@ -1,4 +1,4 @@
-"""The two ways the AMX kernels reach the real instructions (csrc/runtime/amx_build.h):
+"""The two ways the AMX kernels reach the real instructions (csrc/runtime/cpu/amx_build.h):
 GCC 11+ through its intrinsics, older GCC (the portable wheel's GCC 10 on bullseye,
 whose assembler knows no AMX either) as instruction bytes in inline assembly. No CPU here need have AMX, so the check is on the code
 itself: both builds of each kernel file must hold the same tile instructions, the
@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 RUNTIME = Path(__file__).resolve().parents[1] / "csrc" / "runtime"
+CPU = RUNTIME / "cpu"  # the CPU backend's kernels, beside the runtime's core
 TILE_OPS = re.compile(
     r"\b(ldtilecfg|tilerelease|tilezero|tileloadd|tilestored|tdpbssd|tdpbf16ps)\b([^\n#<]*)"
 )
@@ -24,7 +25,18 @@ TILE_OPS = re.compile(
 
 def _tile_instructions(source: Path, out: Path, *flags: str) -> collections.Counter:
     subprocess.run(
-        ["gcc", "-O2", "-std=c11", f"-I{RUNTIME}", *flags, "-c", str(source), "-o", str(out)],
+        [
+            "gcc",
+            "-O2",
+            "-std=c11",
+            f"-I{CPU}",
+            f"-I{RUNTIME}",
+            *flags,
+            "-c",
+            str(source),
+            "-o",
+            str(out),
+        ],
         check=True,
     )
     listing = subprocess.run(
@@ -43,7 +55,7 @@ def test_the_assembly_build_holds_the_intrinsics_builds_instructions(kernel, tmp
         assert shutil.which(tool), f"{tool} is needed to compile and read the AMX kernels"
     version = subprocess.run(["gcc", "-dumpversion"], capture_output=True, text=True).stdout
     assert int(version.split(".")[0]) >= 11, f"gcc {version.strip()}: the intrinsics need 11+"
-    source = RUNTIME / kernel
+    source = CPU / kernel
     intrinsics = _tile_instructions(source, tmp_path / "intrinsics.o")
     assembly = _tile_instructions(source, tmp_path / "assembly.o", "-DSW_AMX_FORCE_ASM")
     assert sum(intrinsics.values()) > 10, f"no tile kernel was built from {kernel}: {intrinsics}"

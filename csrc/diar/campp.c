@@ -3,10 +3,11 @@
  * frame). Every convolution is a gather of its input rows (the ids say which
  * row each tap reads; an id out of range reads zeros, which is the zero
  * padding) followed by one matrix product with tap-major weights. On the
- * CPU the 2-D front's 3x3 convolutions go through Winograd instead
- * (cpu_winograd.h: F(2x2, 3x3) at stride 1, F(2, 3) along the frames where
- * the rows are halved) and its first layer, one channel in, is direct
- * (cpu_conv_single.h).
+ * backend that has the fused entries (optional_ops.h; the CPU's) a gather
+ * and its product are one pass, the 2-D front's 3x3 convolutions go through
+ * its conv3x3 (on the CPU Winograd: F(2x2, 3x3) at stride 1, F(2, 3) along
+ * the frames where the rows are halved) and the first layer, one channel in,
+ * through its conv3x3_single.
  *
  * A dense block keeps its growing feature map time-major, [rows, 1024], as
  * chunks of 32 channels (one CAM layer's growth): a layer reads the first c
@@ -18,10 +19,6 @@
 #include <string.h>
 
 #include "campp_internal.h"
-#include "cpu_affine_relu.h"
-#include "cpu_conv_single.h"
-#include "cpu_gather_linear.h"
-#include "cpu_winograd.h"
 
 /* Where each item of a batch lies: items may differ in length (a call packs
  * every (chunk, speaker) sequence of a batch of chunks, whatever its length:
@@ -84,14 +81,14 @@ static sw_status upload_ids(sw_backend *be, int32_t *host, int64_t n, sw_tensor 
     return err->code;
 }
 
-/* y [n, out] = x [n, in] w^T + b, then ReLU when asked; on the CPU one fused
- * pass (cpu_gather_linear.h) */
+/* y [n, out] = x [n, in] w^T + b, then ReLU when asked; one fused pass
+ * where the backend has gather_linear */
 static sw_status linear(const sw_tensor *x, const campp_linear *l, int relu, sw_tensor *y,
                         sw_error *err)
 {
-    if (x->backend->kind == SW_DEVICE_CPU)
-        return sw_cpu_gather_linear(x, NULL, 1, &l->w, l->transposed, l->b.data ? &l->b : NULL,
-                                    relu, sw_rows(x), y, err);
+    if (sw_supports(x->backend, SW_CAP_GATHER_LINEAR, 0, campp_out(l)))
+        return sw_gather_linear(x, NULL, 1, &l->w, l->layout, l->b.data ? &l->b : NULL, relu,
+                                sw_rows(x), y, err);
     if (sw_matmul(x, &l->w, y, 1, 1.0f, 0.0f, err) == SW_OK && l->b.data)
         sw_add(y, &l->b, y, err);
     if (err->code == SW_OK && relu)
@@ -113,11 +110,12 @@ static int64_t conv_block(int taps, int64_t c_in, int64_t n_out)
     return block > n_out ? n_out : block;
 }
 
-/* Rows of C_in a convolution's `cols` needs: conv_block() x taps; on the CPU
- * one (sw_cpu_gather_linear gathers into scratch of its own). */
-static int64_t cols_rows(const sw_backend *be, int taps, int64_t c_in, int64_t n_out)
+/* Rows of C_in a convolution's `cols` needs: conv_block() x taps; one where
+ * the backend's gather_linear gathers into scratch of its own. */
+static int64_t cols_rows(sw_backend *be, int taps, int64_t c_in, int64_t n_out, int64_t c_out)
 {
-    return be->kind == SW_DEVICE_CPU ? 1 : conv_block(taps, c_in, n_out) * taps;
+    return sw_supports(be, SW_CAP_GATHER_LINEAR, 0, c_out) ? 1
+                                                           : conv_block(taps, c_in, n_out) * taps;
 }
 
 /* y [n_out, C_out] (allocated by the caller) = a convolution of x (rows of
@@ -129,9 +127,9 @@ static sw_status conv_into(const sw_tensor *x, const sw_tensor *ids, int taps,
 {
     int64_t c_in = sw_row_len(x), n_out = sw_tensor_numel(ids) / taps, c_out = campp_out(l);
     int64_t block = conv_block(taps, c_in, n_out);
-    if (x->backend->kind == SW_DEVICE_CPU) /* each block on one thread, no cols */
-        return sw_cpu_gather_linear(x, ids, taps, &l->w, l->transposed, l->b.data ? &l->b : NULL,
-                                    relu, block, y, err);
+    if (sw_supports(x->backend, SW_CAP_GATHER_LINEAR, 0, c_out)) /* no cols */
+        return sw_gather_linear(x, ids, taps, &l->w, l->layout, l->b.data ? &l->b : NULL, relu,
+                                block, y, err);
     sw_tensor table = sw_tensor_slice(x, 0, 2, sw_rows(x), c_in, 0);
     for (int64_t r0 = 0; r0 < n_out && err->code == SW_OK; r0 += block) {
         int64_t rows = n_out - r0 < block ? n_out - r0 : block;
@@ -151,7 +149,7 @@ static sw_status conv(sw_backend *be, const sw_tensor *x, const sw_tensor *ids, 
 {
     int64_t c_in = sw_row_len(x), n_out = sw_tensor_numel(ids) / taps;
     sw_tensor cols = {0};
-    if (fresh(be, &cols, cols_rows(be, taps, c_in, n_out), c_in, err) == SW_OK &&
+    if (fresh(be, &cols, cols_rows(be, taps, c_in, n_out, campp_out(l)), c_in, err) == SW_OK &&
         fresh(be, y, n_out, campp_out(l), err) == SW_OK)
         conv_into(x, ids, taps, l, relu, &cols, y, err);
     sw_tensor_free(&cols);
@@ -186,28 +184,24 @@ static sw_status conv2d(sw_campp *m, const sw_tensor *x, const items *it, int64_
                         const campp_linear *l, int relu, sw_tensor *y, sw_error *err)
 {
     sw_tensor ids = {0};
-    if (conv2d_ids(m->be, it, rows, stride, &ids, err) == SW_OK)
-        conv(m->be, x, &ids, 9, l, relu, y, err);
+    if (conv2d_ids(m->obj.be, it, rows, stride, &ids, err) == SW_OK)
+        conv(m->obj.be, x, &ids, 9, l, relu, y, err);
     sw_tensor_free(&ids);
     return err->code;
 }
 
-/* y = relu?(conv3x3(x) + add) (add may be NULL): by Winograd on the CPU
- * where the weight has its transform (F(2x2, 3x3) at stride 1, F(2, 3) along
- * the frames at stride 2), else a gather and product. */
+/* y = relu?(conv3x3(x) + add) (add may be NULL): through the backend's
+ * conv3x3 where the weight has its prepared form (on the CPU Winograd's
+ * transform), else a gather and product. */
 static sw_status conv3x3(sw_campp *m, const sw_tensor *x, const items *it, int64_t rows, int stride,
                          const campp_linear *l, int relu, const sw_tensor *add, sw_tensor *y,
                          sw_error *err)
 {
-    if (l->wino.data) {
+    if (l->u.data) {
         int64_t rows_out = (rows - 1) / stride + 1;
         const sw_tensor *b = l->b.data ? &l->b : NULL;
-        if (fresh(m->be, y, rows_out * it->off[it->batch], campp_out(l), err) == SW_OK) {
-            if (stride == 1)
-                sw_cpu_winograd3x3(x, rows, it->batch, it->off, &l->wino, b, add, relu, y, err);
-            else
-                sw_cpu_winograd3x3_rows2(x, rows, it->batch, it->off, &l->wino, b, add, relu, y,
-                                         err);
+        if (fresh(m->obj.be, y, rows_out * it->off[it->batch], campp_out(l), err) == SW_OK) {
+            sw_conv3x3(x, rows, it->batch, it->off, &l->u, stride, b, add, relu, y, err);
         }
         return err->code;
     }
@@ -236,9 +230,9 @@ static sw_status res_block(sw_campp *m, int i, sw_tensor *x, const items *it, in
                 for (int64_t t = 0; t < frames; t++)
                     *p++ = (int32_t)(base + 2 * fo * frames + t);
         }
-        upload_ids(m->be, id, n, &ids, err);
+        upload_ids(m->obj.be, id, n, &ids, err);
         if (err->code == SW_OK)
-            conv(m->be, x, &ids, 1, &m->res_short[i / 2], 0, &shortcut, err);
+            conv(m->obj.be, x, &ids, 1, &m->res_short[i / 2], 0, &shortcut, err);
         skip = &shortcut;
     }
     if (err->code == SW_OK &&
@@ -257,7 +251,7 @@ static sw_status res_block(sw_campp *m, int i, sw_tensor *x, const items *it, in
  * f as CAMPPlus flattens (channels, rows). *x is replaced. */
 static sw_status head(sw_campp *m, sw_tensor *x, const items *it, sw_error *err)
 {
-    sw_backend *be = m->be;
+    sw_backend *be = m->obj.be;
     int64_t rows = SW_CAMPP_FEAT_DIM, total = it->off[it->batch];
     sw_tensor by_row = {0}, y = {0};
     if (fresh(be, &by_row, rows * total, 1, err) == SW_OK) {
@@ -269,10 +263,11 @@ static sw_status head(sw_campp *m, sw_tensor *x, const items *it, sw_error *err)
         }
         sw_tensor_free(x);
         const campp_linear *c1 = &m->head_conv1;
-        if (err->code == SW_OK && be->kind == SW_DEVICE_CPU && c1->transposed) { /* [9, 32] */
+        if (err->code == SW_OK && c1->layout == SW_LAYOUT_IN_OUT && /* [9, 32] */
+            sw_supports(be, SW_CAP_CONV3X3_SINGLE, 1, campp_out(c1))) {
             if (fresh(be, &y, rows * total, campp_out(c1), err) == SW_OK)
-                sw_cpu_conv3x3_single(&by_row, rows, it->batch, it->off, c1->w.data, c1->b.data, 1,
-                                      &y, err);
+                sw_conv3x3_single(&by_row, rows, it->batch, it->off, &c1->w,
+                                  c1->b.data ? &c1->b : NULL, 1, &y, err);
         } else if (err->code == SW_OK) {
             conv2d(m, &by_row, it, rows, 1, c1, 1, &y, err);
         }
@@ -410,8 +405,8 @@ static sw_status dtdnn_init(sw_backend *be, dtdnn *d, sw_error *err)
         fresh(be, &d->buf, n * CAMPP_CHUNKS, CAMPP_GROWTH, err) == SW_OK &&
         fresh(be, &d->tmp, n, 2 * CAMPP_OUT_CHANNELS, err) == SW_OK &&
         fresh(be, &d->h, n, CAMPP_BN_CHANNELS, err) == SW_OK &&
-        fresh(be, &d->cols, cols_rows(be, 3, CAMPP_BN_CHANNELS, n), CAMPP_BN_CHANNELS, err) ==
-            SW_OK &&
+        fresh(be, &d->cols, cols_rows(be, 3, CAMPP_BN_CHANNELS, n, CAMPP_GROWTH), CAMPP_BN_CHANNELS,
+              err) == SW_OK &&
         fresh(be, &d->y, n, CAMPP_GROWTH, err) == SW_OK &&
         fresh(be, &d->ctx, segs, CAMPP_BN_CHANNELS, err) == SW_OK &&
         fresh(be, &d->ctx_h, segs, CAMPP_CTX_CHANNELS, err) == SW_OK &&
@@ -440,9 +435,10 @@ static sw_status read_block(dtdnn *d, int64_t c, const campp_affine *norm, sw_te
     sw_tensor dst = sw_tensor_slice(&d->tmp, 0, 2, d->n * chunks, CAMPP_GROWTH, 0);
     sw_tensor ids = chunk_ids(d, chunks);
     *x = sw_tensor_slice(&d->tmp, 0, 2, d->n, c, 0);
-    if (d->buf.backend->kind == SW_DEVICE_CPU) /* row r's channels lie together in buf */
-        return sw_cpu_affine_relu_rows(d->buf.backend, d->buf.data, CAMPP_CHUNKS * CAMPP_GROWTH,
-                                       d->n, c, norm->scale.data, norm->shift.data, x->data, err);
+    if (sw_supports(d->buf.backend, SW_CAP_AFFINE_RELU_ROWS, 0,
+                    0)) /* row r's channels lie together in buf */
+        return sw_affine_relu_rows(&d->buf, CAMPP_CHUNKS * CAMPP_GROWTH, d->n, c, &norm->scale,
+                                   &norm->shift, x, err);
     if (sw_gather_rows(&d->buf, &ids, &dst, err) == SW_OK &&
         sw_mul(x, &norm->scale, x, err) == SW_OK && sw_add(x, &norm->shift, x, err) == SW_OK)
         sw_leaky_relu(x, 0.0f, x, err);
@@ -499,7 +495,7 @@ static sw_status dtdnn_run(sw_campp *m, dtdnn *d, const sw_tensor *x, sw_tensor 
         int last = k == CAMPP_BLOCKS - 1;
         sw_tensor xin, y = {0};
         if (err->code != SW_OK || read_block(d, channels, &m->transit_norm[k], &xin, err) ||
-            fresh(m->be, &y, d->n, channels / 2, err) ||
+            fresh(m->obj.be, &y, d->n, channels / 2, err) ||
             linear(&xin, &m->transit[k], last, &y, err)) {
             sw_tensor_free(&y);
             break;
@@ -518,7 +514,7 @@ static sw_status dtdnn_run(sw_campp *m, dtdnn *d, const sw_tensor *x, sw_tensor 
 /* From the 2-D front's output x [total, 320] (freed here) to the embeddings. */
 static sw_status forward_rest(sw_campp *m, sw_tensor *x, const items *it, float *out, sw_error *err)
 {
-    sw_backend *be = m->be;
+    sw_backend *be = m->obj.be;
     dtdnn d = {0};
     d.it = it;
     d.n = it->hoff[it->batch];
@@ -583,18 +579,18 @@ sw_status sw_campp_front(sw_campp *m, const float *features, int64_t frames, flo
 {
     if (!m || !features || !out || frames < 1)
         return sw_fail(err, SW_ERR_ARG, "CAM++: model, features, frames and out needed");
-    if (m->backend_lost)
-        return sw_fail(err, SW_ERR_DEVICE, "CAM++: the backend was closed");
+    if (sw_model_object_usable(&m->obj, err) != SW_OK)
+        return err->code;
     int64_t total;
     if (check_lengths(&frames, 1, &total, err) != SW_OK)
         return err->code;
     items it = {0};
     sw_tensor x = {0};
     if (items_init(&it, &frames, 1, err) == SW_OK &&
-        fresh(m->be, &x, frames, SW_CAMPP_FEAT_DIM, err) == SW_OK &&
-        m->be->upload(m->be, x.data, features, sw_tensor_nbytes(&x), err) == SW_OK &&
+        fresh(m->obj.be, &x, frames, SW_CAMPP_FEAT_DIM, err) == SW_OK &&
+        m->obj.be->upload(m->obj.be, x.data, features, sw_tensor_nbytes(&x), err) == SW_OK &&
         head(m, &x, &it, err) == SW_OK)
-        m->be->download(m->be, out, x.data, sw_tensor_nbytes(&x), err);
+        m->obj.be->download(m->obj.be, out, x.data, sw_tensor_nbytes(&x), err);
     sw_tensor_free(&x);
     items_free(&it);
     return err->code;
@@ -610,16 +606,16 @@ static sw_status run_packed(sw_campp *m, const float *rows, int64_t dim, campp_p
 {
     if (!m || !rows || !lengths || !out || batch < 1)
         return sw_fail(err, SW_ERR_ARG, "CAM++: model, input rows, lengths and out needed");
-    if (m->backend_lost)
-        return sw_fail(err, SW_ERR_DEVICE, "CAM++: the backend was closed");
+    if (sw_model_object_usable(&m->obj, err) != SW_OK)
+        return err->code;
     int64_t total;
     if (check_lengths(lengths, batch, &total, err) != SW_OK)
         return err->code;
     items it = {0};
     sw_tensor x = {0};
     if (items_init(&it, lengths, batch, err) == SW_OK &&
-        fresh(m->be, &x, total, dim, err) == SW_OK &&
-        m->be->upload(m->be, x.data, rows, sw_tensor_nbytes(&x), err) == SW_OK)
+        fresh(m->obj.be, &x, total, dim, err) == SW_OK &&
+        m->obj.be->upload(m->obj.be, x.data, rows, sw_tensor_nbytes(&x), err) == SW_OK)
         pass(m, &x, &it, out, err);
     sw_tensor_free(&x);
     items_free(&it);

@@ -3,8 +3,10 @@
 #ifndef SW_CAMPP_INTERNAL_H
 #define SW_CAMPP_INTERNAL_H
 
+#include "model_object.h"
 #include "campp.h"
 #include "ops.h"
+#include "optional_ops.h"
 
 #define CAMPP_HEAD_CHANNELS 32 /* FCM's m_channels */
 #define CAMPP_HEAD_ROWS     10 /* 80 mel bins halved three times */
@@ -26,14 +28,14 @@ extern const int campp_block_dilation[CAMPP_BLOCKS];
 /* A convolution as a matrix: y = x_im2col w^T (+ b). b empty when absent. */
 typedef struct campp_linear {
     sw_tensor w, b;
-    int transposed; /* w is [in, out]: the CPU's narrow kernel (cpu_gather_linear.h) */
-    sw_tensor wino; /* a 3x3 stride-1 convolution's Winograd weight on the CPU, or empty */
+    sw_weight_layout layout; /* how the backend's prepare_linear left w */
+    sw_tensor u; /* a 3x3 convolution's weight as the backend's conv3x3 reads it, or empty */
 } campp_linear;
 
 /* The outputs of a layer, whichever way its weight lies. */
 static inline int64_t campp_out(const campp_linear *l)
 {
-    return l->transposed ? l->w.shape[1] : l->w.shape[0];
+    return l->layout == SW_LAYOUT_IN_OUT ? l->w.shape[1] : l->w.shape[0];
 }
 
 /* Inference BatchNorm before a ReLU: x * scale + shift. */
@@ -51,8 +53,7 @@ typedef struct campp_layer {
 } campp_layer;
 
 struct sw_campp {
-    sw_backend *be;
-    int backend_lost;
+    sw_model_object obj; /* first: model_object.h */
     campp_linear head_conv1, res[CAMPP_RES_BLOCKS][2], res_short[2], head_conv2;
     campp_linear tdnn;
     campp_layer layers[CAMPP_LAYERS];

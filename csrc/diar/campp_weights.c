@@ -6,8 +6,6 @@
 #include <string.h>
 
 #include "campp_internal.h"
-#include "cpu_gather_linear.h"
-#include "cpu_winograd.h"
 
 const int campp_block_layers[CAMPP_BLOCKS] = {12, 24, 16};
 const int campp_block_dilation[CAMPP_BLOCKS] = {1, 2, 2};
@@ -36,26 +34,11 @@ static void load(loader *ld, sw_tensor *dst, const char *name, int64_t d0, int64
     sw_weights_load(ld, dst, name, shape_of(d0, d1));
 }
 
-/* On the CPU, a weight the narrow kernel multiplies is kept transposed,
- * [in, out], once here instead of on every call. */
+/* w in the layout the backend's gather_linear reads fastest: on the CPU a
+ * narrow layer's transpose, [in, out], once here instead of on every call. */
 static void narrow_layout(loader *ld, campp_linear *l)
 {
-    int64_t out = l->w.shape[0], in = l->w.shape[1];
-    if (ld->err->code != SW_OK || ld->be->kind != SW_DEVICE_CPU ||
-        !sw_cpu_gather_linear_wants_transposed(out))
-        return;
-    sw_tensor t;
-    sw_shape shape = sw_shape2(in, out);
-    if (sw_tensor_new(ld->be, SW_F32, 2, shape.d, &t, ld->err) != SW_OK)
-        return;
-    const float *w = l->w.data;
-    float *wt = t.data;
-    for (int64_t o = 0; o < out; o++)
-        for (int64_t k = 0; k < in; k++)
-            wt[k * out + o] = w[o * in + k];
-    sw_tensor_free(&l->w);
-    l->w = t;
-    l->transposed = 1;
+    sw_prepare_linear(ld->be, &l->w, &l->layout, ld->err);
 }
 
 /* prefix.weight [out, in] and, when `bias`, prefix.bias [out] */
@@ -72,34 +55,14 @@ static void load_linear(loader *ld, campp_linear *l, const char *prefix, int64_t
     narrow_layout(ld, l);
 }
 
-/* On the CPU, a 3x3 convolution also gets its Winograd weight
- * (cpu_winograd.h; the strided form's for stride 2 along the rows), made
- * from w in either layout. */
+/* A 3x3 convolution also gets the weight the backend's conv3x3 reads, where
+ * it has one for these channels (on the CPU Winograd's transform; the
+ * strided form's for stride 2 along the rows). */
 static void winograd_layout(loader *ld, campp_linear *l, int strided)
 {
     int64_t out = campp_out(l), in = sw_tensor_numel(&l->w) / (9 * out);
-    if (ld->err->code != SW_OK || ld->be->kind != SW_DEVICE_CPU || !sw_winograd_ok(in, out))
-        return;
-    float *taps = malloc((size_t)(9 * in * out) * sizeof *taps); /* [3, 3, in, out] */
-    if (!taps) {
-        sw_fail(ld->err, SW_ERR_NOMEM, "CAM++: out of host memory");
-        return;
-    }
-    const float *w = l->w.data;
-    for (int64_t t = 0; t < 9; t++)
-        for (int64_t ci = 0; ci < in; ci++)
-            for (int64_t co = 0; co < out; co++)
-                taps[(t * in + ci) * out + co] =
-                    l->transposed ? w[(t * in + ci) * out + co] : w[(co * 9 + t) * in + ci];
-    sw_shape shape =
-        sw_shape2(strided ? SW_WINOGRAD_STRIDED_ROWS * in : SW_WINOGRAD_POINTS * in, out);
-    if (sw_tensor_new(ld->be, SW_F32, 2, shape.d, &l->wino, ld->err) == SW_OK) {
-        if (strided)
-            sw_winograd_columns_weights(taps, in, out, l->wino.data);
-        else
-            sw_winograd_weights(taps, in, out, l->wino.data);
-    }
-    free(taps);
+    if (ld->err->code == SW_OK && sw_supports(ld->be, SW_CAP_CONV3X3, in, out))
+        sw_prepare_conv3x3(ld->be, &l->w, l->layout, strided ? 2 : 1, &l->u, ld->err);
 }
 
 static void load_affine(loader *ld, campp_affine *a, const char *prefix, int64_t c)
@@ -143,14 +106,14 @@ static void load_mask_logits(loader *ld, campp_linear *l, const char *prefix)
 
 static void free_tensor(const sw_campp *m, sw_tensor *t)
 {
-    sw_weight_free(t, m->backend_lost);
+    sw_model_object_free_weight(&m->obj, t);
 }
 
 static void free_linear(const sw_campp *m, campp_linear *l)
 {
     free_tensor(m, &l->w);
     free_tensor(m, &l->b);
-    free_tensor(m, &l->wino);
+    free_tensor(m, &l->u);
 }
 
 static void free_affine(const sw_campp *m, campp_affine *a)
@@ -159,10 +122,9 @@ static void free_affine(const sw_campp *m, campp_affine *a)
     free_tensor(m, &a->shift);
 }
 
-void sw_campp_destroy(sw_campp *m)
+static void free_weights(sw_model_object *o)
 {
-    if (!m)
-        return;
+    sw_campp *m = (sw_campp *)o;
     free_linear(m, &m->head_conv1);
     free_linear(m, &m->head_conv2);
     for (int i = 0; i < CAMPP_RES_BLOCKS; i++) {
@@ -185,19 +147,11 @@ void sw_campp_destroy(sw_campp *m)
         free_linear(m, &m->transit[i]);
     }
     free_linear(m, &m->dense);
-    free(m);
 }
 
-void sw_campp_backend_lost(sw_campp *m)
-{
-    if (m)
-        m->backend_lost = 1;
-}
+static const sw_model_kind kind = {"CAM++", "sw_campp_create", free_weights};
 
-sw_backend *sw_campp_backend(const sw_campp *m)
-{
-    return m->be;
-}
+SW_MODEL_OBJECT_FUNCTIONS(sw_campp, sw_campp)
 
 static void load_head(loader *ld, sw_campp *m)
 {
@@ -256,12 +210,9 @@ sw_status sw_campp_create(sw_backend *be, const sw_named_tensor *tensors, int n_
                           sw_campp **out, sw_error *err)
 {
     *out = NULL;
-    if (!be || (!tensors && n_tensors > 0) || n_tensors < 0)
-        return sw_fail(err, SW_ERR_ARG, "sw_campp_create: backend and tensors needed");
-    sw_campp *m = calloc(1, sizeof *m);
+    sw_campp *m = sw_model_object_new(sizeof *m, &kind, be, tensors, n_tensors, err);
     if (!m)
-        return sw_fail(err, SW_ERR_NOMEM, "CAM++: out of host memory");
-    m->be = be;
+        return err->code;
     loader ld = sw_weight_source_make(be, tensors, n_tensors, "CAM++ weights", err);
     load_head(&ld, m);
     load_blocks(&ld, m);

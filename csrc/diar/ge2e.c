@@ -2,6 +2,7 @@
  * the backend, one gather of each item's last valid frame, the linear layer,
  * ReLU and L2 normalisation there too; only the 256 values per item come
  * back. */
+#include "model_object.h"
 #include "ge2e.h"
 
 #include <math.h>
@@ -15,47 +16,34 @@
 #define GE2E_HIDDEN SW_GE2E_EMBED_DIM
 
 struct sw_ge2e {
-    sw_backend *be;
-    int backend_lost;
+    sw_model_object obj;                                               /* first: model_object.h */
     sw_tensor w_ih[GE2E_LAYERS], w_hh[GE2E_LAYERS], bias[GE2E_LAYERS]; /* [1, 4H, in] ... */
     sw_tensor lin_w, lin_b;
 };
 
-void sw_ge2e_destroy(sw_ge2e *m)
+static void free_weights(sw_model_object *o)
 {
-    if (!m)
-        return;
+    sw_ge2e *m = (sw_ge2e *)o;
     for (int l = 0; l < GE2E_LAYERS; l++) {
-        sw_weight_free(&m->w_ih[l], m->backend_lost);
-        sw_weight_free(&m->w_hh[l], m->backend_lost);
-        sw_weight_free(&m->bias[l], m->backend_lost);
+        sw_model_object_free_weight(&m->obj, &m->w_ih[l]);
+        sw_model_object_free_weight(&m->obj, &m->w_hh[l]);
+        sw_model_object_free_weight(&m->obj, &m->bias[l]);
     }
-    sw_weight_free(&m->lin_w, m->backend_lost);
-    sw_weight_free(&m->lin_b, m->backend_lost);
-    free(m);
+    sw_model_object_free_weight(&m->obj, &m->lin_w);
+    sw_model_object_free_weight(&m->obj, &m->lin_b);
 }
 
-void sw_ge2e_backend_lost(sw_ge2e *m)
-{
-    if (m)
-        m->backend_lost = 1;
-}
+static const sw_model_kind kind = {"GE2E", "sw_ge2e_create", free_weights};
 
-sw_backend *sw_ge2e_backend(const sw_ge2e *m)
-{
-    return m->be;
-}
+SW_MODEL_OBJECT_FUNCTIONS(sw_ge2e, sw_ge2e)
 
 sw_status sw_ge2e_create(sw_backend *be, const sw_named_tensor *tensors, int n_tensors,
                          sw_ge2e **out, sw_error *err)
 {
     *out = NULL;
-    if (!be || (!tensors && n_tensors > 0) || n_tensors < 0)
-        return sw_fail(err, SW_ERR_ARG, "sw_ge2e_create: backend and tensors needed");
-    sw_ge2e *m = calloc(1, sizeof *m);
+    sw_ge2e *m = sw_model_object_new(sizeof *m, &kind, be, tensors, n_tensors, err);
     if (!m)
-        return sw_fail(err, SW_ERR_NOMEM, "GE2E: out of host memory");
-    m->be = be;
+        return err->code;
     sw_weight_source ws = sw_weight_source_make(be, tensors, n_tensors, "GE2E weights", err);
     const int64_t h4 = 4 * GE2E_HIDDEN;
     char name[64];
@@ -99,7 +87,7 @@ sw_status sw_ge2e_create(sw_backend *be, const sw_named_tensor *tensors, int n_t
 static sw_status forward(sw_ge2e *m, sw_tensor *x, int n, int64_t frames, const int64_t *lengths,
                          float *out, sw_error *err)
 {
-    sw_backend *be = m->be;
+    sw_backend *be = m->obj.be;
     int64_t shape[3] = {n, frames, GE2E_HIDDEN};
     for (int l = 0; l < GE2E_LAYERS && err->code == SW_OK; l++) {
         sw_tensor y = {0};
@@ -141,8 +129,8 @@ sw_status sw_ge2e_run(sw_ge2e *m, const float *mels, int n, int64_t frames, cons
 {
     if (!m || !mels || !out || n < 1)
         return sw_fail(err, SW_ERR_ARG, "GE2E: model, mels and out needed");
-    if (m->backend_lost)
-        return sw_fail(err, SW_ERR_DEVICE, "GE2E: the backend was closed");
+    if (sw_model_object_usable(&m->obj, err) != SW_OK)
+        return err->code;
     if (frames < 1 || (int64_t)n * frames > INT32_MAX)
         return sw_fail(err, SW_ERR_ARG, "GE2E: %d x %lld frames: none, or too many", n,
                        (long long)frames);
@@ -152,9 +140,9 @@ sw_status sw_ge2e_run(sw_ge2e *m, const float *mels, int n, int64_t frames, cons
                            (long long)lengths[i], (long long)frames);
     sw_tensor x = {0};
     int64_t shape[3] = {n, frames, SW_GE2E_MELS};
-    if (sw_tensor_new(m->be, SW_F32, 3, shape, &x, err) != SW_OK)
+    if (sw_tensor_new(m->obj.be, SW_F32, 3, shape, &x, err) != SW_OK)
         return err->code;
-    if (m->be->upload(m->be, x.data, mels, sw_tensor_nbytes(&x), err) == SW_OK)
+    if (m->obj.be->upload(m->obj.be, x.data, mels, sw_tensor_nbytes(&x), err) == SW_OK)
         forward(m, &x, n, frames, lengths, out, err);
     sw_tensor_free(&x);
     return err->code;

@@ -118,7 +118,7 @@ static const sw_tensor *same_ids(sw_backend *be, stage_ids *cache, grid g, sw_er
 static sw_status block(sw_resnet34 *m, const resnet_block *blk, stage_ids *cache, sw_tensor *x,
                        grid *g, sw_error *err)
 {
-    sw_backend *be = m->be;
+    sw_backend *be = m->obj.be;
     int s = blk->stride;
     grid out = {g->batch, halve(g->rows, s), halve(g->frames, s)};
     sw_tensor a = {0}, y = {0}, strided = {0}, side = {0};
@@ -182,7 +182,7 @@ static sw_status forward(sw_resnet34 *m, sw_tensor *x, int batch, int64_t frames
                          const float *masks, int n_masks, int64_t mask_frames, float *out,
                          sw_error *err)
 {
-    sw_backend *be = m->be;
+    sw_backend *be = m->obj.be;
     grid g = {batch, SW_RESNET34_FEAT_DIM, frames};
     stage_ids cache = {{0, 0, 0}, {0}};
     sw_tensor by_row = {0}, y = {0};
@@ -233,8 +233,8 @@ sw_status sw_resnet34_run(sw_resnet34 *m, const float *features, int batch, int6
         return sw_fail(err, SW_ERR_ARG, "ResNet34: without masks there is one embedding per item");
     if (masks && mask_frames < 1)
         return sw_fail(err, SW_ERR_ARG, "ResNet34: masks need at least one frame");
-    if (m->backend_lost)
-        return sw_fail(err, SW_ERR_DEVICE, "ResNet34: the backend was closed");
+    if (sw_model_object_usable(&m->obj, err) != SW_OK)
+        return err->code;
     if (frames < 1)
         return sw_fail(err, SW_ERR_ARG, "ResNet34: no fbank frames");
     /* the gathers index rows with int32 */
@@ -243,9 +243,9 @@ sw_status sw_resnet34_run(sw_resnet34 *m, const float *features, int batch, int6
                        (long long)frames);
     sw_tensor x = {0};
     int64_t shape[3] = {batch, frames, SW_RESNET34_FEAT_DIM};
-    if (sw_tensor_new(m->be, SW_F32, 3, shape, &x, err) != SW_OK)
+    if (sw_tensor_new(m->obj.be, SW_F32, 3, shape, &x, err) != SW_OK)
         return err->code;
-    if (m->be->upload(m->be, x.data, features, sw_tensor_nbytes(&x), err) == SW_OK)
+    if (m->obj.be->upload(m->obj.be, x.data, features, sw_tensor_nbytes(&x), err) == SW_OK)
         forward(m, &x, batch, frames, masks, n_masks, mask_frames, out, err);
     sw_tensor_free(&x);
     return err->code;

@@ -3,6 +3,7 @@
 #ifndef SW_RESNET34_INTERNAL_H
 #define SW_RESNET34_INTERNAL_H
 
+#include "model_object.h"
 #include "ops.h"
 #include "resnet34.h"
 
@@ -30,8 +31,7 @@ typedef struct resnet_block {
 } resnet_block;
 
 struct sw_resnet34 {
-    sw_backend *be;
-    int backend_lost;
+    sw_model_object obj; /* first: model_object.h */
     resnet_conv conv1;
     resnet_block blocks[RESNET_BLOCKS];
     sw_tensor seg_w, seg_b; /* [256, 5120], [256] */

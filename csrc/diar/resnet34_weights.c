@@ -39,13 +39,12 @@ static void load_conv(sw_weight_source *ws, resnet_conv *conv, const char *name,
 
 static void free_tensor(const sw_resnet34 *m, sw_tensor *t)
 {
-    sw_weight_free(t, m->backend_lost);
+    sw_model_object_free_weight(&m->obj, t);
 }
 
-void sw_resnet34_destroy(sw_resnet34 *m)
+static void free_weights(sw_model_object *o)
 {
-    if (!m)
-        return;
+    sw_resnet34 *m = (sw_resnet34 *)o;
     sw_tensor *all[] = {&m->conv1.w, &m->conv1.b, &m->seg_w, &m->seg_b};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         free_tensor(m, all[i]);
@@ -56,30 +55,19 @@ void sw_resnet34_destroy(sw_resnet34 *m)
         for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
             free_tensor(m, own[k]);
     }
-    free(m);
 }
 
-void sw_resnet34_backend_lost(sw_resnet34 *m)
-{
-    if (m)
-        m->backend_lost = 1;
-}
+static const sw_model_kind kind = {"ResNet34", "sw_resnet34_create", free_weights};
 
-sw_backend *sw_resnet34_backend(const sw_resnet34 *m)
-{
-    return m->be;
-}
+SW_MODEL_OBJECT_FUNCTIONS(sw_resnet34, sw_resnet34)
 
 sw_status sw_resnet34_create(sw_backend *be, const sw_named_tensor *tensors, int n_tensors,
                              sw_resnet34 **out, sw_error *err)
 {
     *out = NULL;
-    if (!be || (!tensors && n_tensors > 0) || n_tensors < 0)
-        return sw_fail(err, SW_ERR_ARG, "sw_resnet34_create: backend and tensors needed");
-    sw_resnet34 *m = calloc(1, sizeof *m);
+    sw_resnet34 *m = sw_model_object_new(sizeof *m, &kind, be, tensors, n_tensors, err);
     if (!m)
-        return sw_fail(err, SW_ERR_NOMEM, "ResNet34: out of host memory");
-    m->be = be;
+        return err->code;
     sw_weight_source ws = sw_weight_source_make(be, tensors, n_tensors, "ResNet34 weights", err);
     load_conv(&ws, &m->conv1, "conv1", 1, resnet_stage_channels[0]);
     int c_in = resnet_stage_channels[0], index = 0;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_span_pool.h"
+#include "optional_ops.h"
 #include "segmentation_internal.h"
 
 int64_t sw_segmentation_frames(int64_t samples)
@@ -39,7 +39,7 @@ static sw_tensor view2(const sw_tensor *t, int64_t d0, int64_t d1)
  * x is freed once read. */
 static sw_status sinc_block(sw_segmentation *m, int i, sw_tensor *x, sw_tensor *y, sw_error *err)
 {
-    sw_backend *be = m->be;
+    sw_backend *be = m->obj.be;
     int stride = i == 0 ? SEG_SINC_STRIDE : 1;
     int64_t b = x->shape[0], c = m->conv_w[i].shape[0];
     int64_t t_conv = sw_window_frames(x->shape[1], m->conv_w[i].shape[2], stride);
@@ -86,7 +86,7 @@ static sw_status forward(sw_segmentation *m, sw_tensor *wave, float *out, sw_err
 /* From SincNet's first layer's output x (freed here) to the log-probabilities. */
 static sw_status forward_tail(sw_segmentation *m, sw_tensor *x_in, float *out, sw_error *err)
 {
-    sw_backend *be = m->be;
+    sw_backend *be = m->obj.be;
     int64_t b = x_in->shape[0];
     sw_tensor x = *x_in, y = {0};
     memset(x_in, 0, sizeof *x_in);
@@ -127,8 +127,8 @@ static sw_status forward_tail(sw_segmentation *m, sw_tensor *x_in, float *out, s
 /* The checks both entries share: a live backend, windows of at least a frame. */
 static sw_status usable(const sw_segmentation *m, int64_t samples, sw_error *err)
 {
-    if (m->backend_lost)
-        return sw_fail(err, SW_ERR_DEVICE, "segmentation: the backend was closed");
+    if (sw_model_object_usable(&m->obj, err) != SW_OK)
+        return err->code;
     if (sw_segmentation_frames(samples) < 1)
         return sw_fail(err, SW_ERR_ARG,
                        "segmentation: %lld samples are too few for one frame (10 s is 160000)",
@@ -144,9 +144,9 @@ sw_status sw_segmentation_run(sw_segmentation *m, const float *waveforms, int ba
     if (usable(m, samples, err) != SW_OK)
         return err->code;
     sw_tensor wave = {0};
-    if (fresh(m->be, &wave, batch, samples, 1, err) != SW_OK)
+    if (fresh(m->obj.be, &wave, batch, samples, 1, err) != SW_OK)
         return err->code;
-    if (m->be->upload(m->be, wave.data, waveforms, sw_tensor_nbytes(&wave), err) == SW_OK)
+    if (m->obj.be->upload(m->obj.be, wave.data, waveforms, sw_tensor_nbytes(&wave), err) == SW_OK)
         forward(m, &wave, out, err);
     sw_tensor_free(&wave);
     return err->code;
@@ -175,7 +175,7 @@ static void window_affine(const sw_segmentation *m, const float *w, int64_t n, d
 static sw_status span_conv(sw_segmentation *m, const float *span, int64_t span_samples,
                            sw_tensor *whole, sw_error *err)
 {
-    sw_backend *be = m->be;
+    sw_backend *be = m->obj.be;
     sw_tensor wave = {0};
     int64_t t_span = sw_window_frames(span_samples, SEG_SINC_TAPS, SEG_SINC_STRIDE);
     if (fresh(be, &wave, 1, span_samples, 1, err) == SW_OK &&
@@ -188,19 +188,19 @@ static sw_status span_conv(sw_segmentation *m, const float *span, int64_t span_s
 
 /* y [B, pooled frames, 80]: window i's stretch of `whole` (from frame
  * first[i]) times scale[i] plus shifts[i], its magnitude, max-pooled by 3.
- * On the CPU one pass (cpu_span_pool.h), the stretches never written out;
- * elsewhere the table's ops on a copy of every stretch. */
+ * One pass where the backend has span_abs_pool (the CPU), the stretches
+ * never written out; elsewhere the table's ops on a copy of every stretch. */
 static sw_status pooled_windows(sw_segmentation *m, const sw_tensor *whole, const int64_t *first,
                                 const float *scale, const float *shifts, int batch, int64_t t_conv,
                                 sw_tensor *y, sw_error *err)
 {
-    sw_backend *be = m->be;
+    sw_backend *be = m->obj.be;
     int64_t t_span = whole->shape[1], t_pool = sw_window_frames(t_conv, SEG_POOL, SEG_POOL);
     if (fresh(be, y, batch, t_pool, SEG_SINC_FILTERS, err) != SW_OK)
         return err->code;
-    if (be->kind == SW_DEVICE_CPU) {
+    if (sw_supports(be, SW_CAP_SPAN_ABS_POOL, 0, 0)) {
         sw_tensor rows = sw_tensor_slice(whole, 0, 2, t_span, SEG_SINC_FILTERS, 0);
-        return sw_cpu_span_abs_pool(&rows, first, scale, shifts, SEG_POOL, y, err);
+        return sw_span_abs_pool(&rows, first, scale, shifts, SEG_POOL, y, err);
     }
     sw_tensor sh = {0}, conv = {0};
     if (fresh(be, &sh, batch, SEG_SINC_FILTERS, 1, err) == SW_OK &&

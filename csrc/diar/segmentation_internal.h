@@ -3,6 +3,7 @@
 #ifndef SW_SEGMENTATION_INTERNAL_H
 #define SW_SEGMENTATION_INTERNAL_H
 
+#include "model_object.h"
 #include "ops.h"
 #include "segmentation.h"
 
@@ -22,8 +23,7 @@
 #define SEG_LEAKY_SLOPE 0.01f
 
 struct sw_segmentation {
-    sw_backend *be;
-    int backend_lost;
+    sw_model_object obj; /* first: model_object.h */
     sw_tensor wav_norm_w, wav_norm_b;
     sw_tensor conv_w[3], conv_b[3]; /* conv_b[0] stays empty: the sinc filters have no bias */
     sw_tensor norm_w[3], norm_b[3];

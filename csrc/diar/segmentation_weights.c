@@ -16,13 +16,12 @@ static sw_status load(sw_weight_source *ws, sw_tensor *dst, const char *name, in
 
 static void free_tensor(const sw_segmentation *m, sw_tensor *t)
 {
-    sw_weight_free(t, m->backend_lost);
+    sw_model_object_free_weight(&m->obj, t);
 }
 
-void sw_segmentation_destroy(sw_segmentation *m)
+static void free_weights(sw_model_object *o)
 {
-    if (!m)
-        return;
+    sw_segmentation *m = (sw_segmentation *)o;
     sw_tensor *all[] = {&m->wav_norm_w, &m->wav_norm_b, &m->cls_w, &m->cls_b};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         free_tensor(m, all[i]);
@@ -41,19 +40,11 @@ void sw_segmentation_destroy(sw_segmentation *m)
         free_tensor(m, &m->lin_w[i]);
         free_tensor(m, &m->lin_b[i]);
     }
-    free(m);
 }
 
-void sw_segmentation_backend_lost(sw_segmentation *m)
-{
-    if (m)
-        m->backend_lost = 1;
-}
+static const sw_model_kind kind = {"segmentation", "sw_segmentation_create", free_weights};
 
-sw_backend *sw_segmentation_backend(const sw_segmentation *m)
-{
-    return m->be;
-}
+SW_MODEL_OBJECT_FUNCTIONS(sw_segmentation, sw_segmentation)
 
 /* What sw_segmentation_run_span computes on the host: the waveform norm's
  * gamma and beta, and the sum of each sinc filter's taps. */
@@ -62,10 +53,10 @@ static sw_status host_copies(sw_segmentation *m, sw_error *err)
     float pair[2], *w = malloc(SEG_SINC_FILTERS * SEG_SINC_TAPS * sizeof *w);
     if (!w)
         return sw_fail(err, SW_ERR_NOMEM, "segmentation: out of host memory");
-    if (m->be->download(m->be, pair, m->wav_norm_w.data, sizeof(float), err) == SW_OK &&
-        m->be->download(m->be, pair + 1, m->wav_norm_b.data, sizeof(float), err) == SW_OK &&
-        m->be->download(m->be, w, m->conv_w[0].data, sw_tensor_nbytes(&m->conv_w[0]), err) ==
-            SW_OK) {
+    if (m->obj.be->download(m->obj.be, pair, m->wav_norm_w.data, sizeof(float), err) == SW_OK &&
+        m->obj.be->download(m->obj.be, pair + 1, m->wav_norm_b.data, sizeof(float), err) == SW_OK &&
+        m->obj.be->download(m->obj.be, w, m->conv_w[0].data, sw_tensor_nbytes(&m->conv_w[0]),
+                            err) == SW_OK) {
         m->wav_gamma = pair[0];
         m->wav_beta = pair[1];
         for (int c = 0; c < SEG_SINC_FILTERS; c++) {
@@ -83,12 +74,9 @@ sw_status sw_segmentation_create(sw_backend *be, const sw_named_tensor *tensors,
                                  sw_segmentation **out, sw_error *err)
 {
     *out = NULL;
-    if (!be || (!tensors && n_tensors > 0) || n_tensors < 0)
-        return sw_fail(err, SW_ERR_ARG, "sw_segmentation_create: backend and tensors needed");
-    sw_segmentation *m = calloc(1, sizeof *m);
+    sw_segmentation *m = sw_model_object_new(sizeof *m, &kind, be, tensors, n_tensors, err);
     if (!m)
-        return sw_fail(err, SW_ERR_NOMEM, "segmentation: out of host memory");
-    m->be = be;
+        return err->code;
     sw_weight_source ld =
         sw_weight_source_make(be, tensors, n_tensors, "segmentation weights", err);
     const int64_t h = SEG_LSTM_HIDDEN, ch = SEG_CONV_CHANNELS;

@@ -31,6 +31,32 @@ typedef struct sw_device_info {
 
 typedef struct sw_backend sw_backend;
 
+/* What a model may ask a backend (the `supports` entry) before it takes a
+ * path that not every backend has; the model never asks which backend it
+ * has (ggml's supports_op is the pattern). a and b are the sizes the answer
+ * depends on, as each says; 0 where none. */
+typedef enum sw_capability {
+    /* Tensors are host memory: a tensor may point at an array the caller
+     * holds (borrowed weights), and a loader may write into one directly. */
+    SW_CAP_HOST_MEMORY = 1,
+    /* Weights of every op may be f16 or bf16: matmul's b, conv1d's w and
+     * gather_rows' table (every backend takes a transposed product's f16 or
+     * bf16 b and an f16 table of rows). */
+    SW_CAP_HALF_WEIGHTS = 2,
+    /* attention takes k, v head-major, [B_kv, H, T_kv, d_head]. */
+    SW_CAP_HEAD_MAJOR_KV = 3,
+    /* The fused entries of ABI 6 below, each answered for its shapes. */
+    SW_CAP_GATHER_LINEAR = 4,  /* b = C_out */
+    SW_CAP_CONV3X3 = 5,        /* a = C_in, b = C_out */
+    SW_CAP_CONV3X3_SINGLE = 6, /* b = C_out */
+    SW_CAP_AFFINE_RELU_ROWS = 7,
+    SW_CAP_SPAN_ABS_POOL = 8
+} sw_capability;
+
+/* How a linear layer's weight lies once the backend has prepared it
+ * (prepare_linear): as loaded, [out, in], or transposed, [in, out]. */
+typedef enum sw_weight_layout { SW_LAYOUT_OUT_IN = 0, SW_LAYOUT_IN_OUT = 1 } sw_weight_layout;
+
 /* Multi-head scaled dot-product attention, see the `attention` op. */
 typedef struct sw_attention_params {
     int n_heads;
@@ -140,7 +166,7 @@ struct sw_backend {
 
     /* ABI 4: int8 weights (compute_type "int8"). c[m, n] = qa . w^T / (sa * w_scale)
      * + beta * c, where qa, sa quantize the rows of a[m, k] (f32) as
-     * runtime/q8_gemm.h says; w [n, k] int8 with w_scale [n] f32 and w_sum [n]
+     * runtime/q8_quantize.h says; w [n, k] int8 with w_scale [n] f32 and w_sum [n]
      * int32 (the sums of w's rows). The int32 sums are exact. */
     sw_status (*matmul_q8)(sw_backend *be, const sw_tensor *a, const sw_tensor *w,
                            const sw_tensor *w_scale, const sw_tensor *w_sum, sw_tensor *c,
@@ -166,6 +192,70 @@ struct sw_backend {
      * double), or by eps where the norm is smaller. May run in place. */
     sw_status (*l2_normalize)(sw_backend *be, const sw_tensor *a, float eps, sw_tensor *out,
                               sw_error *err);
+
+    /* ABI 6: what a backend may do beyond the ops above, and the layouts it
+     * wants its weights in. A backend that declines an entry leaves it NULL
+     * and answers 0 for its capability; the model then composes the ops
+     * above (optional_ops.h wraps these for model code). */
+
+    /* 1 when the backend can do `cap` for sizes a, b (see sw_capability). */
+    int (*supports)(sw_backend *be, sw_capability cap, int64_t a, int64_t b);
+    /* A linear layer's weight w [out, in] (float32) in the layout the
+     * backend's gather_linear reads fastest: w may be replaced (the old one
+     * freed) and *layout says how it lies. */
+    sw_status (*prepare_linear)(sw_backend *be, sw_tensor *w, sw_weight_layout *layout,
+                                sw_error *err);
+    /* The int8 form of a [rows, cols] host matrix (f32, f16 or bf16) that
+     * matmul_q8 reads: w [rows, cols] int8 (or the backend's packed form of
+     * it), scale [rows] f32, sum [rows] int32, allocated here, quantized as
+     * runtime/q8_quantize.h says. NULL: the core quantizes on the host and
+     * uploads row-major int8. */
+    sw_status (*prepare_q8)(sw_backend *be, const void *src, sw_dtype dtype, int64_t rows,
+                            int64_t cols, sw_tensor *w, sw_tensor *scale, sw_tensor *sum,
+                            sw_error *err);
+    /* y [n_out, C_out] = relu?(cols . w^T + bias), row r of cols being x's rows
+     * ids[r * taps .. r * taps + taps - 1] side by side (an id out of range reads
+     * zeros), or x's row r when ids is NULL (taps 1): a convolution as an
+     * im2col and one product, fused. w from prepare_linear ([C_out, taps * C_in]
+     * or, with SW_LAYOUT_IN_OUT, its transpose); bias [C_out] or NULL; `block`:
+     * the most output rows one worker takes at a time. Float32, contiguous. */
+    sw_status (*gather_linear)(sw_backend *be, const sw_tensor *x, const sw_tensor *ids, int taps,
+                               const sw_tensor *w, sw_weight_layout layout, const sw_tensor *bias,
+                               int relu, int64_t block, sw_tensor *y, sw_error *err);
+    /* The transformed weight `conv3x3` reads for a 3x3 convolution of weight
+     * w (w's rows tap-major: [C_out, 9 * C_in] as laid out, or its
+     * transpose), at stride 1 or 2 along the image rows; allocated here. */
+    sw_status (*prepare_conv3x3)(sw_backend *be, const sw_tensor *w, sw_weight_layout layout,
+                                 int stride, sw_tensor *u, sw_error *err);
+    /* y = relu?(conv3x3(x) + bias + add), zero padding 1, stride 1 or 2 along
+     * the rows, for `batch` channels-last images of h rows, image b being
+     * off[b + 1] - off[b] columns wide, its rows of C_in from row h * off[b] of
+     * x ([h * off[batch], C_in]); y and add (NULL or a residual) alike with
+     * (h - 1) / stride + 1 rows per column. u from prepare_conv3x3 at this
+     * stride; bias [C_out] or NULL. Float32, contiguous. */
+    sw_status (*conv3x3)(sw_backend *be, const sw_tensor *x, int64_t h, int batch,
+                         const int64_t *off, const sw_tensor *u, int stride, const sw_tensor *bias,
+                         const sw_tensor *add, int relu, sw_tensor *y, sw_error *err);
+    /* The same at stride 1 for single-channel images (x [h * off[batch], 1])
+     * into C channels: w [9, C] (tap, then channel: a prepared weight of
+     * layout SW_LAYOUT_IN_OUT), bias [C] or NULL. */
+    sw_status (*conv3x3_single)(sw_backend *be, const sw_tensor *x, int64_t h, int batch,
+                                const int64_t *off, const sw_tensor *w, const sw_tensor *bias,
+                                int relu, sw_tensor *y, sw_error *err);
+    /* dst [n, c] = relu(src[r * ld + k] * scale[k] + shift[k]): an affine
+     * (a folded BatchNorm) and a ReLU over the first c of every ld floats of
+     * src, with the bits of mul, add and leaky_relu(0) in turn. */
+    sw_status (*affine_relu_rows)(sw_backend *be, const sw_tensor *src, int64_t ld, int64_t n,
+                                  int64_t c, const sw_tensor *scale, const sw_tensor *shift,
+                                  sw_tensor *dst, sw_error *err);
+    /* y [B, T_out, C], y[b, t, c] = max over k < pool of |span[first[b] + t *
+     * pool + k, c] * scale[b] + shift[b * C + c]|: windows of one span scaled,
+     * shifted, made magnitudes and max-pooled in one pass, with the bits of
+     * scale, add, absolute and max_pool1d(pool, pool) in turn. first, scale and
+     * shift are host arrays (B, B and B * C). */
+    sw_status (*span_abs_pool)(sw_backend *be, const sw_tensor *span, const int64_t *first,
+                               const float *scale, const float *shift, int pool, sw_tensor *y,
+                               sw_error *err);
 
     /* Frees every byte the backend holds and the backend itself. */
     void (*destroy)(sw_backend *b);

@@ -1,16 +1,5 @@
 #include "ops.h"
 
-int64_t sw_row_len(const sw_tensor *t)
-{
-    return t->ndim == 0 ? 1 : t->shape[t->ndim - 1];
-}
-
-int64_t sw_rows(const sw_tensor *t)
-{
-    int64_t len = sw_row_len(t);
-    return len == 0 ? 0 : sw_tensor_numel(t) / len;
-}
-
 static sw_status same_backend(const char *op, const sw_tensor *a, const sw_tensor *b, sw_error *err)
 {
     if (!a->backend || !b->backend)
@@ -331,11 +320,6 @@ sw_status sw_attention(const sw_tensor *q, const sw_tensor *k, const sw_tensor *
 }
 
 /* ---- ABI 3: SincNet and LSTM ops ---- */
-
-int64_t sw_window_frames(int64_t t_in, int64_t kernel, int64_t stride)
-{
-    return t_in < kernel || stride < 1 ? 0 : (t_in - kernel) / stride + 1;
-}
 
 sw_status sw_leaky_relu(const sw_tensor *a, float alpha, sw_tensor *out, sw_error *err)
 {

@@ -50,13 +50,6 @@ sw_status sw_stats_pool(const sw_tensor *x, const sw_tensor *w, double eps, sw_t
 sw_status sw_magnitude(const sw_tensor *a, sw_tensor *out, sw_error *err);
 sw_status sw_l2_normalize(const sw_tensor *a, float eps, sw_tensor *out, sw_error *err);
 
-/* Frames out of a time-major conv1d or max_pool1d window (0 when too short). */
-int64_t sw_window_frames(int64_t t_in, int64_t kernel, int64_t stride);
-
-/* Rows and row length when a tensor is seen as a matrix over its last dim. */
-int64_t sw_rows(const sw_tensor *t);
-int64_t sw_row_len(const sw_tensor *t);
-
 #ifdef __cplusplus
 }
 #endif

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_cpu.h"
+#include "cpu/backend_cpu.h"
 #include "elementwise_math.h"
 #include "ops.h"
-#include "q8_gemm.h"
+#include "q8_quantize.h"
 
 #define MAX_TENSORS 80
 

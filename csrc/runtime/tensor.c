@@ -121,3 +121,19 @@ int sw_tensor_same_shape(const sw_tensor *a, const sw_tensor *b)
             return 0;
     return 1;
 }
+
+int64_t sw_row_len(const sw_tensor *t)
+{
+    return t->ndim == 0 ? 1 : t->shape[t->ndim - 1];
+}
+
+int64_t sw_rows(const sw_tensor *t)
+{
+    int64_t len = sw_row_len(t);
+    return len == 0 ? 0 : sw_tensor_numel(t) / len;
+}
+
+int64_t sw_window_frames(int64_t t_in, int64_t kernel, int64_t stride)
+{
+    return t_in < kernel || stride < 1 ? 0 : (t_in - kernel) / stride + 1;
+}

@@ -61,6 +61,13 @@ sw_tensor sw_tensor_view(sw_dtype dtype, int ndim, const int64_t *shape, void *d
 /* 1 when both have the same dtype and shape. */
 int sw_tensor_same_shape(const sw_tensor *a, const sw_tensor *b);
 
+/* Frames out of a time-major conv1d or max_pool1d window (0 when too short). */
+int64_t sw_window_frames(int64_t t_in, int64_t kernel, int64_t stride);
+
+/* Rows and row length when a tensor is seen as a matrix over its last dim. */
+int64_t sw_rows(const sw_tensor *t);
+int64_t sw_row_len(const sw_tensor *t);
+
 #ifdef __cplusplus
 }
 #endif

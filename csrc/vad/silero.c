@@ -6,6 +6,7 @@
  * The exported network drops the first of each window's five STFT frames, so
  * the samples only that frame reads (the first 128) are never uploaded, nor
  * the last 64, which no frame reads. */
+#include "model_object.h"
 #include "silero.h"
 
 #include <math.h>
@@ -31,49 +32,36 @@ static const int conv_out[SILERO_CONVS] = {128, 64, 64, SILERO_HIDDEN};
 static const int conv_stride[SILERO_CONVS] = {1, 2, 2, 1};
 
 struct sw_silero {
-    sw_backend *be;
-    int backend_lost;
-    sw_tensor basis; /* [258, 1, 256] */
+    sw_model_object obj; /* first: model_object.h */
+    sw_tensor basis;     /* [258, 1, 256] */
     sw_tensor conv_w[SILERO_CONVS], conv_b[SILERO_CONVS];
     sw_tensor w_ih, w_hh, bias;
     sw_tensor dec_w, dec_b; /* [1, 128], [1] */
 };
 
-void sw_silero_destroy(sw_silero *m)
+static void free_weights(sw_model_object *o)
 {
-    if (!m)
-        return;
+    sw_silero *m = (sw_silero *)o;
     sw_tensor *all[] = {&m->basis, &m->w_ih, &m->w_hh, &m->bias, &m->dec_w, &m->dec_b};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        sw_weight_free(all[i], m->backend_lost);
+        sw_model_object_free_weight(&m->obj, all[i]);
     for (int i = 0; i < SILERO_CONVS; i++) {
-        sw_weight_free(&m->conv_w[i], m->backend_lost);
-        sw_weight_free(&m->conv_b[i], m->backend_lost);
+        sw_model_object_free_weight(&m->obj, &m->conv_w[i]);
+        sw_model_object_free_weight(&m->obj, &m->conv_b[i]);
     }
-    free(m);
 }
 
-void sw_silero_backend_lost(sw_silero *m)
-{
-    if (m)
-        m->backend_lost = 1;
-}
+static const sw_model_kind kind = {"Silero VAD", "sw_silero_create", free_weights};
 
-sw_backend *sw_silero_backend(const sw_silero *m)
-{
-    return m->be;
-}
+SW_MODEL_OBJECT_FUNCTIONS(sw_silero, sw_silero)
 
 sw_status sw_silero_create(sw_backend *be, const sw_named_tensor *tensors, int n_tensors,
                            sw_silero **out, sw_error *err)
 {
     *out = NULL;
-    if (!be || (!tensors && n_tensors > 0) || n_tensors < 0)
-        return sw_fail(err, SW_ERR_ARG, "sw_silero_create: backend and tensors needed");
-    sw_silero *m = calloc(1, sizeof *m);
+    sw_silero *m = sw_model_object_new(sizeof *m, &kind, be, tensors, n_tensors, err);
     if (!m)
-        return sw_fail(err, SW_ERR_NOMEM, "Silero VAD: out of host memory");
-    m->be = be;
+        return err->code;
     sw_weight_source ws = sw_weight_source_make(be, tensors, n_tensors, "Silero VAD weights", err);
     sw_weights_load(&ws, &m->basis, "encoder.feature_extractor.forward_basis_buffer",
                     sw_shape3(2 * SILERO_BINS, 1, SILERO_TAPS));
@@ -130,7 +118,7 @@ static void windows(const float *audio, int64_t first, int64_t n, float *out)
 static sw_status encode(sw_silero *m, const float *host_windows, int64_t n, sw_tensor *feat,
                         sw_error *err)
 {
-    sw_backend *be = m->be;
+    sw_backend *be = m->obj.be;
     const int64_t kept = SILERO_FRAMES - 1;
     sw_tensor x = {0}, spec = {0}, mag = {0}, a = {0}, b = {0};
     int64_t x_shape[3] = {n, SILERO_READ, 1}, spec_shape[3] = {n, kept, 2 * SILERO_BINS};
@@ -178,8 +166,8 @@ sw_status sw_silero_run(sw_silero *m, const float *audio, int64_t n_samples, int
 {
     if (!m || (!audio && n_samples) || (!probs && n_samples) || batch < 1)
         return sw_fail(err, SW_ERR_ARG, "Silero VAD: model, audio and probs needed");
-    if (m->backend_lost)
-        return sw_fail(err, SW_ERR_DEVICE, "Silero VAD: the backend was closed");
+    if (sw_model_object_usable(&m->obj, err) != SW_OK)
+        return err->code;
     if (n_samples < 0 || n_samples % SW_SILERO_WINDOW)
         return sw_fail(err, SW_ERR_ARG, "Silero VAD: %lld samples, not a multiple of %d",
                        (long long)n_samples, SW_SILERO_WINDOW);
@@ -188,7 +176,7 @@ sw_status sw_silero_run(sw_silero *m, const float *audio, int64_t n_samples, int
         return SW_OK;
     if ((int64_t)batch * SILERO_FRAMES * 2 * SILERO_BINS * 4 > INT32_MAX)
         return sw_fail(err, SW_ERR_ARG, "Silero VAD: a batch of %d windows is too large", batch);
-    sw_backend *be = m->be;
+    sw_backend *be = m->obj.be;
     int64_t f_shape[3] = {1, n, SILERO_HIDDEN};
     sw_tensor feat = {0}, h = {0}, logits = {0};
     float *host = malloc((size_t)(batch < n ? batch : n) * SILERO_READ * sizeof *host);

@@ -65,7 +65,7 @@ sw_status sw_whisper_align(sw_whisper *m, const sw_whisper_audio *audio, const i
         sw_fail(err, SW_ERR_NOMEM, "whisper align: out of host memory");
         goto done;
     }
-    if (sw_tensor_new(m->be, SW_F32, 3, att_shape, &att, err) ||
+    if (sw_tensor_new(m->obj.be, SW_F32, 3, att_shape, &att, err) ||
         sw_whisper_state_new(m, audio, 1, &st, err))
         goto done;
     sw_whisper_state_capture_cross_attention(st, 1);
@@ -81,7 +81,7 @@ sw_status sw_whisper_align(sw_whisper *m, const sw_whisper_audio *audio, const i
         if (k < n_text)
             text_probs[k] = text_prob(logits, eot, text[k]);
     }
-    m->be->download(m->be, attention, att.data, sw_tensor_nbytes(&att), err);
+    m->obj.be->download(m->obj.be, attention, att.data, sw_tensor_nbytes(&att), err);
 done:
     sw_whisper_state_free(st);
     sw_tensor_free(&att);

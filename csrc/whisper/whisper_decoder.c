@@ -44,8 +44,8 @@ sw_status sw_whisper_state_new(sw_whisper *m, const sw_whisper_audio *au, int n_
     st->n_seq = n_seq;
     int64_t shape[3] = {n_seq, m->dims.n_text_ctx, m->dims.n_text_state};
     for (int i = 0; i < layers; i++)
-        if (sw_tensor_new(m->be, SW_F32, 3, shape, &st->k[i], err) ||
-            sw_tensor_new(m->be, SW_F32, 3, shape, &st->v[i], err)) {
+        if (sw_tensor_new(m->obj.be, SW_F32, 3, shape, &st->k[i], err) ||
+            sw_tensor_new(m->obj.be, SW_F32, 3, shape, &st->v[i], err)) {
             sw_whisper_state_free(st);
             return err->code;
         }
@@ -181,7 +181,7 @@ static sw_status run_decoder(sw_whisper_state *st, const decode_ids *ids, int n_
         sw_wh_free(m, &st->cross_probs[i]);
         if (st->capture) {
             int64_t p_shape[4] = {n_seq, heads, n_tok, dm->n_audio_ctx};
-            if (sw_tensor_new(m->be, SW_F32, 4, p_shape, &st->cross_probs[i], err))
+            if (sw_tensor_new(m->obj.be, SW_F32, 4, p_shape, &st->cross_probs[i], err))
                 return err->code;
             probs = &st->cross_probs[i];
         }
@@ -202,7 +202,7 @@ static sw_status run_decoder(sw_whisper_state *st, const decode_ids *ids, int n_
     if (!logits || sw_gather_rows(x, last, &hl, err) ||
         sw_layernorm(&hl, &m->dec_ln_w, &m->dec_ln_b, 1e-5f, &ql, err) ||
         sw_wh_linear(&ql, &out, NULL, logits, 0, err) ||
-        m->be->download(m->be, logits_out, logits->data, sw_tensor_nbytes(logits), err))
+        m->obj.be->download(m->obj.be, logits_out, logits->data, sw_tensor_nbytes(logits), err))
         return err->code;
     return SW_OK;
 }
@@ -221,7 +221,7 @@ sw_status sw_whisper_decode(sw_whisper_state *st, const int32_t *tokens, int n_s
                        "text context",
                        n_tokens, st->length, st->model->dims.n_text_ctx);
     decode_ids ids = {NULL, NULL, NULL, NULL};
-    sw_wh_scratch s = {st->model->be, {{0}}, 0};
+    sw_wh_scratch s = {st->model->obj.be, {{0}}, 0};
     if (make_ids(st, tokens, n_seq, n_tokens, &ids, err) == SW_OK &&
         run_decoder(st, &ids, n_seq, n_tokens, logits_out, &s, err) == SW_OK)
         st->length += n_tokens;
@@ -251,7 +251,7 @@ static sw_status copy_rows(sw_whisper_state *dst, const sw_whisper_state *src, c
     int64_t len = src->length, ctx = m->dims.n_text_ctx, d = m->dims.n_text_state;
     size_t count = (size_t)n * (size_t)len;
     int32_t *from = malloc(count * sizeof(int32_t)), *to = malloc(count * sizeof(int32_t));
-    sw_wh_scratch s = {m->be, {{0}}, 0};
+    sw_wh_scratch s = {m->obj.be, {{0}}, 0};
     if (!from || !to) {
         sw_fail(err, SW_ERR_NOMEM, "whisper state copy: out of host memory");
     } else {

@@ -52,7 +52,7 @@ static sw_status run_encoder(sw_whisper *m, const float *mel, int batch, sw_whis
                              sw_wh_scratch *s, sw_error *err)
 {
     const sw_whisper_dims *dm = &m->dims;
-    sw_backend *be = m->be;
+    sw_backend *be = m->obj.be;
     int64_t B = batch, frames = 2 * (int64_t)dm->n_audio_ctx, T = dm->n_audio_ctx;
     int64_t d = dm->n_audio_state;
 
@@ -96,11 +96,13 @@ static sw_status run_encoder(sw_whisper *m, const float *mel, int batch, sw_whis
 
     sw_tensor f2 = sw_wh_view2(&au->features, B * T, d);
     int64_t text_d = dm->n_text_state, heads = dm->n_text_head, dh = text_d / heads;
-    /* On the CPU the keys and values are kept head by head, [B, H, T, d_head]:
+    /* Where attention takes them (the CPU), the keys and values are kept
+     * head by head, [B, H, T, d_head]:
      * a decoding step reads each head's 1500 rows as one run of 384 KB where
      * the [B, T, H * d_head] form gave it 256 bytes in every 1536, a stride
      * that two cores read at half memory's speed. The same sums, the same bits. */
-    int head_major = be->kind == SW_DEVICE_CPU && text_d == d; /* q, k: [B, T, d] scratch */
+    int head_major = /* q, k: [B, T, d] scratch */
+        text_d == d && sw_supports(be, SW_CAP_HEAD_MAJOR_KV, 0, 0);
     int64_t kv_shape[4] = {B, T, text_d, 0}, hm_shape[4] = {B, heads, T, dh};
     sw_tensor *ids = head_major ? heads_first_ids(s, B, T, heads, err) : NULL;
     if (head_major && !ids)
@@ -153,7 +155,7 @@ sw_status sw_whisper_encode(sw_whisper *m, const float *mel, int batch, sw_whisp
     }
     au->model = m;
     au->batch = batch;
-    sw_wh_scratch s = {m->be, {{0}}, 0};
+    sw_wh_scratch s = {m->obj.be, {{0}}, 0};
     run_encoder(m, mel, batch, au, &s, err);
     sw_wh_scratch_free(&s);
     if (err->code != SW_OK) {
@@ -228,7 +230,7 @@ sw_status sw_wh_audio_swap(const sw_whisper_audio *au, int a, int b, sw_error *e
     int64_t t = m->dims.n_audio_ctx, d = m->dims.n_text_state;
     int32_t *from = malloc((size_t)(2 * t) * sizeof *from);
     int32_t *to = malloc((size_t)(2 * t) * sizeof *to);
-    sw_wh_scratch s = {m->be, {{0}}, 0};
+    sw_wh_scratch s = {m->obj.be, {{0}}, 0};
     if (!from || !to) {
         sw_fail(err, SW_ERR_NOMEM, "whisper audio: out of host memory");
     } else {

@@ -3,7 +3,9 @@
 #ifndef SW_WHISPER_INTERNAL_H
 #define SW_WHISPER_INTERNAL_H
 
+#include "model_object.h"
 #include "ops.h"
+#include "optional_ops.h"
 #include "whisper_model.h"
 
 /* A linear layer's weight [out, in]: float32 in `w`, or (compute int8) int8
@@ -29,9 +31,8 @@ typedef struct sw_wh_block {
 } sw_wh_block;
 
 struct sw_whisper {
-    sw_backend *be;
+    sw_model_object obj; /* first: model_object.h */
     sw_whisper_dims dims;
-    int backend_lost;
     sw_tensor conv1_w, conv1_b, conv2_w, conv2_b, enc_pos, enc_ln_w, enc_ln_b;
     sw_tensor tok_emb, dec_pos, dec_ln_w, dec_ln_b;
     sw_wh_weight tok_out; /* compute int8: the output layer's int8 copy of tok_emb */

@@ -9,7 +9,7 @@ void sw_wh_free(const sw_whisper *m, sw_tensor *t)
         memset(t, 0, sizeof *t); /* the caller's bytes */
         return;
     }
-    sw_weight_free(t, m->backend_lost);
+    sw_model_object_free_weight(&m->obj, t);
 }
 
 sw_tensor sw_wh_view2(const sw_tensor *t, int64_t d0, int64_t d1)

@@ -7,40 +7,6 @@
 
 #include "whisper_search.h"
 
-/* ---- the generator ---- */
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-void sw_rng_seed(sw_rng *rng, uint64_t seed)
-{
-    for (int i = 0; i < 4; i++)
-        rng->s[i] = splitmix64(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-double sw_rng_uniform(sw_rng *rng)
-{
-    uint64_t *s = rng->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return (double)(result >> 11) * 0x1.0p-53;
-}
-
 /* ---- top-k: libstdc++'s heap select and sort heap, step for step ---- */
 
 /* __adjust_heap followed by __push_heap, comp(a, b) = v[a] > v[b]: the

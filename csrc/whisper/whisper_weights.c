@@ -2,17 +2,11 @@
  * (named_tensors.h): every tensor is looked up by its state-dict name, its
  * shape checked against the dims, and copied to the backend as float32; with compute int8 the
  * linear layers' weights are quantized per row on the host first and go up as int8. */
-#include <limits.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_cpu.h"
-#include "q8_gemm.h"
-#include "q8_packed.h"
 #include "whisper_internal.h"
-#include "widen.h"
 
 typedef struct loader {
     sw_weight_source src;
@@ -72,103 +66,13 @@ static sw_status load_matrix(loader *ld, sw_tensor *dst, int ndim, int64_t d0, i
     return src ? upload_as(ld, src, dst, ld->matrix) : ld->err->code;
 }
 
-/* One range of rows: widened one row at a time (the host holds a float32
- * row per worker, never a float32 copy), quantized, summed. With `packed`
- * the range counts blocks of 16 rows, quantized into a block buffer and
- * written in the CPU's packed layout (q8_packed.h). */
-typedef struct q8_rows {
-    const unsigned char *src;
-    sw_dtype dtype;
-    int64_t rows, cols;
-    int8_t *q;
-    float *scale;
-    int32_t *sums;
-    int packed;
-    atomic_int failed; /* a worker could not get its buffers */
-} q8_rows;
-
-static void quantize_rows(q8_rows *j, float *row, size_t r0, size_t r1, int8_t *q)
-{
-    size_t row_bytes = (size_t)j->cols * sw_dtype_size(j->dtype);
-    for (size_t r = r0; r < r1; r++) {
-        sw_widen_to_f32(j->src + r * row_bytes, j->dtype, row, (size_t)j->cols);
-        sw_q8_quantize_rows(row, 1, (int)j->cols, (int)j->cols, q + (r - r0) * (size_t)j->cols,
-                            j->scale + r);
-    }
-    sw_q8_row_sums(q, (int)(r1 - r0), (int)j->cols, j->sums + r0);
-}
-
-static void quantize_range(void *ctx, size_t begin, size_t end)
-{
-    q8_rows *j = ctx;
-    size_t cols = (size_t)j->cols;
-    float *row = malloc(cols * sizeof *row);
-    int8_t *block = j->packed ? malloc(16 * cols) : NULL;
-    if (!row || (j->packed && !block)) {
-        atomic_store(&j->failed, 1);
-    } else if (!j->packed) {
-        quantize_rows(j, row, begin, end, j->q + begin * cols);
-    } else {
-        for (size_t b = begin; b < end; b++) {
-            size_t r0 = 16 * b, r1 = r0 + 16 < (size_t)j->rows ? r0 + 16 : (size_t)j->rows;
-            quantize_rows(j, row, r0, r1, block);
-            /* one block of this weight, or its last rows as they are */
-            sw_q8_pack_blocks(block, (int)(r1 - r0), (int)cols, 0, 1, j->q + r0 * cols);
-        }
-    }
-    free(row);
-    free(block);
-}
-
-/* int8 rows, scales and row sums of a [rows, cols] weight, on the CPU
- * backend's workers: for large-v3 this writes 1.5 GB of fresh pages, and
- * the kernel hands them out faster to two threads than to one. */
+/* int8 rows, scales and row sums of a [rows, cols] weight, in the layout
+ * the backend's matmul_q8 reads (on the CPU quantized straight into its
+ * packed blocks, on its workers; elsewhere quantized on the host, uploaded). */
 static sw_status upload_q8(loader *ld, const sw_named_tensor *src, sw_wh_weight *dst)
 {
-    sw_backend *be = ld->src.be;
-    int64_t rows = src->shape[0], cols = src->shape[1], n = rows;
-    /* host memory: quantized straight into the backend's buffers (a staging
-     * copy was a second round of fresh pages), in the CPU kernels' packed
-     * layout where it fits; a device gets row-major rows, staged */
-    int staged = be->kind != SW_DEVICE_CPU;
-    int packed =
-        !staged && rows <= INT_MAX && cols <= INT_MAX && sw_q8_packable((int)rows, (int)cols);
-    if (sw_tensor_new(be, packed ? SW_I8_PACKED : SW_I8, 2, src->shape, &dst->w, ld->err) !=
-            SW_OK ||
-        sw_tensor_new(be, SW_F32, 1, &n, &dst->scale, ld->err) != SW_OK ||
-        sw_tensor_new(be, SW_I32, 1, &n, &dst->sum, ld->err) != SW_OK)
-        return ld->err->code;
-    q8_rows j = {.src = src->data,
-                 .dtype = src->dtype,
-                 .rows = rows,
-                 .cols = cols,
-                 .q = staged ? malloc((size_t)(rows * cols)) : dst->w.data,
-                 .scale = staged ? malloc((size_t)rows * sizeof(float)) : dst->scale.data,
-                 .sums = staged ? malloc((size_t)rows * sizeof(int32_t)) : dst->sum.data,
-                 .packed = packed,
-                 .failed = 0};
-    if (j.q && j.scale && j.sums) {
-        size_t min_rows = cols > 0 && cols < 65536 ? (size_t)(65536 / cols) : 1;
-        if (packed)
-            sw_cpu_backend_parallel_for(be, (size_t)(rows + 15) / 16, (min_rows + 15) / 16,
-                                        quantize_range, &j);
-        else
-            sw_cpu_backend_parallel_for(be, (size_t)rows, min_rows, quantize_range, &j);
-    }
-    if (!j.q || !j.scale || !j.sums || atomic_load(&j.failed))
-        sw_fail(ld->err, SW_ERR_NOMEM, "whisper weights: out of host memory quantizing '%s'",
-                src->name);
-    if (staged && ld->err->code == SW_OK &&
-        be->upload(be, dst->w.data, j.q, (size_t)(rows * cols), ld->err) == SW_OK &&
-        be->upload(be, dst->scale.data, j.scale, (size_t)rows * sizeof(float), ld->err) == SW_OK &&
-        be->upload(be, dst->sum.data, j.sums, (size_t)rows * sizeof(int32_t), ld->err) == SW_OK)
-        be->synchronize(be, ld->err); /* host buffers go as soon as the copies are done */
-    if (staged) {
-        free(j.q);
-        free(j.scale);
-        free(j.sums);
-    }
-    return ld->err->code;
+    return sw_prepare_q8(ld->src.be, src->data, src->dtype, src->shape[0], src->shape[1], &dst->w,
+                         &dst->scale, &dst->sum, ld->err);
 }
 
 /* A linear layer's weight [rows, cols]: float32, or int8 with compute int8. */
@@ -257,10 +161,9 @@ static void free_block(const sw_whisper *m, sw_wh_block *b)
     free_attn(m, &b->cross);
 }
 
-void sw_whisper_destroy(sw_whisper *m)
+static void free_weights(sw_model_object *o)
 {
-    if (!m)
-        return;
+    sw_whisper *m = (sw_whisper *)o;
     sw_tensor *all[] = {&m->conv1_w, &m->conv1_b,  &m->conv2_w,  &m->conv2_b,
                         &m->enc_pos, &m->enc_ln_w, &m->enc_ln_b, &m->tok_emb,
                         &m->dec_pos, &m->dec_ln_w, &m->dec_ln_b};
@@ -273,23 +176,15 @@ void sw_whisper_destroy(sw_whisper *m)
         free_block(m, &m->dec[i]);
     free(m->enc);
     free(m->dec);
-    free(m);
 }
 
-void sw_whisper_backend_lost(sw_whisper *m)
-{
-    if (m)
-        m->backend_lost = 1;
-}
+static const sw_model_kind kind = {"whisper", "sw_whisper_create", free_weights};
+
+SW_MODEL_OBJECT_FUNCTIONS(sw_whisper, sw_whisper)
 
 const sw_whisper_dims *sw_whisper_get_dims(const sw_whisper *m)
 {
     return &m->dims;
-}
-
-sw_backend *sw_whisper_backend(const sw_whisper *m)
-{
-    return m->be;
 }
 
 static sw_status check_dims(const sw_whisper_dims *d, sw_error *err)
@@ -329,9 +224,10 @@ static sw_status create(sw_backend *be, const sw_whisper_dims *dims, const sw_na
     /* the CPU's bfloat16: the linear layers' products in bfloat16 (bf16_gemm.h);
      * the convolutions and the token embedding stay float32 there */
     sw_dtype linear = matrix;
-    if (compute == SW_WHISPER_BFLOAT16 && be->kind == SW_DEVICE_CPU)
+    int half_weights = sw_supports(be, SW_CAP_HALF_WEIGHTS, 0, 0);
+    if (compute == SW_WHISPER_BFLOAT16 && !half_weights)
         matrix = SW_F32;
-    if (matrix != SW_F32 && be->kind != SW_DEVICE_CUDA)
+    if (matrix != SW_F32 && !half_weights)
         return sw_fail(err, SW_ERR_ARG,
                        "compute_type %s needs a GPU (the CUDA backend): the %s backend computes "
                        "float32, int8 and bfloat16; use compute_type 'float32' or 'int8' (or "
@@ -342,25 +238,20 @@ static sw_status create(sw_backend *be, const sw_whisper_dims *dims, const sw_na
                        be->name);
     if (check_dims(dims, err) != SW_OK)
         return err->code;
-    sw_whisper *m = calloc(1, sizeof *m);
-    if (m) {
-        m->enc = calloc((size_t)dims->n_audio_layer, sizeof *m->enc);
-        m->dec = calloc((size_t)dims->n_text_layer, sizeof *m->dec);
-    }
-    if (!m || !m->enc || !m->dec) {
-        if (m) {
-            free(m->enc);
-            free(m->dec);
-        }
-        free(m);
+    sw_whisper *m = sw_model_object_new(sizeof *m, &kind, be, tensors, n_tensors, err);
+    if (!m)
+        return err->code;
+    m->enc = calloc((size_t)dims->n_audio_layer, sizeof *m->enc);
+    m->dec = calloc((size_t)dims->n_text_layer, sizeof *m->dec);
+    if (!m->enc || !m->dec) {
+        sw_whisper_destroy(m);
         return sw_fail(err, SW_ERR_NOMEM, "whisper: out of host memory");
     }
-    m->be = be;
     m->dims = *dims;
     m->compute = compute;
     /* the CPU computes float32 from halves as they lie (backend_cpu.c's
      * matmul_half); a GPU gets its own copy */
-    m->borrows_halves = borrow && be->kind == SW_DEVICE_CPU && matrix == SW_F32;
+    m->borrows_halves = borrow && sw_supports(be, SW_CAP_HOST_MEMORY, 0, 0) && matrix == SW_F32;
     loader ld = {sw_weight_source_make(be, tensors, n_tensors, "whisper weights", err),
                  compute,
                  matrix,

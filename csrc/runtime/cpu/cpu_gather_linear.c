@@ -7,7 +7,6 @@
 #include "backend_cpu.h"
 #include "elementwise_math.h"
 #include "narrow_gemm.h"
-#include "ops.h"
 
 typedef struct gl_job {
     const float *x; /* [x_rows, c_in] */

@@ -12,12 +12,12 @@
 #include "elementwise_math.h"
 #include "bf16_gemm.h"
 #include "host_memory.h"
+#include "cpu_optional.h"
 #include "q8_gemm.h"
 #include "q8_packed.h"
 #include "cpu_dispatch.h"
 #include "small_gemm.h"
 #include "widen.h"
-#include "ops.h"
 #include "threads.h"
 
 typedef struct cpu_impl {
@@ -974,6 +974,7 @@ sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err)
     b->stats_pool = cpu_stats_pool;
     b->magnitude = cpu_magnitude;
     b->l2_normalize = cpu_l2_normalize;
+    sw_cpu_optional_fill(b);
     b->destroy = cpu_destroy;
     *out = b;
     return SW_OK;

@@ -10,12 +10,7 @@
 
 #include <stdint.h>
 
-/* q[r, :k] and scale[r] for the m rows of x (row stride ldx floats). */
-void sw_q8_quantize_rows(const float *x, int m, int k, int ldx, int8_t *q, float *scale);
-
-/* Sum of each of the n quantized rows: the VNNI kernel multiplies unsigned
- * bytes (q + 128) and takes 128 * row_sum back off. */
-void sw_q8_row_sums(const int8_t *q, int n, int k, int32_t *sums);
+#include "q8_quantize.h"
 
 /* c[r, j] = dot(qa[r], qw[j]) / (sa[r] * sw[j]) + beta * c[r, j] for r < m,
  * n0 <= j < n1 (qa rows of k bytes, qw rows of k bytes). The integer sum is

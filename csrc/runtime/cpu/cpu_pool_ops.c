@@ -2,8 +2,6 @@
 
 #include <math.h>
 
-#include "ops.h"
-
 /* ---- statistics pooling: one work item per (pool, group) ---- */
 
 #define STATS_BLOCK 64 /* channels summed side by side, in double on the stack */

@@ -7,7 +7,6 @@
 #include "backend_cpu.h"
 #include "cpu_dispatch.h"
 #include "narrow_gemm.h"
-#include "ops.h"
 #include "vec_types.h"
 
 /* Tiles (2x2 outputs each) one thread transforms and multiplies at a time:

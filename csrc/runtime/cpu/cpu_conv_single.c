@@ -4,7 +4,6 @@
 
 #include "backend_cpu.h"
 #include "cpu_dispatch.h"
-#include "ops.h"
 #include "vec_types.h"
 
 typedef struct single_job {

@@ -3,7 +3,6 @@
 #include <math.h>
 
 #include "backend_cpu.h"
-#include "ops.h"
 
 typedef struct span_job {
     const float *span, *scale, *shift;

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "elementwise_math.h"
-#include "ops.h"
 #include "cpu_dispatch.h"
 #include "narrow_gemm.h"
 

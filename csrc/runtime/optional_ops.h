@@ -1,0 +1,42 @@
+/* Model code's door to the backend table's ABI 6 entries (backend.h): what a
+ * backend may do beyond the ops every backend has. A model asks
+ * sw_supports() before it takes such a path and composes the ops of ops.h
+ * otherwise; it never asks which backend it has. */
+#ifndef SW_OPTIONAL_OPS_H
+#define SW_OPTIONAL_OPS_H
+
+#include "backend.h"
+
+/* 1 when be can do `cap` for sizes a, b (backend.h's sw_capability). */
+int sw_supports(sw_backend *be, sw_capability cap, int64_t a, int64_t b);
+
+/* A linear layer's weight [out, in] in the layout be's gather_linear wants;
+ * *layout says how it then lies (SW_LAYOUT_OUT_IN where be keeps it). */
+sw_status sw_prepare_linear(sw_backend *be, sw_tensor *w, sw_weight_layout *layout, sw_error *err);
+
+/* The int8 weight matmul_q8 reads from a host matrix [rows, cols] (f32, f16
+ * or bf16): w, scale, sum allocated on be. Through be's prepare_q8 where it
+ * has one, else quantized here (q8_quantize.h) and uploaded row-major. */
+sw_status sw_prepare_q8(sw_backend *be, const void *src, sw_dtype dtype, int64_t rows, int64_t cols,
+                        sw_tensor *w, sw_tensor *scale, sw_tensor *sum, sw_error *err);
+
+/* The entries of the same names (backend.h); SW_ERR_ARG where be has none,
+ * so a caller that did not ask sw_supports() first hears of it. */
+sw_status sw_gather_linear(const sw_tensor *x, const sw_tensor *ids, int taps, const sw_tensor *w,
+                           sw_weight_layout layout, const sw_tensor *bias, int relu, int64_t block,
+                           sw_tensor *y, sw_error *err);
+sw_status sw_prepare_conv3x3(sw_backend *be, const sw_tensor *w, sw_weight_layout layout,
+                             int stride, sw_tensor *u, sw_error *err);
+sw_status sw_conv3x3(const sw_tensor *x, int64_t h, int batch, const int64_t *off,
+                     const sw_tensor *u, int stride, const sw_tensor *bias, const sw_tensor *add,
+                     int relu, sw_tensor *y, sw_error *err);
+sw_status sw_conv3x3_single(const sw_tensor *x, int64_t h, int batch, const int64_t *off,
+                            const sw_tensor *w, const sw_tensor *bias, int relu, sw_tensor *y,
+                            sw_error *err);
+sw_status sw_affine_relu_rows(const sw_tensor *src, int64_t ld, int64_t n, int64_t c,
+                              const sw_tensor *scale, const sw_tensor *shift, sw_tensor *dst,
+                              sw_error *err);
+sw_status sw_span_abs_pool(const sw_tensor *span, const int64_t *first, const float *scale,
+                           const float *shift, int pool, sw_tensor *y, sw_error *err);
+
+#endif

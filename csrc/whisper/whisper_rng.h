@@ -1,0 +1,17 @@
+/* The generator of random sampling (whisper_sampling.c), seeded per window
+ * (whisper_window.c). */
+#ifndef SW_WHISPER_RNG_H
+#define SW_WHISPER_RNG_H
+
+#include <stdint.h>
+
+/* xoshiro256** (seeded through splitmix64). */
+typedef struct sw_rng {
+    uint64_t s[4];
+} sw_rng;
+
+void sw_rng_seed(sw_rng *rng, uint64_t seed);
+/* uniform in [0, 1), 53 bits */
+double sw_rng_uniform(sw_rng *rng);
+
+#endif
