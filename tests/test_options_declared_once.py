@@ -15,13 +15,15 @@ from pathlib import Path
 import pytest
 
 import saywho
-from saywho import _core
 from saywho.cli_options import add_processing_options, process_kwargs
+from saywho.native import _core
 from saywho.speaker_counts import parse_count, speaker_bounds
 from saywho.whisper import compute_types
 from saywho.whisper.generate import SEARCH_ONLY, GenerateOptions, WhisperSpecialTokens
 from saywho.whisper.options import DEFAULTS, FIELDS, NAMES, TranscribeOptions, flagged
 from saywho.whisper.transcribe import WhisperModel
+
+from .weights import test_model_dir
 
 EXT = Path(__file__).resolve().parents[1] / "python" / "ext"
 
@@ -170,8 +172,6 @@ def test_keywords_and_the_object_transcribe_alike(whisper_models, jfk_wav):
 
 
 def test_pipeline_checks_options_before_reading_audio(tmp_path):
-    from saywho.models.test_weights import test_model_dir
-
     missing = tmp_path / "not_there.wav"
     with saywho.Pipeline(test_model_dir("tiny.en"), device="cpu", log_memory=False) as p:
         with pytest.raises(saywho.OptionError, match="beam_size"):
