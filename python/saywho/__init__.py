@@ -16,6 +16,7 @@ from .native import AudioError, DeviceError, ModelError, OptionError, SaywhoErro
 from .pipeline import Pipeline
 from .result import Result
 from .sample import sample_path
+from .whisper.options import TranscribeOptions
 
 __version__ = _core.__version__
 
@@ -29,6 +30,7 @@ __all__ = [
     "Result",
     "SAMPLE_RATE",
     "SaywhoError",
+    "TranscribeOptions",
     "align_segments",
     "diarize",
     "exclusive_turns",

@@ -14,8 +14,12 @@ from __future__ import annotations
 import argparse
 
 from .models.hub import AUTO
+from .native import OptionError
+from .speaker_counts import parse_count, speaker_bounds
 from .vad import VadOptions
-from .whisper.transcribe import COMPUTE_TYPES
+from .whisper import compute_types
+from .whisper.compute_types import COMPUTE_TYPES
+from .whisper.options import flagged
 from .writers import FORMATS
 
 
@@ -28,6 +32,14 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not at least 1")
     return value
+
+
+def _speaker_count(text: str) -> int:
+    """argparse type of the speaker counts (saywho.speaker_counts' rule)."""
+    try:
+        return parse_count(text, "a speaker count")
+    except OptionError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _known_speaker(text: str) -> tuple[str, str]:
@@ -79,20 +91,62 @@ def add_model_options(p: argparse.ArgumentParser, model_help: str = MODEL_HELP) 
         "--compute-type",
         default="default",
         choices=COMPUTE_TYPES,
-        help="Whisper's linear layers: float32 (default), int8 (auto picks int8) or bfloat16 "
-        "(AMX tiles on Intel Xeons that have them); float16 needs a GPU",
+        help=compute_types.HELP,
     )
+
+
+def _flag_type(f):
+    """argparse type of an option's flag: the text read as the default's kind
+    (a whole number for the int options), then the option's own check."""
+
+    def parse(text: str):
+        value = text
+        if f.type.split(" | ")[0] == "int":
+            try:
+                value = int(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        problem = f.metadata["check"](value) if f.metadata["check"] else None
+        if problem:
+            raise argparse.ArgumentTypeError(f"{f.name} {problem}, not {value!r}")
+        return value
+
+    return parse
+
+
+def add_transcription_flags(p: argparse.ArgumentParser) -> None:
+    """The transcription options that have a flag (saywho.TranscribeOptions
+    declares which, with their defaults and help); the flag's value lands in
+    ``args.<option name>``."""
+    for f in flagged():
+        if f.type == "bool":
+            p.add_argument(
+                f.metadata["flag"],
+                dest=f.name,
+                action=argparse.BooleanOptionalAction,
+                default=f.default,
+                help=f.metadata["help"],
+            )
+        else:
+            p.add_argument(
+                f.metadata["flag"],
+                dest=f.name,
+                type=_flag_type(f),
+                default=f.default,
+                help=f.metadata["help"],
+            )
 
 
 def add_processing_options(p: argparse.ArgumentParser, output_help: str) -> None:
     """Adds the model, device, speaker, decoding and output options to ``p``."""
     add_model_options(p)
-    p.add_argument("--language", help="language code (default: detect)")
     speakers = p.add_mutually_exclusive_group()
-    speakers.add_argument("--num-speakers", type=positive, help="the number of speakers, if known")
+    speakers.add_argument(
+        "--num-speakers", type=_speaker_count, help="the number of speakers, if known"
+    )
     speakers.add_argument("--no-speakers", action="store_true", help="transcribe only")
-    p.add_argument("--min-speakers", type=positive, help="at least this many speakers")
-    p.add_argument("--max-speakers", type=positive, help="at most this many speakers")
+    p.add_argument("--min-speakers", type=_speaker_count, help="at least this many speakers")
+    p.add_argument("--max-speakers", type=_speaker_count, help="at most this many speakers")
     p.add_argument(
         "--diarization",
         metavar="NAME",
@@ -115,19 +169,7 @@ def add_processing_options(p: argparse.ArgumentParser, output_help: str) -> None
         "approximation); default: every chunk, as pyannote",
     )
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0: one per CPU)")
-    p.add_argument(
-        "--batch-size",
-        type=positive,
-        default=None,
-        help="transcribe N speech chunks of up to 30 s at once (faster-whisper's batched mode; "
-        "turns --vad on); default: one 30 s window after the other",
-    )
-    p.add_argument(
-        "--vad",
-        action=argparse.BooleanOptionalAction,
-        default=False,
-        help="transcribe only the speech Silero VAD finds (faster-whisper's vad_filter; default off)",
-    )
+    add_transcription_flags(p)
     p.add_argument(
         "--vad-parameter",
         type=_vad_parameter,
@@ -136,12 +178,6 @@ def add_processing_options(p: argparse.ArgumentParser, output_help: str) -> None
         help="a Silero VAD setting (faster-whisper's vad_parameters: threshold, neg_threshold, "
         "min_speech_duration_ms, max_speech_duration_s, min_silence_duration_ms, "
         "speech_pad_ms); repeatable; turns --vad on",
-    )
-    p.add_argument("--beam-size", type=positive, default=5, help="beam size (1: greedy)")
-    p.add_argument(
-        "--word-timestamps",
-        action="store_true",
-        help="time every word (always on when speakers are found: alignment needs them)",
     )
     p.add_argument("-o", "--output-dir", help=output_help)
     p.add_argument(
@@ -193,8 +229,10 @@ def check_processing_options(args, parser: argparse.ArgumentParser) -> None:
         parser.error("--min-speakers and --max-speakers need speakers (drop --no-speakers)")
     if args.num_speakers and (args.min_speakers or args.max_speakers):
         parser.error("give --num-speakers or --min-speakers/--max-speakers, not both")
-    if args.min_speakers and args.max_speakers and args.min_speakers > args.max_speakers:
-        parser.error("--min-speakers is more than --max-speakers")
+    try:  # the library's rules (saywho.speaker_counts), as usage errors
+        speaker_bounds(args.num_speakers, args.min_speakers, args.max_speakers)
+    except OptionError as e:
+        parser.error(str(e))
     if args.threads < 0:
         parser.error("--threads must be 0 or more")
     if args.diarization and args.no_speakers:
@@ -229,7 +267,7 @@ def process_kwargs(args) -> dict:
         "beam_size": args.beam_size,
         "language": args.language,
         "word_timestamps": args.word_timestamps or not args.no_speakers,
-        "vad": args.vad or args.batch_size is not None or bool(args.vad_parameter),
+        "vad": args.vad_filter or args.batch_size is not None or bool(args.vad_parameter),
         "vad_options": dict(args.vad_parameter) if args.vad_parameter else None,
         "known_speakers": known_speakers(args.speaker),
         "fill_nearest": args.fill_nearest,

@@ -26,6 +26,7 @@ from .process import process
 from .result import Result
 from .runtime_user import RuntimeUser
 from .silence import speech_regions
+from .whisper.options import TranscribeOptions, option_keywords
 from .whisper.transcribe import Segment, TranscriptionInfo, WhisperModel
 
 log = logging.getLogger("saywho")
@@ -166,12 +167,22 @@ class Pipeline(RuntimeUser):
         self._open_runtime()
         return load_audio(source, sample_rate=sample_rate)
 
+    @option_keywords
     def transcribe(
-        self, audio, on_segment=None, **options
+        self,
+        audio,
+        on_segment=None,
+        *,
+        options: TranscribeOptions | None = None,
+        progress=None,
+        **keywords,
     ) -> tuple[list[Segment], TranscriptionInfo]:
         """Whisper transcription with faster-whisper's options and results.
 
-        ``audio`` is a path or 16 kHz mono samples. Returns the segments as a
+        ``audio`` is a path or 16 kHz mono samples. The options are
+        saywho.TranscribeOptions' fields as keywords, or one passed whole as
+        ``options=`` (keywords then change it); they are checked before the
+        audio is read. Returns the segments as a
         list (all decoded) and the info, whose ``performance`` gives seconds
         per stage, x realtime and peak pool memory; ``progress=`` takes a
         ``(stage, done, total)`` callback. ``on_segment(segment)``, if given,
@@ -182,12 +193,13 @@ class Pipeline(RuntimeUser):
         self._open_runtime()
         if self._whisper is None:
             raise _core.OptionError("this Pipeline has no model: Pipeline(model=...) loads one")
+        options = TranscribeOptions.build(options, keywords)
         start = time.perf_counter()
         samples = audio if isinstance(audio, np.ndarray) else load_audio(audio)
         decoded = time.perf_counter()
         perf = Performance(samples.size / SAMPLE_RATE, start)
         perf.add("decode", decoded - start)
-        segments, info = self._whisper.transcribe(samples, **options)
+        segments, info = self._whisper.transcribe(samples, options=options, progress=progress)
         segments = list(segments if on_segment is None else _heard(segments, on_segment))
         seconds = time.perf_counter() - decoded
         report = self.checkpoint("After Transcription")
@@ -268,6 +280,7 @@ class Pipeline(RuntimeUser):
         segmentation, embedding = self._diarization_models
         return resolve_segmentation(segmentation), resolve_embedding(embedding)
 
+    @option_keywords
     def process(
         self,
         audio,
@@ -285,7 +298,8 @@ class Pipeline(RuntimeUser):
         known_speakers=None,
         fill_nearest: bool = True,
         on_segment=None,
-        **options,
+        options: TranscribeOptions | None = None,
+        **keywords,
     ) -> Result:
         """Who said what, and when: transcription, diarization and alignment.
 
@@ -303,7 +317,8 @@ class Pipeline(RuntimeUser):
         no speech overlaps it (saywho.silence).
         ``transcribe=False`` or ``diarize=False`` skips a stage (``diarize``
         defaults to True unless the Pipeline was opened with diarization=False);
-        other keyword options go to Whisper (faster-whisper's names).
+        other keyword options go to Whisper (saywho.TranscribeOptions: faster-whisper's
+        names), or one TranscribeOptions passed whole as ``options=``.
         ``progress(stage, done, total)`` hears from every stage; ``True``
         draws a bar (tqdm.auto's when tqdm is installed, so it draws in a
         notebook too). The result's ``performance`` gives each stage's
@@ -337,7 +352,8 @@ class Pipeline(RuntimeUser):
             known_speakers=known_speakers,
             fill_nearest=fill_nearest,
             on_segment=on_segment,
-            **options,
+            options=options,
+            **keywords,
         )
 
 

@@ -25,9 +25,10 @@ from .native import _core
 from .performance import Performance
 from .progress import progress_bar
 from .result import Result
-from .silence import NO_SPEECH_THRESHOLD, drop_silent
+from .silence import drop_silent
 from .vad import VadOptions
 from .vad import vad_options as checked_vad_options
+from .whisper.options import TranscribeOptions
 
 Progress = Callable[[str, float, float], None]
 
@@ -68,13 +69,15 @@ def process(
     known = check_known(known_speakers)
     if known and not diarize:
         raise _core.OptionError("known_speakers needs diarization (diarize=True)")
+    given = options.pop("options", None)  # a TranscribeOptions passed whole
     if vad:
         options["vad_filter"] = True
         if vad_options is not None:
             options["vad_parameters"] = vad_options
     # checked now, before any stage runs; faster-whisper's names work too
-    parameters = checked_vad_options(options.get("vad_parameters"))
-    vad = vad or bool(options.get("vad_filter"))
+    whisper_options = TranscribeOptions.build(given, options)
+    parameters = checked_vad_options(whisper_options.vad_parameters)
+    vad = vad or whisper_options.vad_filter
     if not (transcribe or diarize):
         raise _core.OptionError("process needs transcribe=True, diarize=True or both")
     if not 0.0 <= threshold <= 1.0:
@@ -103,6 +106,7 @@ def process(
                 known_speakers=known_speakers,
                 fill_nearest=fill_nearest,
                 on_segment=on_segment,
+                options=given,
                 **options,
             )
         finally:
@@ -125,8 +129,10 @@ def process(
     perf.add("decode", time.perf_counter() - start)
     tell("decode", 1, 1)
 
-    if transcribe and diarize:
-        options.setdefault("word_timestamps", True)
+    if transcribe and diarize and "word_timestamps" not in options:
+        # the alignment needs every word's time
+        whisper_options = whisper_options.replace(word_timestamps=True)
+        options["word_timestamps"] = True
     segments, language, diarization = [], None, None
     if diarize:
         diarization = pipeline.diarize(samples, num_speakers, min_speakers, max_speakers, progress)
@@ -149,9 +155,9 @@ def process(
     if transcribe and regions == []:
         tell("transcribe", duration, duration)  # nobody spoke: Whisper has nothing to hear
         perf.add("transcription", 0.0)
-        language = options.get("language")  # the one given; none is detected in silence
+        language = whisper_options.language  # the one given; none is detected in silence
     elif transcribe:
-        no_speech = options.get("no_speech_threshold", NO_SPEECH_THRESHOLD)
+        no_speech = whisper_options.no_speech_threshold
         heard = on_segment
         if on_segment is not None and regions is not None:
 
@@ -160,7 +166,7 @@ def process(
                     on_segment(segment)
 
         segments, info = pipeline.transcribe(
-            samples, progress=progress, on_segment=heard, **options
+            samples, progress=progress, on_segment=heard, options=whisper_options
         )
         perf.add_call("transcription", info.performance)
         language = info.language
@@ -202,7 +208,7 @@ def process(
         **({"vad_parameters": dataclasses.asdict(parameters)} if vad and parameters else {}),
         **{
             k: v
-            for k, v in options.items()
+            for k, v in {**(given.changed() if given else {}), **options}.items()
             if k != "vad_filter" and isinstance(v, (bool, int, float, str, type(None)))
         },
     }

@@ -24,18 +24,14 @@ from __future__ import annotations
 import numpy as np
 
 from .audio import SAMPLE_RATE
-from .vad import SileroVad, default_model_path, get_speech_timestamps
+from .vad import speech_sample_regions
 from .vad import vad_options as checked_vad_options
-
-NO_SPEECH_THRESHOLD = 0.6  # faster-whisper's default no_speech_threshold
 
 
 def speech_regions(samples: np.ndarray, runtime, vad_options=None) -> list[tuple[float, float]]:
     """(start, end) seconds of the speech Silero VAD finds, faster-whisper's way."""
-    options = checked_vad_options(vad_options)
-    with SileroVad(default_model_path(), runtime) as vad:
-        found = get_speech_timestamps(samples, options, vad)
-    return [(r["start"] / SAMPLE_RATE, r["end"] / SAMPLE_RATE) for r in found]
+    found = speech_sample_regions(samples, runtime, checked_vad_options(vad_options))
+    return [(start / SAMPLE_RATE, end / SAMPLE_RATE) for start, end in found]
 
 
 def heard(start: float, end: float, regions: list[tuple[float, float]]) -> bool:

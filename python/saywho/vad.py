@@ -213,6 +213,16 @@ def speech_timestamps(
     return regions
 
 
+def speech_sample_regions(
+    samples: np.ndarray, runtime, options: VadOptions | None = None
+) -> list[tuple[int, int]]:
+    """(start, end) sample indices of the speech in ``samples``, by
+    faster-whisper's rules, with the bundled Silero on ``runtime``."""
+    with SileroVad(default_model_path(), runtime) as vad:
+        found = get_speech_timestamps(samples, options, vad)
+    return [(r["start"], r["end"]) for r in found]
+
+
 def get_speech_timestamps(
     audio: np.ndarray, options: VadOptions | None = None, model: SileroVad | None = None
 ) -> list[dict[str, int]]:

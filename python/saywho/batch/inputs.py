@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..native import _core
+from ..speaker_counts import parse_count
 
 #: Extensions a folder is searched for: the audio and video containers
 #: FFmpeg reads that recordings come in. A file named directly is taken
@@ -48,15 +49,10 @@ class Item:
 
 
 def _speakers(value, where: str) -> int | None:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
     try:
-        count = int(value)
-    except (TypeError, ValueError):
-        raise _core.OptionError(f"{where}: num_speakers {value!r} is not a whole number") from None
-    if count < 1 or count != float(value):
-        raise _core.OptionError(f"{where}: num_speakers {value!r} is not at least 1")
-    return count
+        return parse_count(value, "num_speakers")
+    except _core.OptionError as e:
+        raise _core.OptionError(f"{where}: {e}") from None
 
 
 def _row_item(row: dict, base: Path, where: str) -> Item:

@@ -34,6 +34,7 @@ from saywho.memory import memory_report
 from saywho.models.torch_checkpoint import load_checkpoint, state_dict
 from saywho.performance import Performance
 from saywho.rttm import Turn, write_rttm
+from saywho.speaker_counts import speaker_bounds
 
 from ..audio import SAMPLE_RATE
 from ..native import _core
@@ -75,23 +76,6 @@ class Diarization:
 
     def write_rttm(self, path: str | os.PathLike[str], uri: str = "audio") -> None:
         write_rttm(self.turns, path, uri)
-
-
-def _check_counts(num_speakers, min_speakers, max_speakers) -> tuple[int | None, int, float]:
-    for name, value in (
-        ("num_speakers", num_speakers),
-        ("min_speakers", min_speakers),
-        ("max_speakers", max_speakers),
-    ):
-        if value is not None and (not isinstance(value, int) or value < 1):
-            raise _core.OptionError(f"{name} must be a positive int, not {value!r}")
-    if num_speakers is not None:
-        return num_speakers, num_speakers, num_speakers
-    lo = min_speakers or 1
-    hi = math.inf if max_speakers is None else max_speakers
-    if lo > hi:
-        raise _core.OptionError(f"min_speakers {lo} is more than max_speakers {hi}")
-    return None, lo, hi
 
 
 def open_embedding(source, runtime):
@@ -369,7 +353,7 @@ class Diarizer(RuntimeUser):
     ) -> Diarization:
         if self.closed:
             raise _core.ModelError("this Diarizer is closed")
-        num, lo, hi = _check_counts(num_speakers, min_speakers, max_speakers)
+        num, lo, hi = speaker_bounds(num_speakers, min_speakers, max_speakers)
         t_start = time.perf_counter()
         x = load_audio(audio) if isinstance(audio, (str, os.PathLike)) else audio
         x = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)

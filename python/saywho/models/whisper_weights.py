@@ -105,21 +105,50 @@ def _block(prefix: str, d: int, cross: bool) -> dict:
 # ------------------------------------------------------------------ loading
 
 
-def load_whisper(path: str | os.PathLike) -> WhisperWeights:
+@dataclass(frozen=True)
+class CheckpointFiles:
+    """Where a Whisper checkpoint's files are, found once: the folder (its
+    config.json and tokenizer.json), the format, and the weights' file."""
+
+    directory: str
+    format: str  # "ctranslate2" or "safetensors"
+    weights: str  # model.bin, or the folder for (sharded) safetensors
+
+    @property
+    def tokenizer(self) -> str:
+        return os.path.join(self.directory, "tokenizer.json")
+
+    @property
+    def config(self) -> str:
+        return os.path.join(self.directory, "config.json")
+
+
+def locate_checkpoint(path: str | os.PathLike) -> CheckpointFiles:
     """A Whisper checkpoint directory (or its model.bin / model.safetensors)."""
     path = os.fspath(path)
     directory = path if os.path.isdir(path) else os.path.dirname(path)
-    if path.endswith(".bin") or os.path.isfile(os.path.join(path, "model.bin")):
-        return _load_ct2(path, directory)
+    if path.endswith(".bin") and not os.path.isdir(path):
+        return CheckpointFiles(directory, "ctranslate2", path)
+    if os.path.isfile(os.path.join(path, "model.bin")):
+        return CheckpointFiles(directory, "ctranslate2", os.path.join(path, "model.bin"))
     if path.endswith(".safetensors") or any(
         os.path.isfile(os.path.join(directory, f))
         for f in ("model.safetensors", "model.safetensors.index.json")
     ):
-        return _load_hf(directory)
+        return CheckpointFiles(directory, "safetensors", directory)
     raise _core.ModelError(
         f"{path}: no Whisper checkpoint here: expected a CTranslate2 model.bin or a "
         "Hugging Face model.safetensors (with config.json)"
     )
+
+
+def load_whisper(path: str | os.PathLike | CheckpointFiles) -> WhisperWeights:
+    """A Whisper checkpoint directory (or its model.bin / model.safetensors,
+    or the files locate_checkpoint found)."""
+    files = path if isinstance(path, CheckpointFiles) else locate_checkpoint(path)
+    if files.format == "ctranslate2":
+        return _load_ct2(files)
+    return _load_hf(files.directory)
 
 
 def _read_json(path: str) -> dict:
@@ -259,8 +288,8 @@ def _ct2_dims(model: CT2Model) -> dict:
     }
 
 
-def _load_ct2(path: str, directory: str) -> WhisperWeights:
-    model = read_ct2(path)
+def _load_ct2(files: CheckpointFiles) -> WhisperWeights:
+    model = read_ct2(files.weights)
     if model.spec not in ("WhisperSpec", ""):
         raise _core.ModelError(f"{model.path}: a CTranslate2 {model.spec} model, not WhisperSpec")
     dims = _ct2_dims(model)
@@ -285,7 +314,7 @@ def _load_ct2(path: str, directory: str) -> WhisperWeights:
             )
         tensors[name] = value[part * shape[0] : (part + 1) * shape[0]] if parts > 1 else value
     _check_no_key_bias(model, dims, full)
-    config = _read_json(os.path.join(directory, "config.json"))
+    config = _read_json(files.config)
     return _finish(model.path, "ctranslate2", dims, tensors, config)
 
 

@@ -20,12 +20,14 @@ from .generate import (
     suppressed_tokens,
     transcribe_window,
 )
+from .options import TranscribeOptions
 from .protocol import WhisperDecoderModel, WhisperDecoderState
 
 __all__ = [
     "BatchedInferencePipeline",
     "GenerateOptions",
     "GenerationResult",
+    "TranscribeOptions",
     "WhisperDecoderModel",
     "WhisperDecoderState",
     "WhisperSpecialTokens",

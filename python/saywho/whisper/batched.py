@@ -24,8 +24,9 @@ import numpy as np
 from ..audio import SAMPLE_RATE
 from ..native import _core
 from ..speech import SpeechMap
-from ..vad import SileroVad, VadOptions, default_model_path, get_speech_timestamps, vad_options
-from .generate import GenerateOptions, WindowOptions, compression_ratio, generate_windows
+from ..vad import VadOptions, speech_sample_regions, vad_options
+from .generate import GenerateOptions, compression_ratio, generate_windows
+from .options import TranscribeOptions
 from .repetition import SegmentRepeats, cut_repeats
 from .segments import (
     MAX_LENGTH,
@@ -35,8 +36,8 @@ from .segments import (
     audio_samples,
     pad_window,
     split_by_timestamps,
-    temperature_list,
 )
+from .word_timing import add_word_timings
 
 CHUNK_SECONDS = 30
 
@@ -77,22 +78,13 @@ def pack_chunks(regions: Sequence[tuple[int, int]], max_seconds: float = CHUNK_S
 def chunk_features(model, audio: np.ndarray, chunk: Chunk) -> np.ndarray:
     """The chunk's log-mel as faster-whisper makes it: one hop of zeros after
     the audio, the last frame dropped, zeros to 30 s."""
-    mel = _core.log_mel_spectrogram(
-        chunk.samples(audio),
-        n_mels=model.dims["n_mels"],
-        padding=160,
-        threads=model.runtime.threads,
-    )
-    return pad_window(mel[:, :-1])
+    return pad_window(model.log_mel(chunk.samples(audio))[:, :-1])
 
 
 def chunk_languages(model, encoded, n_items: int) -> list[str]:
-    """Each window's most likely language (the logits after <|startoftranscript|>)."""
-    codes = sorted(model.tokenizer.languages.items(), key=lambda kv: kv[1])
-    ids = np.array([i for _, i in codes])
-    state = model.new_state(encoded, n_items)
-    logits = state.decode(np.full((n_items, 1), model.special.sot, dtype=np.int32))[:, ids]
-    return [codes[int(i)][0] for i in np.argmax(logits, axis=1)]
+    """Each window's most likely language."""
+    codes, logits = model.language_logits(encoded, n_items)
+    return [codes[int(i)] for i in np.argmax(logits, axis=1)]
 
 
 def decode_batch(
@@ -167,8 +159,8 @@ def batched_segments(
             if words is not None:
                 # the alignment reads the window from the batch's encoding
                 # (a view, no copy), as faster-whisper's batched pipeline does
-                last_speech = model.add_words(
-                    pieces, encoded, size, int(chunk.offset * 100), last_speech, language,
+                last_speech = add_word_timings(
+                    model, pieces, encoded, size, int(chunk.offset * 100), last_speech, language,
                     task, words, item,
                 )  # fmt: skip
             for piece in pieces:
@@ -203,21 +195,20 @@ def _vad_options(vad_parameters):
     return vad_options(vad_parameters)
 
 
-def _speech_chunks(model, samples, vad_filter, vad_parameters, clip_timestamps, name):
+def _speech_chunks(model, samples, options: TranscribeOptions, name):
     """(chunks, SpeechMap or None, seconds of speech)."""
-    if clip_timestamps is not None:
+    if options.clip_timestamps is not None:
         regions = []
-        for clip in clip_timestamps:
+        for clip in options.clip_timestamps:
             a, b = int(clip["start"] * SAMPLE_RATE), int(clip["end"] * SAMPLE_RATE)
             if not 0 <= a < b:
                 raise _core.OptionError(f"clip_timestamps: bad clip {clip!r}")
             regions.append((a, min(b, samples.size)))
         chunks = [Chunk([r], r[0] / SAMPLE_RATE, (r[1] - r[0]) / SAMPLE_RATE) for r in regions]
         return chunks, None, sum(b - a for a, b in regions) / SAMPLE_RATE
-    if vad_filter:
-        with SileroVad(default_model_path(), model.runtime) as vad:
-            found = get_speech_timestamps(samples, _vad_options(vad_parameters), vad)
-        regions = [(r["start"], r["end"]) for r in found]
+    if options.vad_filter:
+        parameters = _vad_options(options.vad_parameters)
+        regions = speech_sample_regions(samples, model.runtime, parameters)
     elif samples.size < CHUNK_SECONDS * SAMPLE_RATE:
         regions = [(0, samples.size)] if samples.size else []
     else:
@@ -236,68 +227,46 @@ def _detection_features(model, samples, chunks, segments: int) -> np.ndarray:
     for chunk in chunks:
         if frames >= segments * N_FRAMES:
             break
-        mel = _core.log_mel_spectrogram(
-            chunk.samples(samples),
-            n_mels=model.dims["n_mels"],
-            padding=160,
-            threads=model.runtime.threads,
-        )[:, :-1]
+        mel = model.log_mel(chunk.samples(samples))[:, :-1]
         parts.append(mel)
         frames += mel.shape[1]
     parts.append(np.full((model.dims["n_mels"], 1), -1.5, dtype=np.float32))
     return np.concatenate(parts, axis=1)
 
 
-def transcribe_batched(
-    model, audio, *, language, task, beam_size, patience, length_penalty, repetition_penalty,
-    no_repeat_ngram_size, temperature, initial_prompt, suppress_blank, suppress_tokens,
-    without_timestamps, max_new_tokens, word_timestamps, prepend_punctuations,
-    append_punctuations, multilingual, vad_filter, vad_parameters, clip_timestamps, batch_size,
-    language_detection_threshold, language_detection_segments, progress, repetition_guard=None,
-    hotwords=None,
-):  # fmt: skip
+def transcribe_batched(model, audio, options: TranscribeOptions, progress=None):
     """WhisperModel.transcribe(batch_size=...): see the module's docstring."""
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise _core.OptionError(f"batch_size must be an int >= 1, not {batch_size!r}")
     name = "audio" if isinstance(audio, np.ndarray) else str(audio)
     samples, duration = audio_samples(audio)
-    chunks, speech, speech_seconds = _speech_chunks(
-        model, samples, vad_filter, vad_parameters, clip_timestamps, name
-    )
-    multilingual = multilingual and model.is_multilingual
-
-    t = model.tokenizer
+    chunks, speech, speech_seconds = _speech_chunks(model, samples, options, name)
     language, language_probability, all_language_probs = model.resolve_language(
-        language,
-        lambda: _detection_features(model, samples, chunks, language_detection_segments),
-        language_detection_segments,
-        language_detection_threshold,
+        options,
+        lambda: _detection_features(model, samples, chunks, options.language_detection_segments),
     )
 
+    initial_prompt = options.initial_prompt
     if isinstance(initial_prompt, str):
-        previous = t.encode(initial_prompt)
+        previous = model.tokenizer.encode(initial_prompt)
     else:
         previous = [int(x) for x in initial_prompt or ()]
-    prompt = model.prompt_tokens(previous, language, task, without_timestamps, None, hotwords)
+    prompt = model.prompt_tokens(
+        previous, language, options.task, options.without_timestamps, None, options.hotwords
+    )
+    max_new_tokens = options.max_new_tokens
     max_length = MAX_LENGTH if max_new_tokens is None else len(prompt) + max_new_tokens
     if max_length > MAX_LENGTH:
         raise _core.OptionError(
             f"the prompt ({len(prompt)} tokens) and max_new_tokens exceed {MAX_LENGTH} tokens"
         )
-    temperatures = temperature_list(temperature)
-    resolved = model.suppressed_tokens(suppress_tokens)
-    options = GenerateOptions(
-        beam_size=beam_size,
-        patience=patience,
-        length_penalty=length_penalty,
-        repetition_penalty=repetition_penalty,
-        no_repeat_ngram_size=no_repeat_ngram_size,
+    # no temperature fallback here: the first temperature only
+    decoding = model.decoding_options(options).replace(temperature=options.temperatures[:1])
+    temperature = decoding.temperatures[0]
+    search = GenerateOptions.from_options(
+        decoding,
+        beam_size=options.beam_size,
+        patience=options.patience,
         max_length=max_length,
-        sampling_temperature=temperatures[0],
-        return_scores=True,
-        return_no_speech_prob=True,
-        suppress_blank=suppress_blank,
-        suppress_tokens=tuple(resolved or ()),
+        sampling_temperature=temperature,
     )
     info = TranscriptionInfo(
         language=language,
@@ -305,28 +274,19 @@ def transcribe_batched(
         duration=duration,
         duration_after_vad=speech_seconds,
         all_language_probs=all_language_probs,
-        options=WindowOptions(
-            beam_size=beam_size,
-            patience=patience,
-            length_penalty=length_penalty,
-            repetition_penalty=repetition_penalty,
-            no_repeat_ngram_size=no_repeat_ngram_size,
-            temperatures=temperatures[:1],
-            suppress_blank=suppress_blank,
-            suppress_tokens=resolved,
-            max_new_tokens=max_new_tokens,
-        ),
+        options=decoding,
     )
 
     def segments() -> Iterator[Segment]:
         pieces = batched_segments(
-            model, samples, chunks, prompt, options, batch_size,
-            multilingual=multilingual, length_penalty=length_penalty,
-            words=(prepend_punctuations, append_punctuations) if word_timestamps else None,
-            language=language, task=task, progress=progress, repetition_guard=repetition_guard,
+            model, samples, chunks, prompt, search, options.batch_size,
+            multilingual=options.multilingual and model.is_multilingual,
+            length_penalty=options.length_penalty, words=options.punctuations,
+            language=language, task=options.task, progress=progress,
+            repetition_guard=options.repetition_guard,
         )  # fmt: skip
         for idx, piece in enumerate(pieces, 1):
-            segment = Segment(id=idx, temperature=temperatures[0], **piece)
+            segment = Segment(id=idx, temperature=temperature, **piece)
             yield from speech.restore([segment]) if speech is not None else [segment]
 
     return segments(), info

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable
 
 import numpy as np
 
 from ..native import _core
+from .options import NAMES as OPTION_NAMES
+from .options import TranscribeOptions
 
 # faster-whisper's fixed numbers
 MAX_LENGTH = 448
@@ -51,7 +53,12 @@ class WhisperSpecialTokens:
 
 @dataclass
 class GenerateOptions:
-    """CT2's ``WhisperOptions``, same names and defaults."""
+    """CT2's ``WhisperOptions``, same names and defaults: what one call into
+    the core searches with. Its fields are _core.whisper_generate's keywords
+    (tests/test_options_declared_once.py holds the C list to them); those
+    named as TranscribeOptions' fields mean the same, the others
+    (``SEARCH_ONLY``) are set by the decoding from the options.
+    """
 
     beam_size: int = 5
     patience: float = 1.0
@@ -67,6 +74,25 @@ class GenerateOptions:
     max_initial_timestamp_index: int = 50
     suppress_blank: bool = True
     suppress_tokens: Sequence[int] = (-1,)
+
+    @classmethod
+    def from_options(cls, options: TranscribeOptions, **search) -> GenerateOptions:
+        """The options ``options`` decides (those of the same name; the
+        search's own, beam_size and patience, are the caller's to give, as a
+        temperature above 0 samples instead), with scores, the no-speech
+        probability and ``search`` on top."""
+        shared = {n: getattr(options, n) for n in _FROM_OPTIONS}
+        shared["suppress_tokens"] = tuple(options.suppress_tokens or ())
+        return cls(return_scores=True, return_no_speech_prob=True, **{**shared, **search})
+
+
+# GenerateOptions' fields no TranscribeOptions field of the same name sets
+SEARCH_ONLY = tuple(f.name for f in fields(GenerateOptions) if f.name not in OPTION_NAMES)
+_FROM_OPTIONS = tuple(
+    f.name
+    for f in fields(GenerateOptions)
+    if f.name in OPTION_NAMES and f.name not in ("beam_size", "patience")
+)
 
 
 @dataclass
@@ -113,20 +139,7 @@ def generate_windows(
         no_timestamps=special.no_timestamps,
         no_speech=special.no_speech,
         n_vocab=special.vocab_size,
-        beam_size=options.beam_size,
-        patience=options.patience,
-        length_penalty=options.length_penalty,
-        repetition_penalty=options.repetition_penalty,
-        no_repeat_ngram_size=options.no_repeat_ngram_size,
-        max_length=options.max_length,
-        sampling_topk=options.sampling_topk,
-        sampling_temperature=options.sampling_temperature,
-        num_hypotheses=options.num_hypotheses,
-        return_scores=options.return_scores,
-        return_no_speech_prob=options.return_no_speech_prob,
-        max_initial_timestamp_index=options.max_initial_timestamp_index,
-        suppress_blank=options.suppress_blank,
-        suppress_tokens=tuple(options.suppress_tokens),
+        **{**asdict(options), "suppress_tokens": tuple(options.suppress_tokens)},
         suppress_ids=tuple(suppress_ids),
         suppress_ids_begin=tuple(suppress_ids_begin),
         seed=seed,
@@ -195,29 +208,9 @@ def suppressed_tokens(
     return tuple(sorted(set(tokens)))
 
 
-@dataclass
-class WindowOptions:
-    """faster-whisper's per-window decoding options (``TranscriptionOptions``).
-
-    ``suppress_tokens`` is the resolved list (see :func:`suppressed_tokens`).
-    ``seed`` seeds the sampling generator used when a temperature is > 0.
-    """
-
-    beam_size: int = 5
-    best_of: int = 5
-    patience: float = 1.0
-    length_penalty: float = 1.0
-    repetition_penalty: float = 1.0
-    no_repeat_ngram_size: int = 0
-    temperatures: Sequence[float] = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-    compression_ratio_threshold: float | None = 2.4
-    log_prob_threshold: float | None = -1.0
-    no_speech_threshold: float | None = 0.6
-    suppress_blank: bool = True
-    suppress_tokens: Sequence[int] | None = (-1,)
-    max_initial_timestamp: float = 1.0
-    max_new_tokens: int | None = None
-    seed: int = 0
+# the old name of the per-window options: faster-whisper's
+# ``TranscriptionOptions`` are the transcription's options
+WindowOptions = TranscribeOptions
 
 
 @dataclass
@@ -239,7 +232,7 @@ def transcribe_window(
     mel_window: np.ndarray | None,
     prompt: Sequence[int],
     special: WhisperSpecialTokens,
-    options: WindowOptions | None = None,
+    options: TranscribeOptions | None = None,
     *,
     decode_text: Callable[[list[int]], str],
     suppress_ids: Sequence[int] = (),
@@ -253,8 +246,11 @@ def transcribe_window(
     turns ids into text the way faster-whisper's ``Tokenizer.decode`` does
     (ids >= eot dropped); its stripped result gives the compression ratio.
     Pass ``encoder_output`` instead of ``mel_window`` to reuse an encoding.
+    ``options`` are the transcription's, their ``suppress_tokens`` the
+    resolved list (see :func:`suppressed_tokens`); ``seed`` seeds sampling
+    at temperatures above 0.
     """
-    options = options or WindowOptions()
+    options = options or TranscribeOptions()
     prompt = [int(t) for t in prompt]
     if encoder_output is None:
         if mel_window is None:
@@ -278,25 +274,24 @@ def transcribe_window(
     chosen: WindowResult | None = None
     temperature = 0.0
     for temperature in options.temperatures:
-        gen = GenerateOptions(
-            length_penalty=options.length_penalty,
-            repetition_penalty=options.repetition_penalty,
-            no_repeat_ngram_size=options.no_repeat_ngram_size,
-            max_length=max_length,
-            return_scores=True,
-            return_no_speech_prob=True,
-            suppress_blank=options.suppress_blank,
-            suppress_tokens=tuple(options.suppress_tokens or ()),
-            max_initial_timestamp_index=max_initial_timestamp_index,
-        )
         if temperature > 0:
-            gen.beam_size = 1
-            gen.num_hypotheses = options.best_of
-            gen.sampling_topk = 0
-            gen.sampling_temperature = temperature
+            gen = GenerateOptions.from_options(
+                options,
+                max_length=max_length,
+                max_initial_timestamp_index=max_initial_timestamp_index,
+                beam_size=1,
+                num_hypotheses=options.best_of,
+                sampling_topk=0,
+                sampling_temperature=temperature,
+            )
         else:
-            gen.beam_size = options.beam_size
-            gen.patience = options.patience
+            gen = GenerateOptions.from_options(
+                options,
+                max_length=max_length,
+                max_initial_timestamp_index=max_initial_timestamp_index,
+                beam_size=options.beam_size,
+                patience=options.patience,
+            )
         result = generate(
             model,
             encoder_output,
@@ -360,7 +355,7 @@ def transcribe_window(
     return chosen
 
 
-def should_skip_window(result: WindowResult, options: WindowOptions) -> bool:
+def should_skip_window(result: WindowResult, options: TranscribeOptions) -> bool:
     """faster-whisper's silence test for a decoded window."""
     if options.no_speech_threshold is None:
         return False

@@ -19,7 +19,6 @@ guard of 5 or more catches them and leaves speech alone.
 
 from __future__ import annotations
 
-from ..native import _core
 from ..wer import normalize_words
 
 MAX_NGRAM = 24
@@ -62,14 +61,3 @@ class SegmentRepeats:
         else:
             self.last, self.count = words, 1
         return self.count <= self.max_repeats
-
-
-def check_guard(repetition_guard) -> None:
-    if repetition_guard is not None and (
-        not isinstance(repetition_guard, int)
-        or isinstance(repetition_guard, bool)
-        or repetition_guard < 1
-    ):
-        raise _core.OptionError(
-            f"repetition_guard must be None or an int >= 1, not {repetition_guard!r}"
-        )

@@ -1,8 +1,8 @@
 """What both transcription modes share: the window's numbers, the result
 types, and how a window's tokens become timed segments.
 
-transcribe.py (the sequential mode) and batched.py (the batched mode) both
-import from here; neither imports the other's internals.
+sequential.py and seek_loop.py (the sequential mode) and batched.py (the
+batched mode) both import from here; neither imports the other's internals.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..audio import SAMPLE_RATE, load_audio
-from .generate import TIME_PRECISION, WindowOptions
+from .generate import TIME_PRECISION
+from .options import TranscribeOptions
 
 HOP_LENGTH = 160
 N_FRAMES = 3000  # one 30 s window of log-mel frames
@@ -58,7 +59,7 @@ class TranscriptionInfo:
     duration: float
     duration_after_vad: float
     all_language_probs: list[tuple[str, float]] | None
-    options: WindowOptions
+    options: TranscribeOptions  # as decoded: suppress_tokens resolved
     performance: dict | None = None
 
 
@@ -68,11 +69,6 @@ def audio_samples(audio) -> tuple[np.ndarray, float]:
     samples = audio if isinstance(audio, np.ndarray) else load_audio(audio)
     samples = np.ascontiguousarray(samples, dtype=np.float32)
     return samples, samples.size / SAMPLE_RATE
-
-
-def temperature_list(temperature) -> tuple[float, ...]:
-    """faster-whisper's temperature option (one value or several) as a tuple."""
-    return tuple(temperature) if isinstance(temperature, (list, tuple)) else (temperature,)
 
 
 def pad_window(window: np.ndarray) -> np.ndarray:

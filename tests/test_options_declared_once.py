@@ -1,0 +1,187 @@
+"""Transcription's options are declared once (saywho.whisper.options) and
+every layer derives from or agrees with that declaration: the keywords of
+WhisperModel.transcribe and Pipeline.transcribe, the CLI's flags, the core's
+keyword list (python/ext/py_whisper_generate.c), the compute types and the
+speaker-count rules."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+import saywho
+from saywho.cli_options import add_processing_options, process_kwargs
+from saywho.native import _core
+from saywho.speaker_counts import parse_count, speaker_bounds
+from saywho.whisper import compute_types
+from saywho.whisper.generate import SEARCH_ONLY, GenerateOptions, WhisperSpecialTokens
+from saywho.whisper.options import DEFAULTS, FIELDS, NAMES, TranscribeOptions, flagged
+from saywho.whisper.transcribe import WhisperModel
+
+from .weights import test_model_dir
+
+EXT = Path(__file__).resolve().parents[1] / "python" / "ext"
+
+
+def _c_strings(source: str, pattern: str) -> list[str]:
+    """The string literals of the first C array ``pattern`` opens in ``source``."""
+    text = (EXT / source).read_text(encoding="utf-8")
+    match = re.search(pattern + r"\s*=\s*\{(.*?)\};", text, re.S)
+    assert match, f"{source}: no {pattern}"
+    return re.findall(r'"([a-z0-9_]+)"', match.group(1))
+
+
+def test_transcribe_keywords_are_the_declared_options():
+    params = inspect.signature(WhisperModel.transcribe).parameters
+    options = [p for p in params.values() if p.name not in ("self", "audio", "options", "progress")]
+    assert [p.name for p in options] == list(NAMES)
+    assert {p.name: p.default for p in options} == DEFAULTS
+    # faster-whisper's names and defaults, a sample of them
+    assert DEFAULTS["beam_size"] == 5 and DEFAULTS["temperature"][-1] == 1.0
+    assert DEFAULTS["no_speech_threshold"] == 0.6 and DEFAULTS["suppress_tokens"] == (-1,)
+
+
+def test_every_option_has_help_and_a_flag_only_where_declared():
+    for f in FIELDS:
+        assert f.metadata["help"].strip(), f.name
+    assert [f.name for f in flagged()] == [
+        "language",
+        "beam_size",
+        "word_timestamps",
+        "vad_filter",
+        "batch_size",
+    ]
+
+
+def test_cli_flags_come_from_the_declaration():
+    parser = argparse.ArgumentParser()
+    add_processing_options(parser, "out")
+    by_dest = {a.dest: a for a in parser._actions}
+    for f in flagged():
+        action = by_dest[f.name]
+        assert action.option_strings[0] == f.metadata["flag"]
+        assert action.default == f.default and action.help == f.metadata["help"]
+    # no option is declared a second time by hand under another flag
+    option_flags = {f.metadata["flag"] for f in flagged()}
+    for action in parser._actions:
+        if action.dest in NAMES:
+            assert action.option_strings[0] in option_flags, action.option_strings
+    # the flag's value goes through the option's own check
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--beam-size", "0"])
+    args = parser.parse_args(["--beam-size", "2", "--language", "fr", "--batch-size", "4"])
+    kwargs = process_kwargs(args)
+    assert kwargs["beam_size"] == 2 and kwargs["language"] == "fr" and kwargs["batch_size"] == 4
+    assert kwargs["vad"] is True  # the batched mode cuts at speech pauses
+
+
+def test_keywords_build_the_object_and_it_checks_them():
+    built = TranscribeOptions.build(None, {"beam_size": 2}, ["fr", "translate"])
+    assert built == TranscribeOptions(language="fr", task="translate", beam_size=2)
+    assert built.changed() == {"language": "fr", "task": "translate", "beam_size": 2}
+    assert TranscribeOptions.build(built, {"beam_size": 3}).beam_size == 3
+    for bad in (
+        {"beam_size": 0},
+        {"task": "dance"},
+        {"patience": 0},
+        {"batch_size": True},
+        {"repetition_guard": 0},
+        {"no_repeat_ngram_size": -1},
+        {"clip_timestamps": "a,b"},
+        {"vad_parameters": {"no_such": 1}},
+        {"beam_sise": 5},
+    ):
+        name = next(iter(bad))
+        with pytest.raises(saywho.OptionError, match=name):
+            TranscribeOptions.build(None, bad)
+    with pytest.raises(saywho.OptionError, match="options must be"):
+        TranscribeOptions.build({"beam_size": 1})
+
+
+def test_core_keyword_list_agrees_with_generate_options():
+    """_core.whisper_generate's keywords are the call's fixed arguments, the
+    special tokens, GenerateOptions' fields in order, and the config's lists."""
+    kwlist = _c_strings("py_whisper_generate.c", r"static char \*kwlist\[\]")
+    special = [f.name for f in dataclasses.fields(WhisperSpecialTokens)]
+    special = ["n_vocab" if n == "vocab_size" else n for n in special]
+    generate = [f.name for f in dataclasses.fields(GenerateOptions)]
+    assert kwlist == [
+        "model",
+        "encoder_output",
+        "prompts",
+        *special,
+        *generate,
+        "suppress_ids",
+        "suppress_ids_begin",
+        "seed",
+    ]
+    # a GenerateOptions field is an option of the same name and default, or
+    # one the search sets itself
+    for f in dataclasses.fields(GenerateOptions):
+        if f.name in SEARCH_ONLY:
+            assert f.name not in NAMES
+        else:
+            assert f.default == DEFAULTS[f.name], f.name
+
+
+def test_compute_types_are_one_table():
+    assert _c_strings("py_whisper.c", r"static const char \*const names\[\]") == list(
+        compute_types.CORE_COMPUTE_TYPES
+    )
+    resolved = {compute_types.resolve_compute_type(n) for n in compute_types.COMPUTE_TYPES}
+    assert resolved == set(compute_types.CORE_COMPUTE_TYPES)
+    assert set(compute_types.CPU_COMPUTE_TYPES) | set(compute_types.GPU_COMPUTE_TYPES) == resolved
+    compute_types.check_compute_type_on("bfloat16", "cpu")
+    with pytest.raises(saywho.OptionError, match="'float16' needs a GPU"):
+        compute_types.check_compute_type_on("float16", "cpu")
+    with pytest.raises(saywho.OptionError, match="not built"):
+        compute_types.resolve_compute_type("int16")
+
+
+def test_speaker_count_rules_are_one():
+    assert speaker_bounds(2, None, None) == (2, 2, 2)
+    assert speaker_bounds(None, 2, 3) == (None, 2, 3)
+    assert parse_count(" 3 ") == 3 and parse_count("") is None
+    for bad in ((0, None, None), (None, True, None), (None, 3, 2)):
+        with pytest.raises(_core.OptionError):
+            speaker_bounds(*bad)
+    for text in ("0", "two", "2.5"):
+        with pytest.raises(_core.OptionError, match="num_speakers"):
+            parse_count(text)
+
+
+def test_keywords_and_the_object_transcribe_alike(whisper_models, jfk_wav):
+    """The same options given as keywords, positionally or whole give the
+    same segments; the info's options are the object as decoded."""
+    model = whisper_models["tiny.en"]
+    audio = saywho.load_audio(jfk_wav)
+    by_keyword, info = model.transcribe(audio, beam_size=1, word_timestamps=True)
+    by_keyword = list(by_keyword)
+    whole = TranscribeOptions(beam_size=1, word_timestamps=True)
+    by_object, info2 = model.transcribe(audio, options=whole)
+    positional, _ = model.transcribe(audio, "en", "transcribe", 1, word_timestamps=True)
+    assert by_keyword == list(by_object) == list(positional)
+    assert by_keyword and by_keyword[0].words
+    assert isinstance(info.options, TranscribeOptions) and info.options == info2.options
+    assert info.options.beam_size == 1 and -1 not in info.options.suppress_tokens
+
+
+def test_pipeline_checks_options_before_reading_audio(tmp_path):
+    missing = tmp_path / "not_there.wav"
+    with saywho.Pipeline(test_model_dir("tiny.en"), device="cpu", log_memory=False) as p:
+        with pytest.raises(saywho.OptionError, match="beam_size"):
+            p.transcribe(missing, beam_size=0)
+        with pytest.raises(saywho.OptionError, match="best_of"):
+            p.process(missing, diarize=False, best_of=0)
+        with pytest.raises(saywho.AudioError):
+            p.transcribe(missing, options=TranscribeOptions(beam_size=1))
+        with pytest.raises(saywho.AudioError):
+            p.process(missing, diarize=False, options=TranscribeOptions(beam_size=1))
+    # help() and the server see every option as a keyword of both
+    for method in (saywho.Pipeline.transcribe, saywho.Pipeline.process):
+        assert set(NAMES) <= set(inspect.signature(method).parameters)
