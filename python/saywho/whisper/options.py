@@ -279,7 +279,7 @@ def option_keywords(func):
     """Decorator for a function taking the options as ``**keywords`` (and
     maybe ``*args``, in the fields' order): ``inspect.signature`` and
     ``help()`` then show every option as a keyword with its default and
-    type (the server reads the accepted names from it)."""
+    type."""
     kinds = inspect.Parameter
     own = list(inspect.signature(func).parameters.values())
     positional = any(p.kind == kinds.VAR_POSITIONAL for p in own)
