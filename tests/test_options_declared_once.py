@@ -185,3 +185,55 @@ def test_pipeline_checks_options_before_reading_audio(tmp_path):
     # help() and the server see every option as a keyword of both
     for method in (saywho.Pipeline.transcribe, saywho.Pipeline.process):
         assert set(NAMES) <= set(inspect.signature(method).parameters)
+
+
+def test_server_fields_read_and_check_through_the_declaration():
+    """The server's form fields set declared options (or speaker counts) and
+    refuse a value with the declaration's own message, as a 400 naming the
+    form field; translations take the same fields less language and speakers."""
+    from starlette.datastructures import FormData
+
+    from saywho.server import fields
+    from saywho.server.errors import APIError
+
+    assert set(fields.OPTION_FIELDS.values()) <= set(NAMES)
+    assert fields.OPTION_FIELDS["prompt"] == "initial_prompt"
+
+    def parse(task="transcribe", **form):
+        return fields.parse_form(FormData({"model": "whisper-1", **form}), task)
+
+    def refused(name, text, task="transcribe"):
+        with pytest.raises(APIError) as caught:
+            parse(task, **{name: text})
+        assert caught.value.status == 400 and caught.value.param == name
+        return caught.value.message
+
+    with pytest.raises(_core.OptionError) as declared:
+        TranscribeOptions(beam_size=0)
+    assert refused("beam_size", "0") == str(declared.value)
+    with pytest.raises(_core.OptionError) as declared:
+        parse_count("0", "min_speakers")
+    assert refused("min_speakers", "0") == str(declared.value)
+    assert "temperature" in refused("temperature", "hot")
+    assert "vad_filter" in refused("vad_filter", "maybe")
+
+    request = parse(
+        prompt="Kennedy",
+        temperature="0.2",
+        beam_size="2",
+        vad_filter="yes",
+        num_speakers="2",
+        language="en",
+    )
+    assert request.options == {
+        "initial_prompt": "Kennedy",
+        "temperature": 0.2,
+        "beam_size": 2,
+        "vad_filter": True,
+        "num_speakers": 2,
+        "language": "en",
+        "word_timestamps": True,
+    }
+    TranscribeOptions.build(None, {k: v for k, v in request.options.items() if k in NAMES})
+    translated = parse("translate", language="fr", num_speakers="2", beam_size="1")
+    assert translated.options == {"beam_size": 1, "task": "translate"}

@@ -19,7 +19,7 @@ from .speaker_counts import parse_count, speaker_bounds
 from .vad import VadOptions
 from .whisper import compute_types
 from .whisper.compute_types import COMPUTE_TYPES
-from .whisper.options import flagged
+from .whisper.options import flagged, from_text
 from .writers import FORMATS
 
 
@@ -96,20 +96,14 @@ def add_model_options(p: argparse.ArgumentParser, model_help: str = MODEL_HELP) 
 
 
 def _flag_type(f):
-    """argparse type of an option's flag: the text read as the default's kind
-    (a whole number for the int options), then the option's own check."""
+    """argparse type of an option's flag: the text read as the option's
+    declared kind and checked by its own check (whisper.options.from_text)."""
 
     def parse(text: str):
-        value = text
-        if f.type.split(" | ")[0] == "int":
-            try:
-                value = int(text)
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        problem = f.metadata["check"](value) if f.metadata["check"] else None
-        if problem:
-            raise argparse.ArgumentTypeError(f"{f.name} {problem}, not {value!r}")
-        return value
+        try:
+            return from_text(f.name, text)
+        except OptionError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
 
     return parse
 

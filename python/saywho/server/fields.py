@@ -1,57 +1,44 @@
 """OpenAI's form fields -> saywho's keywords: the one table, and the parsing.
 
-Each row names a multipart field as OpenAI's API (or faster-whisper/WhisperX,
-for the extensions) spells it, the keyword saywho's ``Pipeline.process`` /
-``Pipeline.transcribe`` takes it as, and how the text of the form becomes a
-Python value. Values are not checked here: saywho checks them where it uses
-them and raises OptionError, which the routes answer with a 400. When saywho
-gains one options object, this table is the one place to point at it.
+``OPTION_FIELDS`` names each multipart field as OpenAI's API (or
+faster-whisper/WhisperX, for the extensions) spells it, and the
+``saywho.TranscribeOptions`` field it sets; the speaker counts are
+saywho.speaker_counts' names. Neither is declared here a second time: a
+field's text becomes a value, and is checked, by the declaration
+(``whisper.options.from_text``, ``speaker_counts.parse_count``), and what
+it refuses is a 400 naming the form field.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import inspect
 import json
 import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..pipeline import Pipeline
-from ..whisper.transcribe import WhisperModel
+from .. import speaker_counts
+from ..native import OptionError
+from ..whisper.options import NAMES, from_text, read_bool
 from .errors import APIError, bad_field
 
-
-def _bool(text: str) -> bool:
-    value = text.strip().lower()
-    if value in ("true", "1", "yes", "on"):
-        return True
-    if value in ("false", "0", "no", "off"):
-        return False
-    raise ValueError(f"{text!r} is not true or false")
-
-
-def _text(text: str) -> str:
-    return text
-
-
-# OpenAI field -> (saywho keyword, parser). The decoder's keywords are
-# faster-whisper's names, which Pipeline.process passes on to Whisper.
-OPTION_FIELDS: dict[str, tuple[str, Callable[[str], object]]] = {
-    "language": ("language", _text),
-    "prompt": ("initial_prompt", _text),
-    "temperature": ("temperature", float),
-    "beam_size": ("beam_size", int),
-    "hotwords": ("hotwords", _text),
-    "vad_filter": ("vad_filter", _bool),
-    "num_speakers": ("num_speakers", int),
-    "min_speakers": ("min_speakers", int),
-    "max_speakers": ("max_speakers", int),
+# OpenAI field -> TranscribeOptions field (faster-whisper's names). The
+# speaker counts (num/min/max_speakers) keep their names; see SPEAKER_FIELDS.
+OPTION_FIELDS: dict[str, str] = {
+    "language": "language",
+    "prompt": "initial_prompt",
+    "temperature": "temperature",
+    "beam_size": "beam_size",
+    "hotwords": "hotwords",
+    "vad_filter": "vad_filter",
 }
+assert set(OPTION_FIELDS.values()) <= set(NAMES), "OPTION_FIELDS names an option saywho lacks"
+# translations take no language (English is the target) and find no speakers
+TRANSLATION_FIELDS = {k: v for k, v in OPTION_FIELDS.items() if k != "language"}
 # fields that ask for speakers: any of them turns diarization on
-SPEAKER_FIELDS = ("num_speakers", "min_speakers", "max_speakers", "diarization")
+SPEAKER_FIELDS = (*speaker_counts.NAMES, "diarization")
 # OpenAI's server_vad knobs -> saywho.vad.VadOptions (faster-whisper's names)
 SERVER_VAD_FIELDS: dict[str, tuple[str, Callable[[str], object]]] = {
     "threshold": ("threshold", float),
@@ -61,17 +48,6 @@ SERVER_VAD_FIELDS: dict[str, tuple[str, Callable[[str], object]]] = {
 RESPONSE_FORMATS = ("json", "text", "srt", "vtt", "verbose_json", "diarized_json")
 TRANSLATION_FORMATS = ("json", "text", "srt", "vtt", "verbose_json")
 GRANULARITIES = ("word", "segment")
-
-
-def _accepted_keywords() -> frozenset[str]:
-    """Keywords this saywho's process/transcribe take; a row naming one they
-    lack is refused with a 400 rather than passed on to fail deeper."""
-    names = set(inspect.signature(Pipeline.process).parameters)
-    names |= set(inspect.signature(WhisperModel.transcribe).parameters)
-    return frozenset(names)
-
-
-ACCEPTED = _accepted_keywords()
 
 
 @dataclass
@@ -128,13 +104,22 @@ def _many(form, name: str) -> list[str]:
     return values
 
 
+def _option(name: str, option: str, text: str):
+    """A form field's value, read and checked by the option's declaration."""
+    try:
+        if option in speaker_counts.NAMES:
+            return speaker_counts.parse_count(text, name)
+        return from_text(option, text, label=name)
+    except OptionError as error:
+        raise bad_field(name, str(error)) from None
+
+
 def _parse(name: str, text: str, parse: Callable[[str], object]):
+    """server_vad's knobs (checked by saywho.vad when used)."""
     try:
         return parse(text)
     except ValueError:
-        kind = {int: "a whole number", float: "a number", _bool: "true or false"}.get(
-            parse, "a value"
-        )
+        kind = "a whole number" if parse is int else "a number"
         raise bad_field(name, f"{name} must be {kind}, not {text!r}") from None
 
 
@@ -217,15 +202,12 @@ def parse_form(form, task: str) -> AudioRequest:
         )
     request = AudioRequest(task=task, model=model, response_format=response_format)
     stream = _one(form, "stream")
-    request.stream = stream is not None and _parse("stream", stream, _bool)
-    fields = OPTION_FIELDS if task == "transcribe" else _translation_fields()
-    for name, (keyword, parse) in fields.items():
+    request.stream = stream is not None and _stream(stream)
+    fields = dict(OPTION_FIELDS, **{n: n for n in speaker_counts.NAMES})
+    for name, option in (fields if task == "transcribe" else TRANSLATION_FIELDS).items():
         text = _one(form, name)
-        if text is None:
-            continue
-        if keyword not in ACCEPTED:
-            raise bad_field(name, f"{name} is not supported by this saywho's transcriber yet")
-        request.options[keyword] = _parse(name, text, parse)
+        if text is not None:
+            request.options[option] = _option(name, option, text)
     request.options.update(_chunking(form))
     granularities = _many(form, "timestamp_granularities")
     for g in granularities:
@@ -250,11 +232,6 @@ def parse_form(form, task: str) -> AudioRequest:
             "(pyannote/speaker-diarization-community-1), not a path",
         )
     request.known_speakers = _known_speakers(form)
-    if request.known_speakers and "known_speakers" not in ACCEPTED:
-        raise bad_field(
-            "known_speaker_names",
-            "known speakers need a saywho whose Pipeline.process takes known_speakers",
-        )
     if task == "translate":
         request.options["task"] = "translate"
     request.diarize = task == "transcribe" and (
@@ -271,10 +248,11 @@ def _hub_name(value: str) -> bool:
     return bool(HUB_NAME.match(value)) and ".." not in value and not os.path.exists(value)
 
 
-def _translation_fields() -> dict:
-    # translations take OpenAI's prompt and temperature, and the decoder's extensions
-    speakers = {"num_speakers", "min_speakers", "max_speakers", "language"}
-    return {k: v for k, v in OPTION_FIELDS.items() if k not in speakers}
+def _stream(text: str) -> bool:
+    try:
+        return read_bool(text)  # the words a bool option takes
+    except ValueError:
+        raise bad_field("stream", f"stream must be true or false, not {text!r}") from None
 
 
 def check_model_field(request: AudioRequest) -> None:

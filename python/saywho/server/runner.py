@@ -3,7 +3,7 @@
 Transcription alone calls ``Pipeline.transcribe`` (Whisper's segments keep
 every field verbose_json has); speakers call ``Pipeline.process``
 (diarization and alignment). The request's options are saywho's keywords
-already (fields.OPTION_FIELDS), and saywho checks their values.
+already, read and checked by the declarations (fields.OPTION_FIELDS).
 """
 
 from __future__ import annotations

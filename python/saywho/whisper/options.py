@@ -232,6 +232,42 @@ class TranscribeOptions:
 FIELDS = dataclasses.fields(TranscribeOptions)
 NAMES: tuple[str, ...] = tuple(f.name for f in FIELDS)
 DEFAULTS: dict[str, Any] = {f.name: f.default for f in FIELDS}
+BY_NAME: dict[str, dataclasses.Field] = {f.name: f for f in FIELDS}
+
+
+_TEXT_KINDS = {"int": "a whole number", "float": "a number", "bool": "true or false"}
+
+
+def read_bool(text: str) -> bool:
+    """true/1/yes/on or false/0/no/off (any case); else ValueError."""
+    value = text.strip().lower()
+    if value in ("true", "1", "yes", "on"):
+        return True
+    if value in ("false", "0", "no", "off"):
+        return False
+    raise ValueError(f"{text!r} is not true or false")
+
+
+def from_text(name: str, text: str, label: str | None = None) -> Any:
+    """One option's value from text (a form field, a flag): read as the
+    declared type's first kind (int, float, bool or str), then checked as
+    the object checks it. An OptionError names ``label`` (default: the
+    option's own name)."""
+    f = BY_NAME[name]
+    kind = f.type.split(" | ")[0]
+    label = label or name
+    value: Any = text
+    try:
+        if kind == "int":
+            value = int(text)
+        elif kind == "float":
+            value = float(text)
+        elif kind == "bool":
+            value = read_bool(text)
+    except ValueError:
+        raise _core.OptionError(f"{label} must be {_TEXT_KINDS[kind]}, not {text!r}") from None
+    TranscribeOptions(**{name: value})  # the field's own check, its own message
+    return value
 
 
 def flagged() -> list[dataclasses.Field]:
@@ -243,7 +279,7 @@ def option_keywords(func):
     """Decorator for a function taking the options as ``**keywords`` (and
     maybe ``*args``, in the fields' order): ``inspect.signature`` and
     ``help()`` then show every option as a keyword with its default and
-    type (the server reads the accepted names from it)."""
+    type."""
     kinds = inspect.Parameter
     own = list(inspect.signature(func).parameters.values())
     positional = any(p.kind == kinds.VAR_POSITIONAL for p in own)
