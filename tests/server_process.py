@@ -28,7 +28,16 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, data_dir: Path, *args: str, model: str | None = None, port: int = 0):
+    def __init__(
+        self,
+        data_dir: Path,
+        *args: str,
+        model: str | None = None,
+        port: int = 0,
+        python: str = sys.executable,
+    ):
+        # python: the interpreter whose saywho serves (a fresh venv's, for the wheel's test)
+        self.python = python
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.data_dir = data_dir
@@ -51,7 +60,7 @@ class Server:
         env["HF_HUB_OFFLINE"] = "1"  # a test never downloads: what is not local is an error
         self._log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "saywho", "serve", *self.args],
+            [self.python, "-m", "saywho", "serve", *self.args],
             stdout=self._log,
             stderr=subprocess.STDOUT,
             env=env,
