@@ -3,9 +3,8 @@ site-packages) holding only the portable wheel and its ``[server]`` extra from
 PyPI, ``saywho serve`` started from it, and the unmodified ``openai`` client
 asking for the bundled sample in every response format.
 
-The wheel is wheels/build_wheel.sh's (cached by a hash of its inputs under
-/var/cache/saywho-wheels; scripts/test.sh builds it before pytest, so here it
-is a copy). The venv lives in the test's temporary folder.
+The wheel is tests/portable_wheel.py's; the venv lives in the test's
+temporary folder.
 """
 
 from __future__ import annotations
@@ -18,23 +17,15 @@ from pathlib import Path
 import pytest
 from openai import OpenAI
 
+from .portable_wheel import portable_wheel
 from .server_process import Server
 
-REPO = Path(__file__).resolve().parents[1]
 FORMATS = ("json", "text", "srt", "vtt", "verbose_json", "diarized_json")
 
 
 @pytest.fixture(scope="module")
 def venv_python(tmp_path_factory) -> str:
-    built = subprocess.run(
-        ["bash", "wheels/build_wheel.sh"], cwd=REPO, capture_output=True, text=True, timeout=3600
-    )
-    if built.returncode != 0:
-        pytest.fail(
-            f"wheels/build_wheel.sh failed:\n{built.stdout[-2000:]}\n{built.stderr[-4000:]}"
-        )
-    wheels = sorted((REPO / "dist").glob("saywho-*.whl"))
-    assert len(wheels) == 1, wheels
+    wheel = portable_wheel()
     venv = tmp_path_factory.mktemp("wheel-venv") / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = str(venv / "bin" / "python")
@@ -46,7 +37,7 @@ def venv_python(tmp_path_factory) -> str:
             "install",
             "-q",
             "--disable-pip-version-check",
-            f"{wheels[0]}[server]",
+            f"{wheel}[server]",
         ],
         capture_output=True,
         text=True,

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from .portable_wheel import portable_wheel
 from .weights import test_weights_root
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,12 +44,7 @@ def _run(cmd, **kw):
 def wheel() -> Path:
     if os.geteuid() != 0:
         pytest.fail("the wheel tests need root: debootstrap, chroot and mount make the roots")
-    proc = _run(["bash", "wheels/build_wheel.sh"], timeout=3600)
-    if proc.returncode != 0:
-        pytest.fail(f"wheels/build_wheel.sh failed:\n{proc.stdout}\n{proc.stderr[-4000:]}")
-    wheels = sorted((REPO / "dist").glob("saywho-*.whl"))
-    assert len(wheels) == 1, wheels
-    return wheels[0]
+    return portable_wheel()
 
 
 def test_one_abi3_wheel_with_the_manylinux_tag(wheel):
