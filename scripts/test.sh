@@ -9,9 +9,10 @@
 #      hash); tests/test_wheel.py checks it
 #   5. the wheel is built and installed, then pytest (the GPU goldens run on
 #      the emulator: device="cuda-emulated", docs/cuda_emulator.md)
-#   6. the Whisper goldens again with saywho's kernels forced to the x86-64
-#      baseline (no AVX, FMA, AVX-512 or VNNI) and OpenBLAS to its Nehalem
-#      kernels: what a CPU without AVX-512 or AVX2 runs
+#   6. the CPU-dependent tests (tiles, bfloat16, int8, the Whisper goldens)
+#      again with saywho's kernels and OpenBLAS's forced to AVX2 (x86-64-v3,
+#      Haswell) and to the x86-64 baseline (Nehalem): what an AVX2-only CPU
+#      and one without AVX run, shown on any box
 #   7. the Python op tests, VAD goldens and the models' copy tests on the ASan
 #      build of the emulator, and scripts/gpu_check.sh's dry run
 set -euo pipefail
@@ -43,11 +44,25 @@ echo "== Python package and tests"
 bash scripts/build.sh
 python3 -m pytest -q tests "$@"
 
-echo "== Whisper goldens at the portable baseline (SAYWHO_CPU_DISPATCH=baseline, OPENBLAS_CORETYPE=Nehalem)"
+# The CPU-dependent tests (tiles, bfloat16, int8, the Whisper goldens) again
+# at the levels below this CPU's, saywho's kernels and OpenBLAS's forced
+# together, so a failure of an AVX2-only or SSE-only CPU shows on any box:
+#   avx2      x86-64-v3 (AVX2 + FMA, no AVX-512), OpenBLAS's Haswell kernels
+#   baseline  x86-64 (no AVX, FMA, AVX-512 or VNNI), OpenBLAS's Nehalem kernels
 # (not the emulated GPU cases: the CPU's dispatch does not reach the GPU code)
-SAYWHO_CPU_DISPATCH=baseline OPENBLAS_CORETYPE=Nehalem python3 -m pytest -q tests/test_cpu_dispatch.py \
-  tests/test_transcribe.py tests/test_word_timestamps.py tests/test_int8.py \
-  tests/test_batched.py -k "not cuda-emulated"
+hardware=$(python3 -c 'from saywho import _core; print(_core.cpu_dispatch()["hardware"])')
+for level in avx2:Haswell baseline:Nehalem; do
+  dispatch=${level%%:*} coretype=${level##*:}
+  if [[ $dispatch == avx2 && $hardware == x86-64 ]]; then
+    echo "== the $dispatch level: not forced, this CPU has no AVX2 ($hardware)"
+    continue
+  fi
+  echo "== the CPU-dependent tests at the $dispatch level (SAYWHO_CPU_DISPATCH=$dispatch, OPENBLAS_CORETYPE=$coretype)"
+  SAYWHO_CPU_DISPATCH=$dispatch OPENBLAS_CORETYPE=$coretype python3 -m pytest -q -p no:cacheprovider \
+    tests/test_cpu_dispatch.py tests/test_amx.py tests/test_bfloat16_cpu.py \
+    tests/test_transcribe.py tests/test_word_timestamps.py tests/test_int8.py \
+    tests/test_batched.py -k "not cuda-emulated"
+done
 
 echo "== the CUDA kernels under ASan from Python: op tests, VAD probabilities and timestamps, the embeddings' and VAD's forwards (their copies)"
 # the ASan build of libsaywho_cuda_emu.so in an uninstrumented Python: the

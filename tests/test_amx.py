@@ -49,13 +49,34 @@ def test_emulated_tiles_give_the_int8_transcript_bit_for_bit(whisper_models, jfk
     assert "ask what you can do for your country" in "".join(s[0] for s in want)
 
 
-def test_the_avx512_level_keeps_the_tiles_off():
+def _amx_line(**env: str | None) -> str:
     code = "import json; from saywho import _core; print(json.dumps(_core.cpu_dispatch()))"
-    env = {**os.environ, "SAYWHO_AMX_EMULATE": "1", "SAYWHO_CPU_DISPATCH": "avx512"}
+    child = {**os.environ, **env}
+    for name in [n for n, v in env.items() if v is None]:
+        del child[name]
     out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code], env=child, capture_output=True, text=True, check=True
     )
-    assert json.loads(out.stdout)["amx"].startswith("off")
+    return json.loads(out.stdout)["amx"]
+
+
+def test_the_avx512_level_keeps_the_tiles_off():
+    line = _amx_line(SAYWHO_AMX_EMULATE="1", SAYWHO_CPU_DISPATCH="avx512")
+    assert line.startswith("off: SAYWHO_CPU_DISPATCH=avx512 "), line
+
+
+def test_the_amx_line_blames_no_setting_nobody_made():
+    # the variable unset: the CPU's own answer (an AVX2-only CPU once read
+    # "off: SAYWHO_CPU_DISPATCH asks for vector kernels only" here)
+    line = _amx_line(SAYWHO_CPU_DISPATCH=None, SAYWHO_AMX_EMULATE=None)
+    assert line.startswith(("AMX-INT8", "none: ")), line
+    assert "SAYWHO_CPU_DISPATCH" not in line
+
+
+def test_emulated_tiles_run_at_every_cpu_level():
+    # emulation is a test's request, not a dispatch level: AVX2-only and
+    # baseline CPUs run it too
+    assert _amx_line(SAYWHO_CPU_DISPATCH=None, SAYWHO_AMX_EMULATE="1").startswith("emulated")
 
 
 def test_cpu_dispatch_says_which_tiles_run():

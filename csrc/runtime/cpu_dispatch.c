@@ -91,7 +91,7 @@ int sw_cpu_has_vnni(void)
     return v && sw_cpu_level_get() == SW_CPU_V4;
 }
 
-int sw_cpu_tiles_allowed(void)
+int sw_cpu_tiles_wanted(void)
 {
     int t = atomic_load(&tiles);
     if (t < 0) {
@@ -99,7 +99,7 @@ int sw_cpu_tiles_allowed(void)
         t = !v || !*v || strcmp(v, "auto") == 0 || strcmp(v, "amx") == 0;
         atomic_store(&tiles, t);
     }
-    return t && sw_cpu_level_get() == SW_CPU_V4;
+    return t;
 }
 
 sw_status sw_cpu_dispatch_check(sw_error *err)

@@ -33,10 +33,11 @@ sw_cpu_level sw_cpu_level_get(void);
 /* AVX-512 VNNI (the int8 kernel): the CPU has it and the level is v4. */
 int sw_cpu_has_vnni(void);
 
-/* 1 when AMX tiles may run: the level is v4 and SAYWHO_CPU_DISPATCH is
- * auto or amx (avx512 keeps to vector kernels). Whether the CPU has them
- * is amx.h's question. */
-int sw_cpu_tiles_allowed(void);
+/* 1 when SAYWHO_CPU_DISPATCH lets tiles run (unset, auto or amx; avx512,
+ * avx2 and baseline ask for vector kernels only). Whether the CPU has them,
+ * and whether the emulated ones run on a CPU without them, is amx.h's
+ * question: emulation is a test's request, not a dispatch level. */
+int sw_cpu_tiles_wanted(void);
 
 /* The CPU's own level, whatever the variable says. */
 sw_cpu_level sw_cpu_level_hardware(void);

@@ -131,7 +131,7 @@ static void probe(void)
     int tile, int8, bf16, os_state;
     cpu_features(&tile, &int8, &bf16, &os_state);
     if (!tile || !int8) {
-        snprintf(why_not, sizeof why_not, "the CPU has no AMX-INT8");
+        snprintf(why_not, sizeof why_not, "this CPU has no AMX");
         return;
     }
     if (!sw_amx_built()) {
@@ -160,43 +160,55 @@ static void probe(void)
 #endif
 }
 
-sw_amx_path sw_amx_int8_path(void)
+/* The hardware tiles run where the CPU passed its self-check and the level
+ * was not lowered below x86-64-v4 (sw_cpu_level_force, or the variable);
+ * the emulated ones run wherever a test asks for them, at whatever level
+ * the vector code runs: emulation is not a dispatch level. */
+static sw_amx_path choose(int hardware_ok)
 {
-    if (!sw_cpu_tiles_allowed())
+    if (!sw_cpu_tiles_wanted())
         return SW_AMX_NONE;
     pthread_once(&probed, probe);
+    int hw = hardware_ok && sw_cpu_level_get() == SW_CPU_V4;
     int f = atomic_load(&forced);
     if (f >= 0)
-        return f == SW_AMX_HARDWARE && !hw_int8 ? SW_AMX_NONE : (sw_amx_path)f;
+        return f == SW_AMX_HARDWARE && !hw ? SW_AMX_NONE : (sw_amx_path)f;
     if (emulate)
         return SW_AMX_EMULATED;
-    return hw_int8 ? SW_AMX_HARDWARE : SW_AMX_NONE;
+    return hw ? SW_AMX_HARDWARE : SW_AMX_NONE;
+}
+
+sw_amx_path sw_amx_int8_path(void)
+{
+    pthread_once(&probed, probe);
+    return choose(hw_int8);
 }
 
 sw_amx_path sw_amx_bf16_path(void)
 {
-    if (!sw_cpu_tiles_allowed())
-        return SW_AMX_NONE;
     pthread_once(&probed, probe);
-    int f = atomic_load(&forced);
-    if (f >= 0)
-        return f == SW_AMX_HARDWARE && !hw_bf16 ? SW_AMX_NONE : (sw_amx_path)f;
-    if (emulate)
-        return SW_AMX_EMULATED;
-    return hw_bf16 ? SW_AMX_HARDWARE : SW_AMX_NONE;
+    return choose(hw_bf16);
 }
 
 const char *sw_amx_describe(void)
 {
     static char line[200];
     pthread_once(&probed, probe);
-    if (!sw_cpu_tiles_allowed())
-        return "off: SAYWHO_CPU_DISPATCH asks for vector kernels only";
+    if (!sw_cpu_tiles_wanted()) {
+        snprintf(line, sizeof line, "off: SAYWHO_CPU_DISPATCH=%s asks for vector kernels only",
+                 getenv("SAYWHO_CPU_DISPATCH"));
+        return line;
+    }
     sw_amx_path p = sw_amx_int8_path();
     if (p == SW_AMX_EMULATED)
         return "emulated AMX-INT8 and AMX-BF16 (SAYWHO_AMX_EMULATE=1)";
     if (p == SW_AMX_HARDWARE) {
         snprintf(line, sizeof line, "AMX-INT8%s, self-checked", hw_bf16 ? " and AMX-BF16" : "");
+        return line;
+    }
+    if (hw_int8) {
+        snprintf(line, sizeof line, "off: the kernels run at %s, below the tiles' level",
+                 sw_cpu_level_name(sw_cpu_level_get()));
         return line;
     }
     snprintf(line, sizeof line, "none: %s", why_not);

@@ -12,8 +12,10 @@
  * otherwise the tiles stay off and sw_amx_describe() says why.
  *
  * SAYWHO_AMX_EMULATE=1 takes the tile path on any x86-64 with the
- * instructions emulated (amx_emu.h): slow, for tests of the kernels in the
- * whole pipeline on CPUs without AMX. */
+ * instructions emulated (amx_emu.h), at whatever level the vector code runs
+ * (AVX2-only and baseline too): slow, for tests of the kernels in the whole
+ * pipeline on CPUs without AMX. Only a vector level named in
+ * SAYWHO_CPU_DISPATCH turns it off. */
 #ifndef SW_AMX_H
 #define SW_AMX_H
 
