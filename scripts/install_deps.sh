@@ -10,6 +10,7 @@ APT_PACKAGES=(
   libavformat-dev libavcodec-dev libswresample-dev libavutil-dev
   libopenblas-dev ffmpeg
   clang-format cppcheck valgrind
+  iproute2
 )
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

@@ -55,14 +55,16 @@ def make_corpus(root: Path, count: int = 24) -> list[Path]:
     return sorted(p for p in root.rglob("*.wav"))
 
 
-def run_batch_command(*args, cwd, timeout=600) -> subprocess.CompletedProcess:
-    """``python -m saywho batch ARGS`` as a user runs it."""
+def run_batch_command(*args, cwd, timeout=600, env=None) -> subprocess.CompletedProcess:
+    """``python -m saywho batch ARGS`` as a user runs it (``env``: a Ray
+    cluster's, tests/ray_cluster.py)."""
     return subprocess.run(
         [sys.executable, "-m", "saywho", "batch", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
         timeout=timeout,
+        env=env,
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -29,13 +30,15 @@ def cluster():
         yield running
 
 
-def start_batch(args: list[str], cwd) -> subprocess.Popen:
+def start_batch(args: list[str], cwd, cluster) -> subprocess.Popen:
+    # the cluster's environment keeps this driver on loopback too
     return subprocess.Popen(
         [sys.executable, "-m", "saywho", "batch", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=cwd,
+        env=cluster.env,
     )
 
 
@@ -47,6 +50,53 @@ def wait_for_lines(index, count: int, proc: subprocess.Popen, timeout: float = 6
         time.sleep(0.05)
 
 
+def test_every_node_of_the_cluster_is_on_loopback(cluster):
+    # Ray 2.60 swaps 127.0.0.1 for the interface address unless pinned
+    # (tests/ray_cluster.py): no test may send traffic there
+    assert cluster.node_addresses() == ["127.0.0.1"] * cluster.nodes
+    # and nothing of the cluster listens anywhere else (ss: iproute2)
+    listening = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True, check=True)
+    pids = cluster.pids()
+    ours = [
+        line.split()[3]
+        for line in listening.stdout.splitlines()
+        if any(f"pid={pid}," in line for pid in pids)
+    ]
+    assert ours, listening.stdout  # the GCS and the raylets at least
+    assert all(a.rsplit(":", 1)[0] in ("127.0.0.1", "[::ffff:127.0.0.1]") for a in ours), ours
+
+
+def test_ray_at_an_address_where_nothing_listens_fails_at_once(batch_corpus, tmp_path):
+    # Ray itself retries for minutes; saywho asks the port first
+    root, _ = batch_corpus
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{s.getsockname()[1]}"  # bound, never listening
+        args = [str(root), "-o", str(tmp_path / "out"), "--ray", address]
+        result = run_batch_command(*args, cwd=tmp_path, timeout=60)
+    assert result.returncode != 0
+    assert f"no Ray cluster answers at {address}" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "out" / "index.jsonl").exists()
+
+
+def test_ray_with_another_clusters_token_is_told_so(batch_corpus, tmp_path):
+    # a cluster with token authentication (Ray 2.60) and a driver holding a
+    # stale token: Ray alone retries for ~25 s and says "Failed to connect"
+    root, _ = batch_corpus
+    secured = LocalCluster(nodes=1, cpus=1)
+    secured.env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN="a" * 32)
+    with secured:
+        stale = dict(secured.env, RAY_AUTH_TOKEN="b" * 32)
+        args = [str(root), "-o", str(tmp_path / "out"), "--ray", secured.address]
+        result = run_batch_command(*args, cwd=tmp_path, timeout=120, env=stale)
+    assert result.returncode != 0
+    assert f"the Ray cluster at {secured.address} refused this machine's token" in result.stderr
+    assert "InvalidAuthToken" in result.stderr, result.stderr  # Ray's own words, quoted
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "out" / "index.jsonl").exists()
+
+
 def test_ray_survives_a_killed_worker_and_gives_the_one_process_answers(
     cluster, batch_corpus, local_batch, tmp_path
 ):
@@ -54,7 +104,7 @@ def test_ray_survives_a_killed_worker_and_gives_the_one_process_answers(
     local_out, _, local_proc = local_batch
     out = tmp_path / "ray"
     args = [str(root), "-o", str(out), *batch_options(), "-q", "--ray", cluster.address]
-    proc = start_batch(args, tmp_path)
+    proc = start_batch(args, tmp_path, cluster)
     wait_for_lines(out / "index.jsonl", 3, proc)
     actors = cluster.workers(ACTOR)
     assert len(actors) == 2, actors  # one per node
@@ -80,7 +130,7 @@ def test_ray_survives_a_killed_worker_and_gives_the_one_process_answers(
     assert {r.path: r.outputs for r in records} == local_records
 
 
-def test_saywho_ray_transcribes_a_dataset_of_bytes(cluster, batch_corpus, local_batch):
+def test_saywho_ray_transcribes_a_dataset_of_bytes(cluster, batch_corpus, local_batch, monkeypatch):
     """The public API on files read by Ray's filesystem layer (as from object
     storage): the rows carry the one-process answers."""
     import json
@@ -93,8 +143,14 @@ def test_saywho_ray_transcribes_a_dataset_of_bytes(cluster, batch_corpus, local_
     local_out, _, _ = local_batch
     expected = answers(local_out)
     picked = [str(f) for f in files if "corrupt" not in str(f)][:2] + [str(root / CORRUPT)]
+    # what the cluster's environment tells its drivers (read by Ray at call
+    # time; this process imported Ray before): keep loopback as loopback
+    monkeypatch.setattr("ray._private.ray_constants.ENABLE_RAY_CLUSTER", False)
     ray.init(address=cluster.address, log_to_driver=False)
     try:
+        # this driver, and so the object transfers to it, on loopback too
+        assert ray.util.get_node_ip_address() == "127.0.0.1"
+        assert {n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"]} == {"127.0.0.1"}
         # the actors take every CPU of this cluster: the reads must need none
         dataset = ray.data.read_binary_files(picked, include_paths=True, num_cpus=0)
         done = saywho.ray.transcribe(
@@ -130,7 +186,7 @@ def test_ray_resumes_and_survives_a_node_that_leaves(cluster, local_batch, tmp_p
     )
     out = tmp_path / "ray"
     args = [str(manifest), "-o", str(out), *batch_options(), "-q", "--ray", cluster.address]
-    proc = start_batch(args, tmp_path)
+    proc = start_batch(args, tmp_path, cluster)
     wait_for_lines(out / "index.jsonl", 1, proc)
     # the second node leaves: its raylet and workers are killed at once
     second = cluster.procs[1]
@@ -148,7 +204,7 @@ def test_ray_resumes_and_survives_a_node_that_leaves(cluster, local_batch, tmp_p
         (out / record.outputs[0]).unlink()
     others = [out / p for r in records[2:] for p in r.outputs]
     stamps = {p: p.stat().st_mtime_ns for p in others}
-    again = run_batch_command(*args, cwd=tmp_path)
+    again = run_batch_command(*args, cwd=tmp_path, env=cluster.env)
     assert again.returncode == 0, again.stdout + again.stderr
     assert re.search(r"\b2 done now, 4 done before", again.stdout), again.stdout
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import math
+import socket
 import tempfile
 import time
 from collections.abc import Iterator
@@ -203,19 +204,95 @@ def transcribe(
     )
 
 
+# How long a cluster's address may take to accept a TCP connection before
+# saywho says nothing answers there (Ray itself retries for minutes).
+CONNECT_SECONDS = 5.0
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """("host", port) of "host:port" or "ray://host:port"; None otherwise."""
+    rest = address.split("://", 1)[-1]
+    host, sep, port = rest.rpartition(":")
+    if not sep or not port.isdigit():
+        return None
+    return host.strip("[]"), int(port)
+
+
+def _check_listening(address: str) -> None:
+    """A DeviceError within seconds where nothing listens at ``address``."""
+    where = _host_port(address)
+    if where is None:
+        raise _core.DeviceError(
+            f"{address!r} is not a Ray cluster address: give HOST:PORT (the head's GCS "
+            "port, 6379 by default) or ray://HOST:PORT"
+        )
+    try:
+        with socket.create_connection(where, timeout=CONNECT_SECONDS):
+            pass
+    except OSError as e:
+        reason = e.strerror or type(e).__name__
+        raise _core.DeviceError(
+            f"no Ray cluster answers at {address} ({reason} within {CONNECT_SECONDS:g} s): "
+            "start one with `ray start --head` or give the head's address"
+        ) from None
+
+
+def _refusal(address: str, error: BaseException) -> str:
+    """What to tell a user whose ray.init failed, with Ray's own words."""
+    said = str(error).strip().splitlines()
+    said = said[0] if said else type(error).__name__
+    text = str(error).lower()
+    if isinstance(error, ray.exceptions.AuthenticationError) or any(
+        word in text for word in ("authenticat", "auth_token", "authtoken")
+    ):
+        return (
+            f"the Ray cluster at {address} refused this machine's token: give the cluster's "
+            "token in RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH (a token left in "
+            f"~/.ray/auth_token by another cluster is the usual cause). Ray said: {said}"
+        )
+    return f"cannot join the Ray cluster at {address!r}: {said}"
+
+
+def _check_token(address: str) -> None:
+    """A DeviceError within seconds where the cluster's GCS refuses this
+    machine's token: ray.init would retry for half a minute and then say
+    only "Failed to connect" (Ray 2.60 with RAY_AUTH_MODE=token)."""
+    from ray._raylet import GcsClient
+
+    try:
+        GcsClient(address=address).get_all_node_info(timeout=CONNECT_SECONDS)
+    except Exception as e:  # noqa: BLE001 (Ray raises many kinds; each is told)
+        raise _core.DeviceError(_refusal(address, e)) from None
+
+
+def check_cluster(address: str) -> None:
+    """A DeviceError within seconds, naming the address and the reason,
+    where nothing answers at ``address`` or its cluster refuses this
+    machine's token; nothing else happens (saywho batch asks before it
+    writes anything)."""
+    _check_listening(address)
+    if not address.startswith("ray://"):
+        _check_token(address)
+
+
 def _connect(address: str) -> bool:
     """Joins the cluster at ``address`` ("auto": RAY_ADDRESS or the one this
-    machine runs, else a new local one); True when this call started Ray."""
+    machine runs, else a new local one); True when this call started Ray.
+    An explicit address must accept a connection and this machine's token
+    within seconds first, so a wrong one fails at once instead of after
+    Ray's retries."""
     if ray.is_initialized():
         return False
     kwargs = {"log_to_driver": False, "configure_logging": False}
+    if address not in ("auto", "local"):
+        check_cluster(address)
     try:
         if address == "auto":
             ray.init(**kwargs)
         else:
             ray.init(address=address, **kwargs)
-    except (ConnectionError, RuntimeError, ValueError) as e:
-        raise _core.DeviceError(f"cannot join the Ray cluster at {address!r}: {e}") from None
+    except Exception as e:  # noqa: BLE001 (Ray raises many kinds; each is told)
+        raise _core.DeviceError(_refusal(address, e)) from None
     return True
 
 

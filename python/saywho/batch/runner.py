@@ -115,17 +115,18 @@ def run_batch(
     out = Path(out)
     write_options = dict(write_options or {})
     start = time.perf_counter()
+    if ray_address is not None:
+        try:
+            from ..ray import check_cluster, ray_outcomes
+        except ImportError as e:
+            raise _core.OptionError(f"--ray needs Ray: pip install 'saywho[ray]' ({e})") from None
+        if ray_address not in ("auto", "local"):
+            check_cluster(ray_address)  # before the index: a wrong address writes nothing
     with Index(out) as index:
         todo = select(items, index, retry_failed)
         bar = BatchProgress({i.path: estimated_duration(i.path) for i in todo}, progress)
         summary = BatchSummary(len(items), len(items) - len(todo), 0, 0, 0.0, 0.0)
         if ray_address is not None:
-            try:
-                from ..ray import ray_outcomes
-            except ImportError as e:
-                raise _core.OptionError(
-                    f"--ray needs Ray: pip install 'saywho[ray]' ({e})"
-                ) from None
             outcomes = ray_outcomes(todo, pipeline_options, process_options, ray_address, actors)
         else:
             outcomes = local_outcomes(todo, pipeline_options, process_options)
