@@ -269,6 +269,16 @@ class Pipeline(RuntimeUser):
         """The Whisper model's folder, or None when the Pipeline has no model."""
         return None if self._whisper is None else str(self._whisper.path)
 
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The language codes the Whisper model decodes: ("en",) for an
+        English-only (.en) model, which also cannot translate; () without one."""
+        if self._whisper is None:
+            return ()
+        if not self._whisper.is_multilingual:
+            return ("en",)
+        return tuple(self._whisper.tokenizer.languages)
+
     def diarization_models(self) -> tuple[str | os.PathLike, str | os.PathLike]:
         """(segmentation, embedding) paths: the named pipeline's, the ones given
         (a name resolves as saywho.models.bundled says), else the models the
