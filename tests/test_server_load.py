@@ -108,3 +108,25 @@ def test_silence_is_not_transcribed_by_default(server):
     assert "country" in speech.text
     off = post(server, {"vad_filter": "false", "response_format": "verbose_json"}, silence)
     assert off.status_code == 200 and off.json()["duration"] == pytest.approx(60.0)
+
+
+def test_audio_length_and_request_time_limits(tmp_path, long_wav):
+    """--max-audio-s: longer audio is a 413 as soon as it is decoded;
+    --max-request-s: a request's run is stopped past it (504); jobs are exempt."""
+    srv = Server(tmp_path / "data", "--max-audio-s", "60", "--max-request-s", "2").start()
+    try:
+        openai_error(post(srv, content=long_wav, name="long.wav"), 413, "file", "audio_too_long")
+        two = shared_file("two_speakers.wav").read_bytes()
+        slow = post(srv, {"response_format": "diarized_json"}, two)
+        assert openai_error(slow, 504, code="request_timeout")["type"] == "server_error"
+        r = httpx.post(
+            srv.url + "/v1/jobs",
+            data={"model": "whisper-1", "response_format": "diarized_json"},
+            files={"file": ("two.wav", two)},
+            timeout=60,
+        )
+        job = f"{srv.url}/v1/jobs/{r.json()['id']}"
+        wait_for(lambda: httpx.get(job).json()["status"] not in ("queued", "running"), "the job")
+        assert httpx.get(job).json()["status"] == "succeeded"
+    finally:
+        srv.stop()

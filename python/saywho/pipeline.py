@@ -199,6 +199,9 @@ class Pipeline(RuntimeUser):
         decoded = time.perf_counter()
         perf = Performance(samples.size / SAMPLE_RATE, start)
         perf.add("decode", decoded - start)
+        if progress is not None and not isinstance(audio, np.ndarray):
+            # the audio's length, before any long stage (process() told it already)
+            progress("decode", perf.audio_seconds, perf.audio_seconds)
         segments, info = self._whisper.transcribe(samples, options=options, progress=progress)
         segments = list(segments if on_segment is None else _heard(segments, on_segment))
         seconds = time.perf_counter() - decoded

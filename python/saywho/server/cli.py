@@ -59,6 +59,18 @@ def build_parser() -> argparse.ArgumentParser:
         "-1: never); the default model stays",
     )
     p.add_argument(
+        "--max-audio-s",
+        type=float,
+        default=0.0,
+        help="refuse audio longer than this, once decoded (413; default 0: no limit)",
+    )
+    p.add_argument(
+        "--max-request-s",
+        type=float,
+        default=0.0,
+        help="stop a request's run past this many seconds (504; jobs exempt; default 0: none)",
+    )
+    p.add_argument(
         "--body-timeout-s",
         type=float,
         default=30.0,
@@ -117,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
         max_models=args.max_models,
         model_ttl_s=args.model_ttl_s,
         body_timeout_s=args.body_timeout_s,
+        max_audio_s=args.max_audio_s,
+        max_request_s=args.max_request_s,
         vad_filter=args.vad_filter,
         cors_origins=tuple(args.cors_origin),
         data_dir=args.data_dir,

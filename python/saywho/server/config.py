@@ -19,6 +19,8 @@ class ServerConfig:
     job_ttl_s: float = 24 * 3600.0
     max_models: int = 4  # Pipelines loaded at once (the default model counts)
     model_ttl_s: float = 300.0  # speaches' stt_model_ttl: idle this long, unloaded; -1 never
+    max_audio_s: float = 0.0  # longer audio is a 413 once decoded; 0: no limit
+    max_request_s: float = 0.0  # a request's run stopped past this (504); jobs exempt; 0: none
     body_timeout_s: float = 30.0  # a body that sends nothing this long is dropped (408)
     vad_filter: bool = True  # the service's default, as speaches': silence is not transcribed
     cors_origins: tuple[str, ...] = field(default_factory=tuple)

@@ -96,10 +96,39 @@ class ServerState:
         self._cancelled: set[str] = set()
         self._cancel_lock = threading.Lock()
 
-    def run(self, request: AudioRequest, path: str, progress=None, on_segment=None):
-        """One run on a worker, counted in /metrics."""
+    def _limits(self, progress, timed: bool):
+        """``progress`` behind the operator's limits: audio longer than
+        --max-audio-s (told by the decode stage, before any long one) and,
+        for a request (``timed``), a run past --max-request-s stop the run."""
+        start = time.monotonic()
+        max_audio, max_time = self.config.max_audio_s, self.config.max_request_s
+
+        def hear(stage: str, done: float, total: float) -> None:
+            if stage == "decode" and max_audio > 0 and total > max_audio:
+                raise APIError(
+                    413,
+                    f"The audio is {total:.0f} s long; this server takes at most {max_audio:g} s",
+                    param="file",
+                    code="audio_too_long",
+                )
+            if timed and max_time > 0 and time.monotonic() - start > max_time:
+                raise APIError(
+                    504,
+                    f"The run took over this server's limit of {max_time:g} s and was stopped; "
+                    "send long files to /v1/jobs",
+                    type="server_error",
+                    code="request_timeout",
+                )
+            if progress is not None:
+                progress(stage, done, total)
+
+        return hear
+
+    def run(self, request: AudioRequest, path: str, progress=None, on_segment=None, timed=True):
+        """One run on a worker, within the limits, counted in /metrics."""
         start = time.perf_counter()
         outcome, seconds = "error", 0.0
+        progress = self._limits(progress, timed)
         try:
             transcript = run_request(request, path, self.pool, progress, on_segment)
             outcome, seconds = "ok", transcript.duration
@@ -236,7 +265,7 @@ class ServerState:
             self.jobs.progress(job_id, stage, float(done), float(total))
 
         try:
-            transcript = self.run(request, row["upload"], progress)
+            transcript = self.run(request, row["upload"], progress, timed=False)
         except JobCancelled:
             return
         except BaseException as e:
