@@ -332,3 +332,11 @@ def test_fields_saywho_does_not_use_are_refused(client, name):
         client.audio.transcriptions.create(file=f, model="whisper-1", extra_body={name: "Kennedy"})
     assert info.value.body["param"] == name
     assert info.value.body["code"] == "unknown_parameter"
+
+
+def test_headers_that_never_finish_lose_their_connection(server):
+    """The slow-headers variant of row 14: the connection is closed after
+    --body-timeout-s, with nothing read as a request."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as s:
+        s.sendall(b"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        assert s.recv(65536) == b""  # closed by the server (a timeout here is a failure)

@@ -151,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
                 host=args.host,
                 port=args.port,
                 log_level=args.log_level,
-                http=HTTP_PROTOCOL,  # its malformed-request 400 in OpenAI's shape
+                # its malformed-request 400 in OpenAI's shape, and a time limit on headers
+                http=type("Protocol", (HTTP_PROTOCOL,), {"header_timeout_s": args.body_timeout_s}),
             )
         )
         server.run()

@@ -5,6 +5,12 @@ that disagree, a broken chunk) never reaches the application: uvicorn
 answers it with a plain-text 400. Clients of an OpenAI-compatible server
 read ``{"error": {...}}`` from every failure, so this one is written in
 that shape too.
+
+A connection whose first request's headers have not all come in
+``header_timeout_s`` is closed (the body's own timeout is the app's,
+uploads.read_form): a client that opens connections and trickles headers
+holds none for long. Later requests on a kept-alive connection are timed
+by uvicorn's keep-alive timeout.
 """
 
 from __future__ import annotations
@@ -28,6 +34,21 @@ BODY = json.dumps(
 
 
 class OpenAIErrorsH11(H11Protocol):
+    header_timeout_s = 30.0  # saywho serve sets --body-timeout-s on a subclass
+
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        self._headers_timer = self.loop.call_later(self.header_timeout_s, self._headers_late)
+
+    def _headers_late(self) -> None:
+        if self.cycle is None and not self.transport.is_closing():  # no request began
+            self.logger.info("closing a connection whose headers did not arrive in time")
+            self.transport.close()
+
+    def connection_lost(self, exc) -> None:
+        self._headers_timer.cancel()
+        super().connection_lost(exc)
+
     def send_400_response(self, msg: str) -> None:
         headers = [
             (b"content-type", b"application/json"),
