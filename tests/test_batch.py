@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -218,3 +219,35 @@ def test_usage_errors(tmp_path):
         ).stdout.strip()
         == "False"
     )
+
+
+def _riff(fmt_tag: int, bits: int, payload: bytes, rate: int = 16000) -> bytes:
+    """A one-channel WAV with the given fmt tag (1 PCM, 3 IEEE float), and a
+    LIST chunk before the data, as editors write it."""
+    block = bits // 8
+    fmt = struct.pack("<HHIIHH", fmt_tag, 1, rate, rate * block, block, bits)
+    listing = b"INFOISFT" + struct.pack("<I", 6) + b"saywho"
+    chunks = (
+        b"fmt " + struct.pack("<I", len(fmt)) + fmt
+        + b"LIST" + struct.pack("<I", len(listing)) + listing
+        + b"data" + struct.pack("<I", len(payload)) + payload
+    )  # fmt: skip
+    return b"RIFF" + struct.pack("<I", 4 + len(chunks)) + b"WAVE" + chunks
+
+
+def test_batch_progress_reads_a_float_wavs_duration(tmp_path, jfk_wav):
+    """saywho batch's ETA: a 32-bit float WAV's duration from its header, not
+    guessed from its size (which made it 4x as long)."""
+    import saywho
+    from saywho.batch.progress import estimated_duration
+
+    samples = saywho.load_audio(jfk_wav)
+    seconds = len(samples) / saywho.SAMPLE_RATE
+    as_float = tmp_path / "float32.wav"
+    as_float.write_bytes(_riff(3, 32, samples.astype("<f4").tobytes()))
+    as_int = tmp_path / "int16.wav"
+    as_int.write_bytes(_riff(1, 16, (samples * 32767).astype("<i2").tobytes()))
+    assert estimated_duration(str(as_float)) == pytest.approx(seconds, abs=1e-3)
+    assert estimated_duration(str(as_int)) == pytest.approx(seconds, abs=1e-3)
+    # the file decodes to the same samples: the header written is a real WAV
+    assert len(saywho.load_audio(as_float)) == len(samples)

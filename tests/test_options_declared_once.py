@@ -215,6 +215,15 @@ def test_server_fields_read_and_check_through_the_declaration():
         parse_count("0", "min_speakers")
     assert refused("min_speakers", "0") == str(declared.value)
     assert "temperature" in refused("temperature", "hot")
+    # the range is the declaration's: the library and the form refuse alike
+    for text in ("5", "-1", "inf", "nan"):
+        with pytest.raises(_core.OptionError) as declared:
+            TranscribeOptions(temperature=float(text))
+        assert "0 to 1" in str(declared.value)
+        assert refused("temperature", text) == str(declared.value)
+    with pytest.raises(_core.OptionError):
+        TranscribeOptions(temperature=(0.0, 0.5, 1.5))
+    assert TranscribeOptions(temperature=(0.0, 1.0)).temperatures == (0.0, 1.0)
     assert "vad_filter" in refused("vad_filter", "maybe")
 
     request = parse(

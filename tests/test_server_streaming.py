@@ -149,7 +149,8 @@ def test_progress_goes_out_as_comments_clients_ignore(server):
         assert r.status_code == 200
         assert r.headers["content-type"].startswith("text/event-stream")
         lines = [line for line in r.iter_lines() if line]
-    assert lines[0].startswith(": progress transcribe 0.0/11.0")
+    # the first comment is the decode stage, telling the audio's length
+    assert lines[0].startswith(": progress decode 11.0/11.0")
     assert lines[-1].startswith('data: {"type": "transcript.text.done"')
 
 

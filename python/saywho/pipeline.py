@@ -199,6 +199,9 @@ class Pipeline(RuntimeUser):
         decoded = time.perf_counter()
         perf = Performance(samples.size / SAMPLE_RATE, start)
         perf.add("decode", decoded - start)
+        if progress is not None and not isinstance(audio, np.ndarray):
+            # the audio's length, before any long stage (process() told it already)
+            progress("decode", perf.audio_seconds, perf.audio_seconds)
         segments, info = self._whisper.transcribe(samples, options=options, progress=progress)
         segments = list(segments if on_segment is None else _heard(segments, on_segment))
         seconds = time.perf_counter() - decoded
@@ -268,6 +271,16 @@ class Pipeline(RuntimeUser):
     def model_path(self) -> str | None:
         """The Whisper model's folder, or None when the Pipeline has no model."""
         return None if self._whisper is None else str(self._whisper.path)
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The language codes the Whisper model decodes: ("en",) for an
+        English-only (.en) model, which also cannot translate; () without one."""
+        if self._whisper is None:
+            return ()
+        if not self._whisper.is_multilingual:
+            return ("en",)
+        return tuple(self._whisper.tokenizer.languages)
 
     def diarization_models(self) -> tuple[str | os.PathLike, str | os.PathLike]:
         """(segmentation, embedding) paths: the named pipeline's, the ones given

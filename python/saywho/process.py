@@ -127,7 +127,7 @@ def process(
     duration = len(samples) / SAMPLE_RATE
     perf = Performance(duration, start)
     perf.add("decode", time.perf_counter() - start)
-    tell("decode", 1, 1)
+    tell("decode", duration, duration)  # seconds, as transcribe counts: the audio's length
 
     if transcribe and diarize and "word_timestamps" not in options:
         # the alignment needs every word's time

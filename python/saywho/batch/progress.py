@@ -1,7 +1,9 @@
 """One progress line for a whole batch: audio done of the total, and an ETA.
 
 The total is known before the run only roughly: a WAV file's header gives
-its duration, any other file is estimated from its size (at 128 kbit/s,
+its duration (its data's size over the byte rate its fmt chunk states,
+whatever the sample format: the standard library's ``wave`` reads only
+integer PCM, and a 32-bit float file guessed from its size came out 4x), any other file is estimated from its size (at 128 kbit/s,
 what compressed speech commonly is) until it finishes and its real
 duration replaces the guess. The ETA is the audio left over the speed so
 far. On a terminal the line is redrawn in place; into a log it writes one
@@ -12,19 +14,49 @@ from __future__ import annotations
 
 import contextlib
 import os
+import struct
 import time
-import wave
 from typing import TextIO
 
 WIDTH = 30
 BYTES_PER_SECOND_GUESS = 16000  # 128 kbit/s
 
 
+def wav_duration(path: str) -> float | None:
+    """Seconds in a RIFF/WAVE file (any sample format), or None when it is not one."""
+    with open(path, "rb") as f:
+        riff = f.read(12)
+        if len(riff) < 12 or riff[:4] != b"RIFF" or riff[8:12] != b"WAVE":
+            return None
+        byte_rate = None
+        while True:
+            header = f.read(8)
+            if len(header) < 8:
+                return None
+            kind, size = header[:4], struct.unpack("<I", header[4:])[0]
+            if kind == b"fmt ":
+                fmt = f.read(size + (size & 1))
+                if len(fmt) < 16:
+                    return None
+                byte_rate = struct.unpack("<I", fmt[8:12])[0]
+            elif kind == b"data":
+                if not byte_rate:
+                    return None
+                # a streamed WAV may say 0 or 0xFFFFFFFF: the file's rest is the data
+                left = os.fstat(f.fileno()).st_size - f.tell()
+                if size in (0, 0xFFFFFFFF) or size > left:
+                    size = left
+                return size / byte_rate
+            else:
+                f.seek(size + (size & 1), os.SEEK_CUR)
+
+
 def estimated_duration(path: str) -> float:
     """Seconds of audio in ``path``, from a WAV header or from its size."""
-    with contextlib.suppress(Exception), wave.open(path, "rb") as w:
-        if w.getframerate() > 0:
-            return w.getnframes() / w.getframerate()
+    with contextlib.suppress(OSError, struct.error):
+        seconds = wav_duration(path)
+        if seconds is not None:
+            return seconds
     try:
         return os.path.getsize(path) / BYTES_PER_SECOND_GUESS
     except OSError:

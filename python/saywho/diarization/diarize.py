@@ -404,8 +404,9 @@ class Diarizer(RuntimeUser):
             else:
                 hard[is_active] = assign(embeddings[is_active], centroids)
                 hard[is_active & (hard < 0)] = 0  # no embedding at all: the first speaker
-        if math.isfinite(hi):
-            count = np.minimum(count, int(hi))
+        if math.isfinite(hi) and hi < np.iinfo(count.dtype).max:
+            # (a bound above the count's type cannot lower it: 128 speakers overflowed int8)
+            count = np.minimum(count, np.asarray(hi, count.dtype))
         seconds["clustering"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import hashlib
 import hmac
 import json
 import logging
@@ -12,6 +14,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -20,16 +23,22 @@ from .config import ServerConfig
 from .errors import APIError, bad_field, internal, shutting_down
 from .fields import RESPONSE_FORMATS, AudioRequest, parse_form
 from .formats import render
-from .models import choose, listed
-from .state import ServerState
-from .streaming import events
+from .models import choose, listed, served_name
+from .prometheus import rss_bytes
+from .protocol import OpenAIErrorsH11
+from .state import ServerState, as_api_error
+from .streaming import ClientGone, events
 from .transcript import Transcript
 from .uploads import read_form, too_large
 
 log = logging.getLogger("saywho.server")
+# uvicorn's HTTP protocol for this app: h11, its malformed-request 400 in OpenAI's shape
+HTTP_PROTOCOL = OpenAIErrorsH11
 # a known speaker's 10 s data URL is far over Starlette's 1 MB default for a field
 MAX_FIELD_BYTES = 16 << 20
-OPEN_PATHS = ("/health", "/docs", "/openapi.json", "/redoc")
+OPEN_PATHS = ("/health", "/metrics", "/docs", "/openapi.json", "/redoc")
+# a client that left gets no answer; the access log shows nginx's code for it
+CLIENT_CLOSED = 499
 
 
 def _error_response(error: APIError) -> JSONResponse:
@@ -78,17 +87,36 @@ def create_app(config: ServerConfig) -> FastAPI:
         log.error("unexpected error", exc_info=error)
         return _error_response(internal())
 
+    keys = {hashlib.sha256(k.encode()).hexdigest(): k for k in config.api_keys}
+
+    def _owner(request: Request) -> str | None:
+        """The digest of the request's key (the gate checked it), or None when open."""
+        return getattr(request.state, "owner", None)
+
     @app.middleware("http")
     async def gate(request: Request, call_next):
         """Shutting down, the key, and an upload's declared size, before any body is read."""
+        response = await _gated(request, call_next)
+        state.metrics.request(_route(request), response.status_code)
+        return response
+
+    def _route(request: Request) -> str:
+        """The route's template (/v1/jobs/{job_id}), so ids do not each make a series."""
+        route = request.scope.get("route")
+        return getattr(route, "path", None) or "unmatched"
+
+    async def _gated(request: Request, call_next):
         if state.closing:
             return _error_response(shutting_down())
         path = request.url.path
-        if config.api_key and not path.startswith(OPEN_PATHS):
+        if keys and not path.startswith(OPEN_PATHS):
             given = request.headers.get("authorization", "")
             scheme, _, key = given.partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(
-                key.strip().encode(), config.api_key.encode()
+            digest = hashlib.sha256(key.strip().encode()).hexdigest()
+            # compare_digest against the key of the same digest: no early-exit timing
+            known = keys.get(digest, "")
+            if scheme.lower() != "bearer" or not (
+                known and hmac.compare_digest(key.strip().encode(), known.encode())
             ):
                 return _error_response(
                     APIError(
@@ -99,16 +127,27 @@ def create_app(config: ServerConfig) -> FastAPI:
                         code="invalid_api_key",
                     )
                 )
+            request.state.owner = digest
         length = request.headers.get("content-length")
         if length and length.isdigit() and int(length) > config.max_upload_bytes + MAX_FIELD_BYTES:
             return _error_response(too_large(config.max_upload_bytes))
         return await call_next(request)
 
+    if config.cors_origins:  # added last: outermost, so a preflight never meets the key
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(config.cors_origins),
+            allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+            allow_headers=["Authorization", "Content-Type", "OpenAI-Organization"],
+            expose_headers=["Retry-After"],
+            max_age=600,
+        )
+
     async def _read(request: Request, task: str | None, kind: str):
         """The body parsed, the audio spooled, the model checked: (request, path, name)."""
         path = state.jobs.new_upload_path(kind)
         form, filename, _size = await read_form(
-            request, path, config.max_upload_bytes, MAX_FIELD_BYTES
+            request, path, config.max_upload_bytes, MAX_FIELD_BYTES, config.body_timeout_s
         )
         try:
             if task is None:  # a job says which with its own field
@@ -117,6 +156,8 @@ def create_app(config: ServerConfig) -> FastAPI:
                     raise bad_field("task", f"task is transcribe or translate, not {task!r}")
             audio = parse_form(form, task)
             choose(audio.model, config.model)  # an unknown model is a 404 before any work
+            if "vad_filter" not in audio.options:  # the service's default (--no-vad: off)
+                audio.options["vad_filter"] = config.vad_filter
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(path)
@@ -129,7 +170,9 @@ def create_app(config: ServerConfig) -> FastAPI:
         if audio.stream:
             return await _stream(audio, str(path), filename)
         try:
-            transcript = await state.run_now(audio, str(path), filename)
+            transcript = await state.run_now(audio, str(path), filename, request.receive)
+        except ClientGone:
+            return Response(status_code=CLIENT_CLOSED)
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(path)
@@ -137,7 +180,9 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     async def _stream(audio, path: str, filename: str) -> StreamingResponse:
         live, first = await state.run_streaming(audio, path, filename)
-        body = events(live, audio, first, lambda e: state.stream_error(e, filename, path))
+        body = events(
+            live, audio, first, lambda e: state.stream_error(e, filename, path, audio.model)
+        )
         # no-cache and no proxy buffering: each event must reach the client as it is sent
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return StreamingResponse(body, media_type="text/event-stream", headers=headers)
@@ -172,9 +217,13 @@ def create_app(config: ServerConfig) -> FastAPI:
         choose(name, config.model)
         return {"id": name, "object": "model", "created": int(time.time()), "owned_by": "saywho"}
 
+    def _public_name(model: str) -> str:
+        """What clients call a model: never the server's folder path."""
+        return served_name(model) if model == config.model else model
+
     @app.get("/health")
     async def health():
-        loaded = state.pool.describe()
+        loaded = state.pool.describe(_public_name)  # counts no request
         default = state.pool.get(config.model, None).pipeline
         return {
             "status": "shutting_down" if state.closing else "ok",
@@ -186,10 +235,58 @@ def create_app(config: ServerConfig) -> FastAPI:
                 "queued": state.queue.queued,
                 "running": state.queue.running,
                 "max_queued": config.max_queued,
+                "jobs_queued": state.queue.jobs_queued,
+                "max_jobs": config.max_jobs,
                 "workers": config.workers,
             },
             "models": loaded,
+            "max_models": config.max_models,
+            "model_ttl_s": config.model_ttl_s,
         }
+
+    @app.get("/metrics", summary="Prometheus' text format")
+    async def metrics():
+        loaded = state.pool.describe(_public_name)
+        gauges = {
+            "queue_requests": ("requests waiting for a worker", [({}, state.queue.queued)]),
+            "queue_jobs": ("jobs waiting for a worker", [({}, state.queue.jobs_queued)]),
+            "running": ("runs under way", [({}, state.queue.running)]),
+            "models_loaded": ("Pipelines loaded", [({}, len(loaded))]),
+            "resident_memory_bytes": ("the process's resident memory", [({}, rss_bytes())]),
+        }
+        return PlainTextResponse(
+            state.metrics.text(gauges), media_type="text/plain; version=0.0.4; charset=utf-8"
+        )
+
+    # -- model lifetime: speaches' /api/ps ---------------------------------------------
+    def _ps(entry: dict) -> dict:
+        return {k: entry[k] for k in ("model", "diarization", "requests", "busy", "idle_s")}
+
+    @app.get("/api/ps", summary="The loaded models")
+    async def loaded_models():
+        return {"models": [_ps(m) for m in state.pool.describe(_public_name)]}
+
+    @app.post("/api/ps/{name:path}", status_code=201, summary="Load a model now")
+    async def load_model(name: str):
+        choice = choose(name, config.model)
+        try:
+            await asyncio.to_thread(state.pool.get, choice.load, None)
+        except _core.SaywhoError as e:
+            raise as_api_error(e, model=name) from None
+        return {"model": name, "loaded": True}
+
+    @app.delete("/api/ps/{name:path}", summary="Unload a model (when idle)")
+    async def unload_model(name: str):
+        choice = choose(name, config.model)
+        if choice.load == config.model:
+            raise APIError(
+                409, "The server's default model stays loaded", param="model", code="default_model"
+            )
+        if not await asyncio.to_thread(state.pool.unload, choice.load):
+            raise APIError(
+                404, f"The model {name!r} is not loaded", param="model", code="model_not_loaded"
+            )
+        return {"model": name, "loaded": False}
 
     # -- jobs: long files, on disk ---------------------------------------------------
     def _job(row) -> dict:
@@ -211,34 +308,35 @@ def create_app(config: ServerConfig) -> FastAPI:
             out["error"] = json.loads(row["error"])["body"]["error"]
         return out
 
-    def _row(job_id: str):
-        row = state.jobs.get(job_id)
+    def _row(request: Request, job_id: str):
+        row = state.jobs.owned(job_id, _owner(request))  # another key's job is as absent
         if row is None:
             raise APIError(404, f"No job {job_id!r}", param="job_id", code="job_not_found")
         return row
 
     @app.post("/v1/jobs", status_code=202, summary="Queue a long file; poll its progress")
     async def create_job(request: Request):
+        state.check_job_room()
         audio, path, _name = await _read(request, None, "job")
         if audio.stream:
             os.unlink(path)
             raise bad_field("stream", "a job is polled, not streamed: leave stream out")
-        job_id = state.jobs.create(audio.to_record(), path)
-        state.submit_job(job_id)
+        job_id = state.jobs.create(audio.to_record(), path, _owner(request))
+        state.submit_job(job_id, os.path.getsize(path))
         state.jobs.expire()
-        return JSONResponse(_job(_row(job_id)), status_code=202)
+        return JSONResponse(_job(_row(request, job_id)), status_code=202)
 
     @app.get("/v1/jobs")
-    async def list_jobs():
-        return {"object": "list", "data": [_job(r) for r in state.jobs.list()]}
+    async def list_jobs(request: Request):
+        return {"object": "list", "data": [_job(r) for r in state.jobs.list(_owner(request))]}
 
     @app.get("/v1/jobs/{job_id}")
-    async def get_job(job_id: str):
-        return _job(_row(job_id))
+    async def get_job(request: Request, job_id: str):
+        return _job(_row(request, job_id))
 
     @app.get("/v1/jobs/{job_id}/result")
-    async def job_result(job_id: str, response_format: str = "json"):
-        row = _row(job_id)
+    async def job_result(request: Request, job_id: str, response_format: str = "json"):
+        row = _row(request, job_id)
         if row["state"] == "failed":
             error = json.loads(row["error"])
             return JSONResponse(error["body"], status_code=error["status"])
@@ -254,11 +352,11 @@ def create_app(config: ServerConfig) -> FastAPI:
         return _rendered(Transcript.from_record(json.loads(row["result"])), audio)
 
     @app.delete("/v1/jobs/{job_id}")
-    async def delete_job(job_id: str):
-        row = _row(job_id)
+    async def delete_job(request: Request, job_id: str):
+        row = _row(request, job_id)
         if row["state"] in ("queued", "running"):
             state.cancel_job(job_id)
-            return _job(_row(job_id))
+            return _job(_row(request, job_id))
         state.jobs.delete(job_id)
         return {"id": job_id, "object": "audio.job", "deleted": True}
 

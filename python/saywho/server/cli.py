@@ -22,8 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_options(p, "(served as whisper-1) " + MODEL_HELP)
     p.add_argument(
         "--api-key",
-        default=os.environ.get("SAYWHO_API_KEY"),
-        help="require Authorization: Bearer KEY (default: SAYWHO_API_KEY; none: open)",
+        action="append",
+        help="require Authorization: Bearer KEY; repeat for several keys, each seeing only "
+        "its own jobs (default: SAYWHO_API_KEY, comma-separated; none: open)",
     )
     p.add_argument(
         "--workers",
@@ -37,7 +38,57 @@ def build_parser() -> argparse.ArgumentParser:
         default=32,
         help="requests that may wait for a worker before others get 429 (default 32)",
     )
+    p.add_argument(
+        "--max-jobs",
+        type=positive,
+        default=1000,
+        help="jobs queued or running before /v1/jobs answers 429 (default 1000)",
+    )
     p.add_argument("--max-upload-mb", type=positive, default=500, help="largest upload (500)")
+    p.add_argument(
+        "--max-models",
+        type=positive,
+        default=4,
+        help="models loaded at once; the least recently used idle one is unloaded (default 4)",
+    )
+    p.add_argument(
+        "--model-ttl-s",
+        type=float,
+        default=300.0,
+        help="unload a model idle this long, as speaches' stt_model_ttl (default 300; "
+        "-1: never); the default model stays",
+    )
+    p.add_argument(
+        "--max-audio-s",
+        type=float,
+        default=0.0,
+        help="refuse audio longer than this, once decoded (413; default 0: no limit)",
+    )
+    p.add_argument(
+        "--max-request-s",
+        type=float,
+        default=0.0,
+        help="stop a request's run past this many seconds (504; jobs exempt; default 0: none)",
+    )
+    p.add_argument(
+        "--body-timeout-s",
+        type=float,
+        default=30.0,
+        help="drop a request whose body sends nothing this long, with 408 (default 30)",
+    )
+    p.add_argument(
+        "--no-vad",
+        dest="vad_filter",
+        action="store_false",
+        help="do not run Silero VAD by default (a request's vad_filter or "
+        "chunking_strategy still asks for it); default: on, as speaches",
+    )
+    p.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        help="allow browsers from this origin (repeat; * for any); default: none",
+    )
     p.add_argument(
         "--data-dir", default="saywho-data", help="jobs database and uploads (./saywho-data)"
     )
@@ -48,12 +99,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _keys(given: list[str] | None) -> tuple[str, ...]:
+    """--api-key (repeated) or SAYWHO_API_KEY (comma-separated); blanks dropped."""
+    raw = given or os.environ.get("SAYWHO_API_KEY", "").split(",")
+    return tuple(k.strip() for k in raw if k.strip())
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         import uvicorn
 
-        from .app import create_app
+        from .app import HTTP_PROTOCOL, create_app
     except ImportError as e:
         print(f'saywho serve: {e.name} is missing: pip install "saywho[server]"', file=sys.stderr)
         return 2
@@ -64,10 +121,18 @@ def main(argv: list[str] | None = None) -> int:
         model=model,
         device=args.device,
         compute_type=args.compute_type,
-        api_key=args.api_key or None,
+        api_keys=_keys(args.api_key),
         workers=args.workers,
         max_queued=args.max_queued,
+        max_jobs=args.max_jobs,
         max_upload_mb=args.max_upload_mb,
+        max_models=args.max_models,
+        model_ttl_s=args.model_ttl_s,
+        body_timeout_s=args.body_timeout_s,
+        max_audio_s=args.max_audio_s,
+        max_request_s=args.max_request_s,
+        vad_filter=args.vad_filter,
+        cors_origins=tuple(args.cors_origin),
         data_dir=args.data_dir,
         job_ttl_s=args.job_ttl_hours * 3600.0,
     )
@@ -81,7 +146,14 @@ def main(argv: list[str] | None = None) -> int:
                 super().handle_exit(sig, frame)
 
         server = Server(
-            uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level)
+            uvicorn.Config(
+                app,
+                host=args.host,
+                port=args.port,
+                log_level=args.log_level,
+                # its malformed-request 400 in OpenAI's shape, and a time limit on headers
+                http=type("Protocol", (HTTP_PROTOCOL,), {"header_timeout_s": args.body_timeout_s}),
+            )
         )
         server.run()
     except _core.SaywhoError as e:

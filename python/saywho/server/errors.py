@@ -58,14 +58,15 @@ def unknown_model(name: str, why: str = "") -> APIError:
     )
 
 
-def from_saywho(error: _core.SaywhoError, param: str | None = None) -> APIError:
-    """saywho's exceptions: the request's audio or options (400), or the model (404)."""
+def from_saywho(error: _core.SaywhoError, model: str | None = None) -> APIError:
+    """saywho's exceptions: the request's audio or options (400), or the model
+    (404, naming ``model`` as the client sent it)."""
     if isinstance(error, _core.AudioError):
         return APIError(400, str(error), param="file", code="invalid_audio")
     if isinstance(error, _core.ModelError):
-        return unknown_model(param or "", str(error))
+        return unknown_model(model or "", str(error))
     if isinstance(error, _core.OptionError):
-        return APIError(400, str(error), param=param, code="invalid_value")
+        return APIError(400, str(error), code="invalid_value")
     return APIError(500, str(error), type="server_error", code="saywho_error")
 
 

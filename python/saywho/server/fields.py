@@ -188,8 +188,45 @@ def _known_speakers(form) -> dict[str, bytes]:
     return speakers
 
 
+# every field a request may send; any other is refused, never silently dropped
+# (as OpenAI answers "Unrecognized request argument"): a client sending
+# openai's newer fields (keywords, languages) learns saywho does not use them
+LIST_FIELDS = (
+    "timestamp_granularities",
+    "include",
+    "known_speaker_names",
+    "known_speaker_references",
+)
+KNOWN_FIELDS = {
+    "file",
+    "model",
+    "response_format",
+    "stream",
+    "task",  # jobs
+    "diarization",
+    "chunking_strategy",
+    *OPTION_FIELDS,
+    *speaker_counts.NAMES,
+    *LIST_FIELDS,
+    *(f + "[]" for f in LIST_FIELDS),
+    *(f"chunking_strategy[{k}]" for k in ("type", *SERVER_VAD_FIELDS)),
+}
+
+
+def _unknown_fields(form) -> None:
+    unknown = sorted(set(form) - KNOWN_FIELDS)
+    if unknown:
+        raise APIError(
+            400,
+            f"Unrecognized request argument supplied: {unknown[0]} (saywho serve does not use it)",
+            param=unknown[0],
+            code="unknown_parameter",
+        )
+
+
 def parse_form(form, task: str) -> AudioRequest:
     """The request's fields, parsed; file and model presence checked by the route."""
+    _unknown_fields(form)
     model = _one(form, "model")
     if not model:
         raise bad_field("model", "model is required (whisper-1, or a name saywho loads)")

@@ -5,7 +5,9 @@ transcript or error. Each change is one committed transaction (WAL,
 synchronous=FULL), so after ``kill -9`` a restart finds every finished result
 and puts every job that was queued or running back in the queue: it runs
 again from its upload, which stays in the spool until the job ends. Finished
-jobs expire after ``ttl`` seconds.
+jobs expire after ``ttl`` seconds. A job belongs to the API key that made it
+(``owner``: a digest of the key, never the key): with keys, a key lists,
+reads and deletes only its own.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     total REAL,
     attempts INTEGER NOT NULL DEFAULT 0,
     result TEXT,                  -- transcript.Transcript as JSON
-    error TEXT                    -- errors.APIError's body and status as JSON
+    error TEXT,                   -- errors.APIError's body and status as JSON
+    owner TEXT                    -- the creating key's digest (none without keys)
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs (state);
 """
@@ -54,6 +57,9 @@ class JobStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(SCHEMA)
+        columns = {r["name"] for r in self._db.execute("PRAGMA table_info(jobs)")}
+        if "owner" not in columns:  # a database from before owners
+            self._db.execute("ALTER TABLE jobs ADD COLUMN owner TEXT")
 
     def new_upload_path(self, kind: str) -> Path:
         """A fresh spool path, named by a random id (never by the client)."""
@@ -63,13 +69,13 @@ class JobStore:
         with self._lock:
             return self._db.execute(sql, args).rowcount
 
-    def create(self, request: dict, upload: Path) -> str:
+    def create(self, request: dict, upload: Path, owner: str | None = None) -> str:
         job_id = "job_" + uuid.uuid4().hex
         now = time.time()
         self._write(
-            "INSERT INTO jobs (id, state, request, upload, created_at, updated_at) "
-            "VALUES (?, 'queued', ?, ?, ?, ?)",
-            (job_id, json.dumps(request), str(upload), now, now),
+            "INSERT INTO jobs (id, state, request, upload, created_at, updated_at, owner) "
+            "VALUES (?, 'queued', ?, ?, ?, ?, ?)",
+            (job_id, json.dumps(request), str(upload), now, now, owner),
         )
         return job_id
 
@@ -77,11 +83,24 @@ class JobStore:
         with self._lock:
             return self._db.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
 
-    def list(self, limit: int = 100) -> list[sqlite3.Row]:
+    def owned(self, job_id: str, owner: str | None) -> sqlite3.Row | None:
+        """The job, if ``owner`` made it (another key's job is as absent)."""
+        row = self.get(job_id)
+        return row if row is not None and row["owner"] == owner else None
+
+    def list(self, owner: str | None = None, limit: int = 100) -> list[sqlite3.Row]:
         with self._lock:
             return self._db.execute(
-                "SELECT * FROM jobs ORDER BY created_at DESC LIMIT ?", (limit,)
+                "SELECT * FROM jobs WHERE owner IS ? ORDER BY created_at DESC LIMIT ?",
+                (owner, limit),
             ).fetchall()
+
+    def active(self) -> int:
+        """Jobs queued or running: what --max-jobs bounds."""
+        with self._lock:
+            return self._db.execute(
+                "SELECT COUNT(*) FROM jobs WHERE state IN ('queued', 'running')"
+            ).fetchone()[0]
 
     def start(self, job_id: str) -> bool:
         """queued -> running; False when the job was cancelled meanwhile."""

@@ -107,7 +107,7 @@ async def events(live: LiveRun, request, first: tuple, error_body):
                     started = True
                     if not request.diarize:
                         # with speakers, the final segments are cut elsewhere
-                        event["segment_id"] = f"seg_{segment.id}"
+                        event["segment_id"] = f"seg_{segment.id - 1}"  # from 0, as OpenAI
                     if request.logprobs:
                         event["logprobs"] = _logprobs(getattr(segment, "words", None))
                     yield _event(event)

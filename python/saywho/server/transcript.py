@@ -54,9 +54,10 @@ class Transcript:
     @classmethod
     def from_whisper(cls, task: str, segments, info) -> Transcript:
         out = []
-        for s in segments:
+        # OpenAI numbers segments from 0 (faster-whisper's ids start at 1)
+        for i, s in enumerate(segments):
             seg = {
-                "id": s.id,
+                "id": i,
                 "seek": s.seek,
                 "start": _seconds(s.start),
                 "end": _seconds(s.end),

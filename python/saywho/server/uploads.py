@@ -5,11 +5,17 @@ python-multipart's parser; the ``file`` part's bytes go to a file under a
 generated name (never the client's, which is used only in messages), counted
 as they come, so an upload over the limit ends with a 413 as soon as it
 passes it, Content-Length or not, and no copy of the audio is held in memory
-or in a second temporary file. The other fields are small and kept as text.
+or in a second temporary file. The other fields are kept as text, and
+bounded whatever the framing (chunked bodies declare no length): all of
+them together at most ``field_limit`` bytes, at most ``MAX_PARTS`` parts,
+each part's headers at most ``MAX_HEADER_BYTES``. A body that sends nothing
+for ``idle_timeout`` seconds is answered 408 and dropped, so a stalled
+client holds neither a file nor a connection for long.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from pathlib import Path
@@ -18,6 +24,9 @@ from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from .errors import APIError, bad_field
+
+MAX_PARTS = 256  # OpenAI's longest form (known speakers, granularities) has a few dozen
+MAX_HEADER_BYTES = 8 << 10  # one part's headers
 
 
 def too_large(limit: int) -> APIError:
@@ -52,15 +61,29 @@ class _Body:
         self._name: str | None = None
         self._is_file = False
         self._data = bytearray()
+        self.parts = 0
+        self.field_bytes = 0  # every text field so far, together
+        self._header_bytes = 0
 
     def on_part_begin(self) -> None:
+        self.parts += 1
+        if self.parts > MAX_PARTS:
+            raise APIError(400, f"The form has more than {MAX_PARTS} parts", code="too_many_parts")
         self._disposition, self._name, self._is_file = b"", None, False
+        self._header_bytes = 0
         self._data.clear()
 
+    def _count_header(self, n: int) -> None:
+        self._header_bytes += n
+        if self._header_bytes > MAX_HEADER_BYTES:
+            raise APIError(400, f"A part's headers are over {MAX_HEADER_BYTES} bytes")
+
     def on_header_field(self, data: bytes, start: int, end: int) -> None:
+        self._count_header(end - start)
         self._header[0] += data[start:end]
 
     def on_header_value(self, data: bytes, start: int, end: int) -> None:
+        self._count_header(end - start)
         self._header[1] += data[start:end]
 
     def on_header_end(self) -> None:
@@ -73,14 +96,16 @@ class _Body:
         if b"name" not in options:
             raise APIError(400, "a multipart part has no name")
         self._name = options[b"name"].decode("utf-8", "replace")
-        self._is_file = b"filename" in options
+        # the part named file is the audio, with or without a filename (an
+        # empty one is dropped by the header parser): the name is only for messages
+        self._is_file = b"filename" in options or self._name == "file"
         if not self._is_file:
             return
         if self._name != "file":
             raise bad_field(self._name, f"{self._name} must be a form field, not a file")
         if self.out is not None:
             raise bad_field("file", "give one file")
-        self.filename = options[b"filename"].decode("utf-8", "replace") or "file"
+        self.filename = options.get(b"filename", b"").decode("utf-8", "replace") or "file"
         self.out = open(self.path, "xb")
 
     def on_part_data(self, data: bytes, start: int, end: int) -> None:
@@ -90,8 +115,15 @@ class _Body:
                 raise too_large(self.limit)
             self.out.write(data[start:end])
             return
-        if len(self._data) + end - start > self.field_limit:
-            raise bad_field(self._name, f"{self._name} is longer than {self.field_limit} bytes")
+        self.field_bytes += end - start
+        if self.field_bytes > self.field_limit:
+            raise APIError(
+                413,
+                f"The form's fields are over {self.field_limit >> 20} MB together "
+                f"(at {self._name})",
+                param=self._name,
+                code="fields_too_large",
+            )
         self._data += data[start:end]
 
     def on_part_end(self) -> None:
@@ -100,7 +132,31 @@ class _Body:
             self.form.setdefault(self._name, []).append(value)
 
 
-async def read_form(request, path: Path, limit: int, field_limit: int) -> tuple[Form, str, int]:
+def body_timeout(seconds: float) -> APIError:
+    return APIError(
+        408,
+        f"The request body stalled: nothing arrived for {seconds:g} s",
+        code="body_timeout",
+        headers={"Connection": "close"},
+    )
+
+
+async def _pieces(request, idle_timeout: float):
+    """The body as it arrives; a gap longer than ``idle_timeout`` is a 408."""
+    stream = request.stream().__aiter__()
+    while True:
+        try:
+            piece = await asyncio.wait_for(stream.__anext__(), idle_timeout)
+        except StopAsyncIteration:
+            return
+        except asyncio.TimeoutError:
+            raise body_timeout(idle_timeout) from None
+        yield piece
+
+
+async def read_form(
+    request, path: Path, limit: int, field_limit: int, idle_timeout: float = 30.0
+) -> tuple[Form, str, int]:
     """The form's fields, the client's file name and the file's size; the
     file is at ``path``, fsynced (a job's upload must survive a crash)."""
     kind, params = parse_options_header(request.headers.get("content-type", ""))
@@ -123,7 +179,7 @@ async def read_form(request, path: Path, limit: int, field_limit: int) -> tuple[
         },
     )
     try:
-        async for piece in request.stream():
+        async for piece in _pieces(request, idle_timeout):
             parser.write(piece)
         parser.finalize()
         if body.out is None:

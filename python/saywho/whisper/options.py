@@ -62,6 +62,18 @@ def _above_zero(value):
     return None if value > 0 else "must be > 0"
 
 
+def _temperatures(value):
+    # OpenAI's range, and the one Whisper's fallback climbs: above 1 (or inf,
+    # or nan) the sampling is noise and the "transcript" garbage
+    values = value if isinstance(value, (list, tuple)) else (value,)
+    if not values:
+        return "must be a number from 0 to 1, or a list of them"
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0.0 <= v <= 1.0:
+            return "must be a number from 0 to 1 (or a list of them)"
+    return None
+
+
 def _clips(value):
     clip_seconds(value)  # raises OptionError with the clip format's rules
 
@@ -93,7 +105,8 @@ class TranscribeOptions:
     no_repeat_ngram_size: int = _option(0, "n-grams of this size never repeat (0: off)", _whole(0))
     temperature: float | Sequence[float] = _option(
         (0.0, 0.2, 0.4, 0.6, 0.8, 1.0),
-        "the temperature, or the ones to fall back to when a window fails the thresholds",
+        "the temperature (0 to 1), or the ones to fall back to when a window fails the thresholds",
+        _temperatures,
     )
     compression_ratio_threshold: float | None = _option(
         2.4, "fall back when the text's gzip compression ratio is above this"
