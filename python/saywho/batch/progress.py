@@ -4,8 +4,9 @@ The total is known before the run only roughly: a WAV file's header gives
 its duration, any other file is estimated from its size (at 128 kbit/s,
 what compressed speech commonly is) until it finishes and its real
 duration replaces the guess. The ETA is the audio left over the speed so
-far. On a terminal the line is redrawn in place; into a log it writes one
-line per file.
+far. On a terminal the line is redrawn in place; into a log (or with
+``redraw=False``, as ``saywho`` does for several files under each file's own
+progress line) it writes one line per file.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import os
 import time
 import wave
 from typing import TextIO
+
+from ..progress import clock
 
 WIDTH = 30
 BYTES_PER_SECOND_GUESS = 16000  # 128 kbit/s
@@ -31,17 +34,14 @@ def estimated_duration(path: str) -> float:
         return 0.0
 
 
-def _clock(seconds: float) -> str:
-    seconds = int(round(seconds))
-    hours, rest = divmod(seconds, 3600)
-    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
-
-
 class BatchProgress:
-    def __init__(self, estimates: dict[str, float], stream: TextIO | None):
+    def __init__(
+        self, estimates: dict[str, float], stream: TextIO | None, redraw: bool | None = None
+    ):
         self.estimates = dict(estimates)
         self.stream = stream
-        self.tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        self.tty = tty if redraw is None else redraw
         self.done_audio = 0.0
         self.files = 0
         self.errors = 0
@@ -68,9 +68,11 @@ class BatchProgress:
         total = self.total_audio
         fraction = self.done_audio / total if total > 0 else 1.0
         eta = self.eta()
+        elapsed = time.perf_counter() - self.start
         summary = (
             f"{self.done_audio / 60:.1f}/{total / 60:.1f} min of audio, {self.files} files"
-            f" ({self.errors} errors), ETA {_clock(eta) if eta is not None else '?'}"
+            f" ({self.errors} errors), {clock(elapsed)} elapsed,"
+            f" ETA {clock(eta) if eta is not None else '?'}"
         )
         if self.tty:
             filled = int(round(WIDTH * fraction))
