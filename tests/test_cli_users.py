@@ -248,19 +248,18 @@ def test_progress_lines_and_messages_off_a_terminal(tmp_path):
         assert cpu == ["saywho runs on the CPU: no NVIDIA GPU on this machine"]
 
 
-def test_log_lines_are_never_glued_to_the_progress_line(tmp_path):
-    """On a terminal (a pseudo-terminal here) the progress line is redrawn in
-    place; with -v every log record starts on a line of its own."""
+def _on_a_terminal(args: list[str], cwd) -> str:
+    """What ``saywho ARGS`` draws on stderr when stderr is a terminal (a
+    pseudo-terminal here; stdout is dropped)."""
     import pty
     import select
 
     primary, secondary = pty.openpty()
-    jfk = shared_file("jfk.flac")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "saywho", str(jfk), *tiny(), "--no-speakers", "-v"],
+        [sys.executable, "-m", "saywho", *args],
         stdout=subprocess.DEVNULL,
         stderr=secondary,
-        cwd=tmp_path,
+        cwd=cwd,
     )
     os.close(secondary)
     chunks = []
@@ -278,11 +277,31 @@ def test_log_lines_are_never_glued_to_the_progress_line(tmp_path):
         chunks.append(data)
     assert proc.wait(timeout=300) == 0
     os.close(primary)
-    drawn = b"".join(chunks).decode("utf-8", "replace")
-    assert "ETA" in drawn and "elapsed" in drawn  # the redrawn line
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def _every_log_record_on_its_own_line(drawn: str, at_least: int) -> None:
     logs = [m.start() for m in re.finditer(re.escape("[CPU Memory]"), drawn)]
-    assert len(logs) >= 2
+    assert len(logs) >= at_least
     for at in logs:
         before = drawn[:at]
         # a fresh line, or the progress line wiped first (\r and erase-line)
         assert before == "" or before.endswith("\n") or before.endswith("\r\x1b[K"), before[-80:]
+
+
+def test_log_lines_are_never_glued_to_the_progress_line(tmp_path):
+    """On a terminal the progress line is redrawn in place; with -v every log
+    record starts on a line of its own."""
+    jfk = shared_file("jfk.flac")
+    drawn = _on_a_terminal([str(jfk), *tiny(), "--no-speakers", "-v"], tmp_path)
+    assert "ETA" in drawn and "elapsed" in drawn  # the redrawn line
+    _every_log_record_on_its_own_line(drawn, 2)
+
+
+def test_the_batch_line_leaves_log_records_their_own_lines(tmp_path):
+    jfk, wav = shared_file("jfk.flac"), shared_file("jfk.wav")
+    out = tmp_path / "out"
+    args = ["batch", str(jfk), str(wav), "-o", str(out), *tiny(), "--no-speakers", "-v"]
+    drawn = _on_a_terminal(args, tmp_path)
+    assert "2 files (0 errors)" in drawn and "elapsed" in drawn
+    _every_log_record_on_its_own_line(drawn, 3)

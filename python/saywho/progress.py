@@ -45,13 +45,18 @@ def clock(seconds: float) -> str:
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
 
 
+class LiveLine:
+    """Where a line redrawn in place on a terminal registers itself while it
+    is drawn (``drawing``: an object with ``stream``, ``drawn``, ``clear()``
+    and ``draw()``), so that a log record is never glued onto it."""
+
+    drawing = None
+
+
 class ProgressBar:
     """``ProgressBar(label, stream, stages=...)``: ``stages`` are the stages
     the run will go through (default: all of STAGE_WEIGHTS), for the whole
     file's share."""
-
-    # the bar drawn on a terminal now, which a log record must not glue onto
-    drawing: ProgressBar | None = None
 
     def __init__(
         self,
@@ -121,7 +126,7 @@ class ProgressBar:
         self.stream.flush()
         self.last_draw = now
         self.drawn = True
-        ProgressBar.drawing = self
+        LiveLine.drawing = self
 
     def clear(self) -> None:
         """Wipes the drawn line (a log record is about to be written)."""
@@ -135,8 +140,8 @@ class ProgressBar:
             self.stream.write("\n")
             self.stream.flush()
         self.drawn = False
-        if ProgressBar.drawing is self:
-            ProgressBar.drawing = None
+        if LiveLine.drawing is self:
+            LiveLine.drawing = None
 
 
 class LineAwareHandler(logging.StreamHandler):
@@ -145,7 +150,7 @@ class LineAwareHandler(logging.StreamHandler):
     on its own line, and the progress line drawn again below it."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        bar = ProgressBar.drawing
+        bar = LiveLine.drawing
         same = bar is not None and bar.stream is self.stream and bar.drawn
         if same:
             bar.clear()

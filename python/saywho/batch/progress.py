@@ -17,7 +17,7 @@ import time
 import wave
 from typing import TextIO
 
-from ..progress import clock
+from ..progress import CLEAR_LINE, LiveLine, clock
 
 WIDTH = 30
 BYTES_PER_SECOND_GUESS = 16000  # 128 kbit/s
@@ -46,6 +46,8 @@ class BatchProgress:
         self.files = 0
         self.errors = 0
         self.start = time.perf_counter()
+        self.line = ""  # the line drawn on a terminal, to draw again after a log record
+        self.drawn = False
 
     @property
     def total_audio(self) -> float:
@@ -77,12 +79,32 @@ class BatchProgress:
         if self.tty:
             filled = int(round(WIDTH * fraction))
             bar = "#" * filled + "." * (WIDTH - filled)
-            self.stream.write(f"\r[{bar}] {fraction:4.0%} {summary}\x1b[K")
+            self.line = f"[{bar}] {fraction:4.0%} {summary}"
+            self.draw()
         else:
             self.stream.write(f"{status:5} {path}  [{fraction:4.0%} {summary}]\n")
         self.stream.flush()
 
+    def draw(self) -> None:
+        """(Re)draws the line in place; saywho.progress.LineAwareHandler
+        wipes it before a log record and calls this after."""
+        self.stream.write(f"{CLEAR_LINE}{self.line}")
+        self.stream.flush()
+        self.drawn = True
+        LiveLine.drawing = self
+
+    def clear(self) -> None:
+        if self.drawn:
+            self.stream.write(CLEAR_LINE)
+            self.stream.flush()
+            self.drawn = False
+
     def close(self) -> None:
         if self.tty and self.files:
+            if not self.drawn:
+                self.draw()
             self.stream.write("\n")
             self.stream.flush()
+        self.drawn = False
+        if LiveLine.drawing is self:
+            LiveLine.drawing = None
