@@ -8,6 +8,7 @@ the reader's root (or SAYWHO_TEST_MEMORY_ROOT, the test-only variable)."""
 
 from __future__ import annotations
 
+import gc
 import logging
 from pathlib import Path
 
@@ -97,7 +98,7 @@ def test_page_cache_is_available_memory(tmp_path, caplog):
     assert 1 - free > 0.70  # what MemFree said: the warning the issue saw
     assert memory.used_fraction < 0.06
     report = checkpoint(memory, caplog)
-    assert report.line("After Whisper Load").endswith("| Total 24.00 GB (host)")
+    assert report.line("After Whisper Load").endswith("| Total 24.00 GiB (host)")
     assert warnings_of(caplog) == []
 
 
@@ -109,10 +110,10 @@ def test_cgroup_v2_near_its_4gib_limit_warns_at_85(tmp_path, caplog):
     assert memory.cgroup_used == 3568 * MIB  # less the inactive file cache
     assert memory.host_available == 23855104 * 1024
     report = checkpoint(memory, caplog)
-    assert report.line("X").endswith("| Free 0.52 GB | Total 4.00 GB (cgroup)")
+    assert report.line("X").endswith("| Free 0.52 GiB | Total 4.00 GiB (cgroup)")
     [warning] = warnings_of(caplog)
     assert "CPU memory is 87% used at After Whisper Load (above 85%" in warning
-    assert "0.52 GB of the cgroup limit's 4.00 GB left" in warning
+    assert "0.52 GiB of the cgroup limit's 4.00 GiB left" in warning
 
 
 def test_file_cache_inside_the_cgroup_is_not_at_risk(tmp_path, caplog):
@@ -236,7 +237,7 @@ def test_pipeline_under_a_4gib_cgroup_warns_after_the_stage_that_filled_it(
     lines = [r.getMessage() for r in caplog.records if "[CPU Memory]" in r.getMessage()]
     stages = [line.split("] ")[1].split(":")[0] for line in lines]
     assert stages[:3] == ["After Pipeline Start", "After Whisper Load", "After Transcription"]
-    assert all(line.endswith("| Total 4.00 GB (cgroup)") for line in lines)
+    assert all(line.endswith("| Total 4.00 GiB (cgroup)") for line in lines)
     [warning] = warnings_of(caplog)
     assert "CPU memory is 88% used at After Transcription (above 85%" in warning
     # the warning follows its stage's line
@@ -282,3 +283,19 @@ def test_gpu_checkpoints_use_the_device_figures(cuda_reason, caplog):
     assert 0 < report.free <= report.total
     assert report.line("X").startswith("[GPU Memory] X:")
     assert report.line("X").endswith("(device)")
+
+
+def test_the_decoded_audio_is_counted_while_it_is_alive(jfk_wav):
+    """The memory lines count the recording's samples (host memory that
+    grows with its length) while anything holds them, in GiB like the rest."""
+    with saywho.Pipeline(model=None, device="cpu") as p:
+        assert p.memory().audio == 0 and "Audio" not in p.memory().line("Before")
+        samples = p.load_audio(jfk_wav)
+        report = p.memory()
+        assert report.audio == samples.nbytes == 4 * len(samples) > 600_000
+        assert "| Audio 0.00 GiB |" in report.line("After Decode")
+        p.load_audio(samples, sample_rate=16000)  # the caller's samples, not decoded here
+        assert p.memory().audio == samples.nbytes
+        del samples, report
+        gc.collect()
+        assert p.memory().audio == 0

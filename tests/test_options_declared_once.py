@@ -20,7 +20,14 @@ from saywho.native import _core
 from saywho.speaker_counts import parse_count, speaker_bounds
 from saywho.whisper import compute_types
 from saywho.whisper.generate import SEARCH_ONLY, GenerateOptions, WhisperSpecialTokens
-from saywho.whisper.options import DEFAULTS, FIELDS, NAMES, TranscribeOptions, flagged
+from saywho.whisper.options import (
+    DEFAULTS,
+    FIELDS,
+    NAMES,
+    TranscribeOptions,
+    flag_name,
+    flagged,
+)
 from saywho.whisper.transcribe import WhisperModel
 
 from .weights import test_model_dir
@@ -46,28 +53,30 @@ def test_transcribe_keywords_are_the_declared_options():
     assert DEFAULTS["no_speech_threshold"] == 0.6 and DEFAULTS["suppress_tokens"] == (-1,)
 
 
-def test_every_option_has_help_and_a_flag_only_where_declared():
+def test_every_option_has_help_and_a_flag_unless_declared_without():
     for f in FIELDS:
         assert f.metadata["help"].strip(), f.name
-    assert [f.name for f in flagged()] == [
-        "language",
-        "beam_size",
-        "word_timestamps",
-        "vad_filter",
-        "batch_size",
-    ]
+    # every option has a flag but vad_parameters (--vad-parameter NAME=VALUE)
+    assert [f.name for f in flagged()] == [n for n in NAMES if n != "vad_parameters"]
+    assert flag_name(TranscribeOptions.__dataclass_fields__["vad_filter"]) == "--vad"
+    assert flag_name(TranscribeOptions.__dataclass_fields__["initial_prompt"]) == (
+        "--initial-prompt"
+    )
 
 
 def test_cli_flags_come_from_the_declaration():
     parser = argparse.ArgumentParser()
     add_processing_options(parser, "out")
-    by_dest = {a.dest: a for a in parser._actions}
+    by_dest = {}  # each option's first action; WhisperX's --the_name follows it
+    for a in parser._actions:
+        by_dest.setdefault(a.dest, a)
     for f in flagged():
         action = by_dest[f.name]
-        assert action.option_strings[0] == f.metadata["flag"]
+        assert action.option_strings[0] == flag_name(f)
         assert action.default == f.default and action.help == f.metadata["help"]
     # no option is declared a second time by hand under another flag
-    option_flags = {f.metadata["flag"] for f in flagged()}
+    option_flags = {flag_name(f) for f in flagged()}
+    option_flags |= {"--" + f.name for f in flagged()}  # WhisperX's spelling, its own action
     for action in parser._actions:
         if action.dest in NAMES:
             assert action.option_strings[0] in option_flags, action.option_strings

@@ -139,8 +139,9 @@ def test_checkpoint_line(caplog):
             report = p.checkpoint("After Whisper Cleanup")
     line = report.line("After Whisper Cleanup")
     assert line.startswith("[CPU Memory] After Whisper Cleanup: Allocated ")
-    for part in ("GB (", "| Reserved ", "| Free ", "| Total "):
+    for part in ("GiB (", "| Reserved ", "| Free ", "| Total "):
         assert part in line
+    assert " GB" not in line  # GiB, labelled so
     assert line.endswith(f"({report.source})") and report.source in ("host", "cgroup")
     assert any(r.getMessage() == line for r in caplog.records)
 

@@ -34,11 +34,23 @@ FOX = [
 
 
 def test_line_width_wraps_each_segment_into_lines():
-    assert writers.srt(FOX, max_line_width=10) == (
-        "1\n00:00:00,000 --> 00:00:02,400\nSPEAKER_00: The quick\nbrown fox\njumps over\n\n"
+    # the width counts SRT's speaker label: "SPEAKER_00: " leaves 10 of 22
+    # characters for the first line's words
+    srt = writers.srt(FOX, max_line_width=22)
+    assert srt == (
+        "1\n00:00:00,000 --> 00:00:02,400\nSPEAKER_00: The quick\nbrown fox jumps over\n\n"
         "2\n00:00:02,400 --> 00:00:03,600\nSPEAKER_00: the lazy\ndog.\n\n"
         "3\n00:00:04,000 --> 00:00:04,500\nSPEAKER_01: Yes.\n"
     )
+    assert max(len(line) for line in srt.splitlines() if "-->" not in line) == 21
+    # WebVTT's voice tag is markup, not text: the whole width is the words'
+    vtt = writers.vtt(FOX, max_line_width=10)
+    assert "<v SPEAKER_00>The quick\nbrown fox\njumps over\n" in vtt
+
+
+def test_a_label_wider_than_the_line_leaves_one_word_beside_it():
+    srt = writers.srt(FOX[:1], max_line_width=10)
+    assert srt.splitlines()[2:] == ["SPEAKER_00: The", "quick", "brown fox", "jumps over"]
 
 
 def test_line_count_flows_words_across_segments_of_one_speaker():
@@ -104,9 +116,11 @@ def test_empty_segments_make_no_cue():
 
 def test_result_write_takes_the_subtitle_options(tmp_path):
     result = saywho.Result(duration=5.0, segments=FOX, speakers=["SPEAKER_00", "SPEAKER_01"])
-    result.write(tmp_path, formats=["srt", "vtt"], max_line_width=10, max_line_count=2)
-    assert (tmp_path / "transcript.srt").read_text().count("-->") == 4
-    assert (tmp_path / "transcript.vtt").read_text().count("-->") == 4
+    result.write(tmp_path, formats=["srt", "vtt"], max_line_width=22, max_line_count=2)
+    srt = (tmp_path / "transcript.srt").read_text()
+    shown = [line for line in srt.splitlines() if "-->" not in line]
+    assert srt.count("-->") == 3 and max(len(line) for line in shown) <= 22
+    assert (tmp_path / "transcript.vtt").read_text().count("-->") == 3  # no label to count
 
 
 @pytest.mark.parametrize(

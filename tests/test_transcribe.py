@@ -227,7 +227,7 @@ def test_pipeline_transcribes_and_gives_everything_back(recordings):
         report = p.memory()
         assert report.allocated > 1_000_000
         assert report.mapped > 70_000_000  # tiny.en's float16 matrices, in the mapped file
-        assert "| Mapped 0.07 GB |" in report.line("After Whisper")
+        assert "| Mapped 0.07 GiB |" in report.line("After Whisper")
     assert p.memory().reserved == 0
     assert p.memory().mapped == 0
 

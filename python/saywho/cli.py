@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from .batch.progress import BatchProgress, estimated_duration
 from .cli_options import (
     add_processing_options,
     check_processing_options,
@@ -28,13 +29,35 @@ from .cli_options import (
 )
 from .models.hub import AUTO, default_model_name
 from .native import _core
+from .output_names import output_dir
 from .pipeline import Pipeline
-from .progress import ProgressBar
+from .progress import LineAwareHandler, ProgressBar
 from .sample import sample_path
+
+EXAMPLES = """\
+examples:
+  saywho talk.m4a -o out/                       who said what, every format into out/
+  saywho talk.m4a --num-speakers 2 --language en --format srt -o out/
+  saywho lecture.mp3 --no-speakers --initial-prompt "Fourier, Laplace" --hotwords "eigenvalue"
+  saywho interview.wav --task translate --temperature 0 --beam-size 1
+  saywho talk.m4a --min_speakers 2 --max_speakers 4 --output_format all -o out/   (WhisperX's spellings)
+
+more commands:
+  saywho serve [--help]             OpenAI's /v1/audio/* API on this machine (pip install "saywho[server]")
+  saywho batch IN -o OUT [--help]   many files or a folder, an index.jsonl, resume; --ray for a cluster
+
+Every flag also takes its underscore spelling (--min_speakers, --initial_prompt,
+--output_format); true/false flags take --no-FLAG, or --FLAG_NAME false.
+"""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="saywho", description="Who said what, and when.")
+    p = argparse.ArgumentParser(
+        prog="saywho",
+        description="Who said what, and when: transcribe, diarize and align each file.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("files", nargs="*", help="audio or video files (default: the bundled sample)")
     add_processing_options(p, "write transcript files here, one folder per input")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
@@ -46,10 +69,26 @@ def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} min"
 
 
-def run_file(pipeline: Pipeline, path: str, args) -> float:
+def _stages(args) -> list[str]:
+    """The stages a file goes through with these options, in order."""
+    speakers = not args.no_speakers
+    return [
+        "decode",
+        *(["diarization"] if speakers else []),
+        *(["known speakers"] if args.speaker else []),
+        "transcribe",
+        *(["alignment"] if speakers else []),
+    ]
+
+
+def run_file(pipeline: Pipeline, path: str, args, label: str = "") -> float:
     """Processes one file, prints its transcript, writes its files; returns
-    the audio's duration."""
-    bar = None if args.quiet else ProgressBar(Path(path).name, sys.stderr)
+    the audio's duration. ``label``: which of several files (``[2/5] ``)."""
+    bar = (
+        None
+        if args.quiet
+        else ProgressBar(label + Path(path).name, sys.stderr, stages=_stages(args))
+    )
     try:
         result = pipeline.process(path, progress=bar, **process_kwargs(args))
     finally:
@@ -80,10 +119,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     check_processing_options(args, parser)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s"
-    )
+    handler = LineAwareHandler(sys.stderr)  # never glued onto the progress line
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])
     files = args.files or [str(sample_path())]
+    if args.output_dir:
+        try:  # an unsafe output folder is known now: refuse before any model or audio
+            for path in files:
+                output_dir(args.output_dir, path)
+        except _core.SaywhoError as e:
+            print(f"saywho: {e}", file=sys.stderr)
+            return 2
     try:
         pipeline = Pipeline(**pipeline_kwargs(args))
     except _core.SaywhoError as e:
@@ -102,14 +148,27 @@ def main(argv: list[str] | None = None) -> int:
         if args.model == AUTO:
             chosen = f", Whisper {default_model_name(pipeline.device)} (--model chooses another)"
         print(f"saywho {_core.__version__} on {pipeline.device_name}{chosen}")
-        if pipeline.fallback_reason:
-            print(f"  (CPU because: {pipeline.fallback_reason})")
-        for path in files:
+        # why "auto" took the CPU was logged once (saywho.device): a warning
+        # where an NVIDIA device exists but cannot be used, else with -v only
+        several = len(files) > 1 and not args.quiet
+        overall = (
+            BatchProgress({f: estimated_duration(f) for f in files}, sys.stderr, redraw=False)
+            if several
+            else None
+        )
+        for i, path in enumerate(files):
+            duration, status = None, "ok"
             try:
-                audio += run_file(pipeline, path, args)
+                duration = run_file(
+                    pipeline, path, args, f"[{i + 1}/{len(files)}] " if several else ""
+                )
+                audio += duration
             except _core.SaywhoError as e:
                 failed += 1
+                status = "error"
                 print(f"saywho: {e}", file=sys.stderr)
+            if overall is not None:  # the whole run: files, audio, elapsed, ETA
+                overall.finished(path, duration, status)
         pipeline.checkpoint("After All Files")
     elapsed = time.perf_counter() - start
     speed = f", {audio / elapsed:.1f}x realtime" if elapsed > 0 and audio > 0 else ""

@@ -19,8 +19,11 @@ from .speaker_counts import parse_count, speaker_bounds
 from .vad import VadOptions
 from .whisper import compute_types
 from .whisper.compute_types import COMPUTE_TYPES
-from .whisper.options import flagged, from_text
+from .whisper.options import flag_name, flagged, from_text, read_bool
 from .writers import FORMATS
+
+# --format all (WhisperX's --output_format all): every format the run allows
+ALL_FORMATS = "all"
 
 
 def positive(text: str) -> int:
@@ -88,7 +91,7 @@ def add_model_options(p: argparse.ArgumentParser, model_help: str = MODEL_HELP) 
     p.add_argument("--model", default=AUTO, help=model_help)
     p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
     p.add_argument(
-        "--compute-type",
+        *_flags("--compute-type"),
         default="default",
         choices=COMPUTE_TYPES,
         help=compute_types.HELP,
@@ -108,25 +111,54 @@ def _flag_type(f):
     return parse
 
 
+def _underscored(flag: str) -> str:
+    """WhisperX's (and Whisper's) spelling of a flag: --min_speakers."""
+    return "--" + flag[2:].replace("-", "_")
+
+
+def _flags(*flags: str) -> list[str]:
+    """The flags with their underscore spellings added, each once."""
+    return list(dict.fromkeys([*flags, *map(_underscored, flags)]))
+
+
+def _add_switch(p, flag: str, dest: str, default: bool, help: str, also: str = "") -> None:
+    """A true/false option: --flag and --no-flag, and WhisperX's
+    --the_flag [true|false] (its str2bool), which takes a value; ``also``:
+    another name taking a value (faster-whisper's --vad_filter for --vad)."""
+    p.add_argument(
+        flag, dest=dest, action=argparse.BooleanOptionalAction, default=default, help=help
+    )
+    valued = [name for name in _flags(flag, *([also] if also else [])) if name != flag]
+    if valued:
+        p.add_argument(
+            *valued,
+            dest=dest,
+            type=read_bool,
+            nargs="?",
+            const=True,
+            default=argparse.SUPPRESS,
+            help=argparse.SUPPRESS,
+        )
+
+
 def add_transcription_flags(p: argparse.ArgumentParser) -> None:
-    """The transcription options that have a flag (saywho.TranscribeOptions
-    declares which, with their defaults and help); the flag's value lands in
-    ``args.<option name>``."""
+    """A flag for every transcription option the command line offers
+    (saywho.TranscribeOptions declares which, with their defaults and help),
+    under its --dashed and --underscored spellings; the flag's value lands
+    in ``args.<option name>``."""
     for f in flagged():
         if f.type == "bool":
-            p.add_argument(
-                f.metadata["flag"],
-                dest=f.name,
-                action=argparse.BooleanOptionalAction,
-                default=f.default,
-                help=f.metadata["help"],
-            )
+            also = "--" + f.name if f.metadata["flag"] else ""  # --vad: also --vad_filter
+            _add_switch(p, flag_name(f), f.name, f.default, f.metadata["help"], also)
         else:
+            aliases = ["--logprob_threshold"] if f.name == "log_prob_threshold" else []
             p.add_argument(
-                f.metadata["flag"],
+                *_flags(flag_name(f)),
+                *aliases,  # WhisperX's spelling of faster-whisper's name
                 dest=f.name,
                 type=_flag_type(f),
                 default=f.default,
+                metavar=f.name.upper(),
                 help=f.metadata["help"],
             )
 
@@ -136,11 +168,15 @@ def add_processing_options(p: argparse.ArgumentParser, output_help: str) -> None
     add_model_options(p)
     speakers = p.add_mutually_exclusive_group()
     speakers.add_argument(
-        "--num-speakers", type=_speaker_count, help="the number of speakers, if known"
+        *_flags("--num-speakers"), type=_speaker_count, help="the number of speakers, if known"
     )
-    speakers.add_argument("--no-speakers", action="store_true", help="transcribe only")
-    p.add_argument("--min-speakers", type=_speaker_count, help="at least this many speakers")
-    p.add_argument("--max-speakers", type=_speaker_count, help="at most this many speakers")
+    speakers.add_argument(*_flags("--no-speakers"), action="store_true", help="transcribe only")
+    p.add_argument(
+        *_flags("--min-speakers"), type=_speaker_count, help="at least this many speakers"
+    )
+    p.add_argument(
+        *_flags("--max-speakers"), type=_speaker_count, help="at most this many speakers"
+    )
     p.add_argument(
         "--diarization",
         metavar="NAME",
@@ -149,23 +185,23 @@ def add_processing_options(p: argparse.ArgumentParser, output_help: str) -> None
         "default: saywho's own models",
     )
     p.add_argument(
-        "--hf-token",
+        *_flags("--hf-token"),
         metavar="TOKEN",
         help="Hugging Face token for --diarization's gated repos (default: HF_TOKEN, or the "
         "token huggingface_hub stored at login)",
     )
     p.add_argument(
-        "--embedding-step",
+        *_flags("--embedding-step"),
         type=float,
         metavar="SECONDS",
         help="embed each speaker only in chunks this far apart, the chunks between reusing "
         "those embeddings (a multiple of the 1 s chunk step; 2 is about twice as fast, an "
         "approximation); default: every chunk, as pyannote",
     )
-    p.add_argument("--threads", type=int, default=0, help="CPU threads (0: one per CPU)")
+    p.add_argument(*_flags("--threads"), type=int, default=0, help="CPU threads (0: one per CPU)")
     add_transcription_flags(p)
     p.add_argument(
-        "--vad-parameter",
+        *_flags("--vad-parameter"),
         type=_vad_parameter,
         action="append",
         metavar="NAME=VALUE",
@@ -173,12 +209,15 @@ def add_processing_options(p: argparse.ArgumentParser, output_help: str) -> None
         "min_speech_duration_ms, max_speech_duration_s, min_silence_duration_ms, "
         "speech_pad_ms); repeatable; turns --vad on",
     )
-    p.add_argument("-o", "--output-dir", help=output_help)
+    p.add_argument("-o", *_flags("--output-dir"), help=output_help)
     p.add_argument(
         "--format",
+        "--output_format",  # WhisperX's
+        "--output-format",
         action="append",
-        choices=FORMATS,
-        help="transcript format to write (repeatable; default: every one the run allows)",
+        choices=(*FORMATS, ALL_FORMATS),
+        help="transcript format to write (repeatable; default and 'all': every one the run "
+        "allows, rttm only with speakers)",
     )
     p.add_argument(
         "--speaker",
@@ -188,11 +227,12 @@ def add_processing_options(p: argparse.ArgumentParser, output_help: str) -> None
         help="a known voice: the found speaker who sounds like FILE is called NAME "
         "(repeatable; a NAME given twice averages its files)",
     )
-    p.add_argument(
+    _add_switch(
+        p,
         "--fill-nearest",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="a word between speaker turns takes the nearest speaker (default; "
+        "fill_nearest",
+        True,
+        "a word between speaker turns takes the nearest speaker (default; "
         "--no-fill-nearest leaves it UNKNOWN)",
     )
     p.add_argument(
@@ -209,11 +249,12 @@ def add_processing_options(p: argparse.ArgumentParser, output_help: str) -> None
         metavar="N",
         help="subtitles: at most N lines a cue (needs --max_line_width)",
     )
-    p.add_argument(
-        "--highlight_words",
+    _add_switch(
+        p,
         "--highlight-words",
-        action="store_true",
-        help="subtitles: underline each word while it is spoken",
+        "highlight_words",
+        False,
+        "subtitles: underline each word while it is spoken",
     )
 
 
@@ -233,6 +274,8 @@ def check_processing_options(args, parser: argparse.ArgumentParser) -> None:
         parser.error("--diarization needs speakers (drop --no-speakers)")
     if args.speaker and args.no_speakers:
         parser.error("--speaker needs speakers (drop --no-speakers)")
+    if args.format and "rttm" in args.format and args.no_speakers:
+        parser.error("the rttm format needs speakers (drop --no-speakers or --format rttm)")
     if args.max_line_count and not args.max_line_width:
         parser.error("--max_line_count needs --max_line_width")
 
@@ -268,14 +311,21 @@ def process_kwargs(args) -> dict:
     }
     if args.batch_size:
         kwargs["batch_size"] = args.batch_size
+    # every other transcription flag the user changed, under its option's name
+    for f in flagged():
+        if f.name not in kwargs and f.name != "vad_filter" and getattr(args, f.name) != f.default:
+            kwargs[f.name] = getattr(args, f.name)
     return kwargs
 
 
 def write_kwargs(args) -> dict:
     """``result.write(folder, **write_kwargs(args))``: the formats and the
     subtitles' shape."""
+    formats = args.format
+    if formats and ALL_FORMATS in formats:
+        formats = None  # every one the run allows
     return {
-        "formats": args.format,
+        "formats": formats,
         "max_line_width": args.max_line_width,
         "max_line_count": args.max_line_count,
         "highlight_words": args.highlight_words,

@@ -99,10 +99,27 @@ def open_runtime(device: str = "auto", threads: int = 0) -> _core.Runtime:
         # self-check) is told where a notebook shows it; one without a GPU
         # only at INFO, since there is nothing to do about it.
         seen = gpu_present() or "self-check" in reason
-        log.log(logging.WARNING if seen else logging.INFO, "saywho runs on the CPU: %s", reason)
+        log.log(
+            logging.WARNING if seen else logging.INFO,
+            "saywho runs on the CPU: %s",
+            cpu_reason(reason),
+        )
     return runtime
 
 
+NO_GPU = "no NVIDIA GPU on this machine"
+
+
 def gpu_present() -> bool:
-    """Whether the NVIDIA driver shows a GPU device node (/dev/nvidia0 ...)."""
-    return bool(glob.glob("/dev/nvidia[0-9]*"))
+    """Whether an NVIDIA device exists here: the driver's device nodes
+    (/dev/nvidia0 ...) or its /proc folder (loaded, the nodes not made yet)."""
+    return bool(glob.glob("/dev/nvidia[0-9]*")) or os.path.isdir("/proc/driver/nvidia")
+
+
+def cpu_reason(reason: str) -> str:
+    """Why "auto" took the CPU, as a user should read it: the core's CUDA
+    hint ("install driver 525 or newer") only where an NVIDIA device exists
+    but cannot be used; on a machine with none, just that."""
+    if gpu_present() or "self-check" in reason:
+        return reason
+    return NO_GPU

@@ -1,9 +1,11 @@
 """Memory reports and the stage checkpoint lines users grep their logs for.
 
 A checkpoint line reads
-``[GPU Memory] After Whisper Cleanup: Allocated 0.18 GB (0.7%) | Reserved 0.50 GB (2.0%) |
-Free 20.1 GB | Total 22.5 GB (device)``; Allocated and Reserved are saywho's own pools,
-Free and Total what the device has left and holds. On the CPU, Free is what this
+``[GPU Memory] After Whisper Cleanup: Allocated 0.18 GiB (0.7%) | Reserved 0.50 GiB (2.0%) |
+Audio 0.70 GiB | Free 20.1 GiB | Total 22.5 GiB (device)``; Allocated and Reserved are
+saywho's own pools, Audio the decoded samples of the recording being processed (host
+memory, shown while they are alive), Free and Total what the device has left and holds.
+Every figure is in GiB (2**30 bytes) and labelled so. On the CPU, Free is what this
 process can still have and Total the limit it runs under, from the machine
 (``(host)``: /proc/meminfo's MemAvailable, so page cache counts as free) or from
 its cgroup (``(cgroup)``: a container's, a Colab runtime's limit), whichever is
@@ -22,7 +24,7 @@ from .native import _core
 
 log = logging.getLogger("saywho")
 
-GB = 1024**3
+GB = 1024**3  # bytes of the unit the lines print, labelled GiB
 WARN_FRACTION = 0.70
 CRITICAL_FRACTION = 0.85
 # Tests only: a folder holding real-shaped proc/meminfo, proc/self/cgroup,
@@ -103,10 +105,16 @@ class MemoryReport:
     total: int
     mapped: int = 0
     source: str = "device"
+    audio: int = 0  # the decoded samples alive now (host memory), bytes
 
     @classmethod
     def from_counts(
-        cls, device: str, counts: dict, mapped: int = 0, system: SystemMemory | None = None
+        cls,
+        device: str,
+        counts: dict,
+        mapped: int = 0,
+        system: SystemMemory | None = None,
+        audio: int = 0,
     ) -> MemoryReport:
         """``counts``: a Runtime's memory(); ``system``, on the CPU, the
         figures that replace the device's free/total."""
@@ -121,6 +129,7 @@ class MemoryReport:
             total=system.total if system else counts["total"],
             mapped=mapped,
             source=system.source if system else "device",
+            audio=audio,
         )
 
     @property
@@ -144,21 +153,23 @@ class MemoryReport:
         def pct(n: int) -> str:
             return f"{100.0 * n / self.total:.1f}%" if self.total else "n/a"
 
-        mapped = f" | Mapped {self.mapped / GB:.2f} GB" if self.mapped else ""
+        mapped = f" | Mapped {self.mapped / GB:.2f} GiB" if self.mapped else ""
+        audio = f" | Audio {self.audio / GB:.2f} GiB" if self.audio else ""
         return (
             f"[{label} Memory] {stage}: "
-            f"Allocated {self.allocated / GB:.2f} GB ({pct(self.allocated)}) | "
-            f"Reserved {self.reserved / GB:.2f} GB ({pct(self.reserved)}){mapped} | "
-            f"Free {self.free / GB:.2f} GB | Total {self.total / GB:.2f} GB ({self.source})"
+            f"Allocated {self.allocated / GB:.2f} GiB ({pct(self.allocated)}) | "
+            f"Reserved {self.reserved / GB:.2f} GiB ({pct(self.reserved)}){mapped}{audio} | "
+            f"Free {self.free / GB:.2f} GiB | Total {self.total / GB:.2f} GiB ({self.source})"
         )
 
 
-def memory_report(runtime, mapped: int = 0) -> MemoryReport:
+def memory_report(runtime, mapped: int = 0, audio: int = 0) -> MemoryReport:
     """A Runtime's pools with its device's figures: on the CPU system_memory()'s,
-    on the GPU the device's free/total. After close() every count is zero."""
+    on the GPU the device's free/total; ``audio``: decoded samples' bytes.
+    After close() every count is zero."""
     device = runtime.device or "closed"
     system = system_memory() if device == "cpu" else None
-    return MemoryReport.from_counts(device, runtime.memory(), mapped, system)
+    return MemoryReport.from_counts(device, runtime.memory(), mapped, system, audio)
 
 
 def warning_fraction(used: float) -> float | None:
@@ -186,7 +197,7 @@ def log_checkpoint(report: MemoryReport, stage: str, warned: dict | None = None)
     if level is None:
         return
     limit = {"cgroup": "cgroup limit", "host": "machine"}.get(report.source, "device")
-    detail = f"{report.free / GB:.2f} GB of the {limit}'s {report.total / GB:.2f} GB left"
+    detail = f"{report.free / GB:.2f} GiB of the {limit}'s {report.total / GB:.2f} GiB left"
     if level == CRITICAL_FRACTION:
         log.warning(
             "%s memory is %.0f%% used at %s (above %.0f%%; %s): the next stage may run out "

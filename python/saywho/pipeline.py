@@ -9,11 +9,12 @@ from __future__ import annotations
 import logging
 import os
 import time
+import weakref
 
 import numpy as np
 
 from .audio import SAMPLE_RATE, load_audio
-from .device import open_runtime
+from .device import cpu_reason, open_runtime
 from .diarization.diarize import Diarization, Diarizer
 from .diarization.pretrained import open_pipeline
 from .known_speakers import load_clip, threshold_for
@@ -102,6 +103,7 @@ class Pipeline(RuntimeUser):
         self._use_runtime(None, lambda: open_runtime(device, threads))
         self._log_memory = log_memory
         self._memory_warned: dict = {}  # stage -> threshold last warned at (once per stage)
+        self._decoded = None  # weakref to the last samples decoded from a file
         self.checkpoint("After Pipeline Start")
         if model is not None:
             with self._opening():
@@ -138,20 +140,26 @@ class Pipeline(RuntimeUser):
 
     @property
     def fallback_reason(self) -> str | None:
-        """Why device="auto" chose the CPU, or None."""
-        return self.runtime.fallback_reason
+        """Why device="auto" chose the CPU, or None (saywho.device.cpu_reason:
+        the driver hint only where an NVIDIA device exists)."""
+        reason = self.runtime.fallback_reason
+        return cpu_reason(reason) if reason else None
 
     def memory(self) -> MemoryReport:
         """The pools' allocated, reserved and peak bytes, the model file bytes
         computed from where they lie (``mapped``), and the device's free/total:
         the GPU's, or on the CPU what this process can still have under the
         tighter of the machine's and its cgroup's limits (``source``: "host"
-        or "cgroup"; saywho.memory.system_memory()).
+        or "cgroup"; saywho.memory.system_memory()), and ``audio``: the bytes
+        of the decoded samples this Pipeline read (``load_audio``, ``process``)
+        that are still alive somewhere.
 
         After close() every count is zero.
         """
         mapped = self._whisper.mapped_bytes if self._whisper is not None else 0
-        return memory_report(self.runtime, mapped)
+        samples = self._decoded() if self._decoded is not None else None
+        audio = samples.nbytes if samples is not None else 0
+        return memory_report(self.runtime, mapped, audio)
 
     def checkpoint(self, stage: str) -> MemoryReport:
         """Logs the memory line for ``stage`` (and a warning above 70% / 85%,
@@ -163,9 +171,15 @@ class Pipeline(RuntimeUser):
 
     # -- stages --------------------------------------------------------------
     def load_audio(self, source, sample_rate: int | None = None) -> np.ndarray:
-        """16 kHz mono float32 samples of a file or an array (see saywho.load_audio)."""
+        """16 kHz mono float32 samples of a file or an array (see saywho.load_audio).
+
+        The memory lines count the samples decoded from a file while they are
+        alive (a weak reference: this Pipeline keeps nothing alive)."""
         self._open_runtime()
-        return load_audio(source, sample_rate=sample_rate)
+        samples = load_audio(source, sample_rate=sample_rate)
+        if not isinstance(source, np.ndarray):
+            self._decoded = weakref.ref(samples)
+        return samples
 
     @option_keywords
     def transcribe(

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .align import DEFAULT_THRESHOLD, SpeakerSegment, SpeakerWord, align_segments
-from .audio import SAMPLE_RATE, load_audio
+from .audio import SAMPLE_RATE
 from .known_speakers import check_known, load_clip, name_known_speakers
 from .native import _core
 from .performance import Performance
@@ -123,7 +123,8 @@ def process(
         pipeline.known_speaker_threshold  # noqa: B018 (raises when there is none)
 
     start = time.perf_counter()
-    samples = audio if source is None else load_audio(source)
+    # through the Pipeline, so its memory lines count the decoded samples
+    samples = audio if source is None else pipeline.load_audio(source)
     duration = len(samples) / SAMPLE_RATE
     perf = Performance(duration, start)
     perf.add("decode", time.perf_counter() - start)

@@ -60,6 +60,16 @@ class Result:
     versions: dict[str, str] = field(default_factory=_versions)
     processed_at: str = field(default_factory=_now)
 
+    def __repr__(self) -> str:
+        # what, how long, how many speakers and segments: a line, not the
+        # whole transcript (print(result.text) or result.segments show that)
+        what = os.path.basename(self.source) if self.source else "samples"
+        speakers = "no diarization" if self.turns is None else f"{len(self.speakers)} speakers"
+        return (
+            f"<saywho.Result {what!r}: {self.duration:.1f} s, {self.language or 'no speech'}, "
+            f"{speakers}, {len(self.segments)} segments>"
+        )
+
     @property
     def text(self) -> str:
         """The transcript as plain text, one line per speaker turn."""

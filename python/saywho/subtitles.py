@@ -15,7 +15,10 @@ speakers, so a speaker change always starts a new cue.
   start to its end, with that word underlined (``<u>``); the gaps between
   words show the cue plain.
 
-The width counts the text only, not the speaker's label.
+The width counts what the line shows: where the format puts the speaker's
+label in the text (SRT's ``SPEAKER_00: ``), the cue's first line holds that
+many characters fewer. (WebVTT's voice tag ``<v SPEAKER_00>`` is markup, not
+text, and is not counted.)
 """
 
 from __future__ import annotations
@@ -66,14 +69,16 @@ def _tokens(segment) -> list[Token]:
     return [Token(float(segment.start), float(segment.end), " " + segment.text.strip())]
 
 
-def _wrap(tokens: list[Token], width: int, lines: list[list[Token]] | None = None):
+def _wrap(tokens: list[Token], width: int, lines: list[list[Token]] | None = None, label: int = 0):
     """Adds ``tokens`` to ``lines`` (the last line may be continued), each
-    line at most ``width`` characters once its first token's space goes."""
+    line at most ``width`` characters once its first token's space goes, the
+    first line ``label`` characters fewer (the speaker's label before it)."""
     lines = lines if lines is not None else []
     for token in tokens:
         if lines and lines[-1]:
             used = len("".join(t.text for t in lines[-1]).strip())
-            if used + len(token.text) <= width:
+            room = width - label if len(lines) == 1 else width
+            if used + len(token.text) <= room:
                 lines[-1].append(token)
                 continue
         lines.append([token])
@@ -81,16 +86,30 @@ def _wrap(tokens: list[Token], width: int, lines: list[list[Token]] | None = Non
 
 
 def build_cues(
-    segments: Iterable, max_line_width: int | None = None, max_line_count: int | None = None
+    segments: Iterable,
+    max_line_width: int | None = None,
+    max_line_count: int | None = None,
+    label: Callable[[str], str] = lambda speaker: "",
 ) -> list[Cue]:
+    """The cues of ``segments``; ``label(speaker)`` is the text the format
+    writes before a cue's first line (counted in its width)."""
     check_options(max_line_width, max_line_count)
     segments = [s for s in segments if s.text.strip()]
+
+    def label_width(speaker) -> int:
+        return len(label(speaker)) if speaker else 0
+
     if max_line_count is None:
         cues = []
         for s in segments:
             tokens = _tokens(s)
-            lines = [tokens] if max_line_width is None else _wrap(tokens, max_line_width)
-            cues.append(Cue(float(s.start), float(s.end), getattr(s, "speaker", None), lines))
+            speaker = getattr(s, "speaker", None)
+            lines = (
+                [tokens]
+                if max_line_width is None
+                else _wrap(tokens, max_line_width, label=label_width(speaker))
+            )
+            cues.append(Cue(float(s.start), float(s.end), speaker, lines))
         return cues
     cues: list[Cue] = []
     for s in segments:
@@ -103,7 +122,12 @@ def build_cues(
                 or token.start - cue.tokens[-1].end > LONG_PAUSE
             )
             if not fresh:
-                lines = _wrap([token], max_line_width, [list(line) for line in cue.lines])
+                lines = _wrap(
+                    [token],
+                    max_line_width,
+                    [list(line) for line in cue.lines],
+                    label_width(speaker),
+                )
                 fresh = len(lines) > max_line_count
             if fresh:
                 cues.append(Cue(token.start, token.end, speaker, [[token]]))

@@ -39,6 +39,10 @@ def _speaker(segment) -> str | None:
     return getattr(segment, "speaker", None)
 
 
+def _srt_label(speaker: str) -> str:
+    return f"{speaker}: "
+
+
 def srt(
     segments: Iterable,
     max_line_width: int | None = None,
@@ -48,8 +52,8 @@ def srt(
     """SubRip: numbered cues, ``00:00:01,200 --> 00:00:03,400``, the speaker
     before the text (``SPEAKER_00: Hello``); subtitle options as saywho.subtitles."""
     cues = []
-    for cue in build_cues(segments, max_line_width, max_line_count):
-        label = f"{cue.speaker}: " if cue.speaker else ""
+    for cue in build_cues(segments, max_line_width, max_line_count, _srt_label):
+        label = _srt_label(cue.speaker) if cue.speaker else ""
         for start, end, text in cue_texts(cue, highlight_words):
             number = len(cues) + 1
             cues.append(f"{number}\n{_clock(start, ',')} --> {_clock(end, ',')}\n{label}{text}\n")
@@ -159,10 +163,30 @@ def _plain(value):
     return value
 
 
+# JSON times are rounded to the millisecond (faster-whisper rounds its
+# batched segments to 3 decimals and its words to 2; a plain sum such as
+# 4.36 + 2.02 = 6.380000000000004 would otherwise show its float noise)
+TIME_DECIMALS = 3
+TIME_KEYS = ("start", "end")
+
+
+def _rounded_times(record):
+    """``record`` with every start and end (segments', words', turns') rounded
+    to TIME_DECIMALS."""
+    if isinstance(record, list):
+        return [_rounded_times(r) for r in record]
+    if not isinstance(record, dict):
+        return record
+    return {
+        k: round(v, TIME_DECIMALS) if k in TIME_KEYS and isinstance(v, float) else _rounded_times(v)
+        for k, v in record.items()
+    }
+
+
 def _segment_record(segment) -> dict:
-    """A segment as JSON; its language only when it has one (multilingual
-    runs), so one-language transcripts keep their shape."""
-    record = _plain(segment)
+    """A segment as JSON, times to the millisecond; its language only when it
+    has one (multilingual runs), so one-language transcripts keep their shape."""
+    record = _rounded_times(_plain(segment))
     if isinstance(record, dict) and record.get("language", "") is None:
         del record["language"]
     return record
@@ -185,7 +209,12 @@ def transcript_json(
     }
     if turns is not None:
         record["turns"] = [
-            {"start": float(t.start), "end": float(t.end), "speaker": str(t.speaker)} for t in turns
+            {
+                "start": round(float(t.start), TIME_DECIMALS),
+                "end": round(float(t.end), TIME_DECIMALS),
+                "speaker": str(t.speaker),
+            }
+            for t in turns
         ]
     return json.dumps(record, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
 

@@ -25,6 +25,7 @@ from ..cli_options import (
     write_kwargs,
 )
 from ..native import _core
+from ..progress import LineAwareHandler
 from .inputs import expand_inputs
 from .runner import run_batch
 
@@ -89,9 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("-o/--output-dir is required")
     if args.actors and args.ray is None:
         parser.error("--actors needs --ray")
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s"
-    )
+    handler = LineAwareHandler(sys.stderr)  # never glued onto the progress line
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])
     options = pipeline_kwargs(args)
     try:
         items = expand_inputs(args.inputs)

@@ -6,8 +6,9 @@ whatever the sample format: the standard library's ``wave`` reads only
 integer PCM, and a 32-bit float file guessed from its size came out 4x), any other file is estimated from its size (at 128 kbit/s,
 what compressed speech commonly is) until it finishes and its real
 duration replaces the guess. The ETA is the audio left over the speed so
-far. On a terminal the line is redrawn in place; into a log it writes one
-line per file.
+far. On a terminal the line is redrawn in place; into a log (or with
+``redraw=False``, as ``saywho`` does for several files under each file's own
+progress line) it writes one line per file.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import os
 import struct
 import time
 from typing import TextIO
+
+from ..progress import CLEAR_LINE, LiveLine, clock
 
 WIDTH = 30
 BYTES_PER_SECOND_GUESS = 16000  # 128 kbit/s
@@ -63,21 +66,20 @@ def estimated_duration(path: str) -> float:
         return 0.0
 
 
-def _clock(seconds: float) -> str:
-    seconds = int(round(seconds))
-    hours, rest = divmod(seconds, 3600)
-    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
-
-
 class BatchProgress:
-    def __init__(self, estimates: dict[str, float], stream: TextIO | None):
+    def __init__(
+        self, estimates: dict[str, float], stream: TextIO | None, redraw: bool | None = None
+    ):
         self.estimates = dict(estimates)
         self.stream = stream
-        self.tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        self.tty = tty if redraw is None else redraw
         self.done_audio = 0.0
         self.files = 0
         self.errors = 0
         self.start = time.perf_counter()
+        self.line = ""  # the line drawn on a terminal, to draw again after a log record
+        self.drawn = False
 
     @property
     def total_audio(self) -> float:
@@ -100,19 +102,41 @@ class BatchProgress:
         total = self.total_audio
         fraction = self.done_audio / total if total > 0 else 1.0
         eta = self.eta()
+        elapsed = time.perf_counter() - self.start
         summary = (
             f"{self.done_audio / 60:.1f}/{total / 60:.1f} min of audio, {self.files} files"
-            f" ({self.errors} errors), ETA {_clock(eta) if eta is not None else '?'}"
+            f" ({self.errors} errors), {clock(elapsed)} elapsed,"
+            f" ETA {clock(eta) if eta is not None else '?'}"
         )
         if self.tty:
             filled = int(round(WIDTH * fraction))
             bar = "#" * filled + "." * (WIDTH - filled)
-            self.stream.write(f"\r[{bar}] {fraction:4.0%} {summary}\x1b[K")
+            self.line = f"[{bar}] {fraction:4.0%} {summary}"
+            self.draw()
         else:
             self.stream.write(f"{status:5} {path}  [{fraction:4.0%} {summary}]\n")
         self.stream.flush()
 
+    def draw(self) -> None:
+        """(Re)draws the line in place; saywho.progress.LineAwareHandler
+        wipes it before a log record and calls this after."""
+        self.stream.write(f"{CLEAR_LINE}{self.line}")
+        self.stream.flush()
+        self.drawn = True
+        LiveLine.drawing = self
+
+    def clear(self) -> None:
+        if self.drawn:
+            self.stream.write(CLEAR_LINE)
+            self.stream.flush()
+            self.drawn = False
+
     def close(self) -> None:
         if self.tty and self.files:
+            if not self.drawn:
+                self.draw()
             self.stream.write("\n")
             self.stream.flush()
+        self.drawn = False
+        if LiveLine.drawing is self:
+            LiveLine.drawing = None

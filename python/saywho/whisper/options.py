@@ -10,9 +10,11 @@ flag, and the C core's keyword list (python/ext/py_whisper_generate.c) is
 checked against ``GenerateOptions`` by tests/test_options_declared_once.py.
 
 A field's ``metadata`` holds its ``help`` text, its ``check`` (a function
-returning what is wrong with a value, or None) and, for the few options the
-command line offers, its ``flag``. Values are checked when the object is
-made, so a bad option fails before any audio is read.
+returning what is wrong with a value, or None) and its command-line ``flag``:
+None for ``--the-name`` (the CLI also takes ``--the_name``, WhisperX's
+spelling), a string for another spelling, False for none. Values are
+checked when the object is made, so a bad option fails before any audio is
+read.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from .clips import clip_seconds
 Check = Callable[[Any], "str | None"]
 
 
-def _option(default, help: str, check: Check | None = None, flag: str | None = None):
+def _option(default, help: str, check: Check | None = None, flag: str | bool | None = None):
     return field(default=default, metadata={"help": help, "check": check, "flag": flag})
 
 
@@ -159,7 +161,10 @@ class TranscribeOptions:
         flag="--vad",
     )
     vad_parameters: Any = _option(
-        None, "Silero VAD settings: saywho.vad.VadOptions or a dict of its fields", _vad
+        None,
+        "Silero VAD settings: saywho.vad.VadOptions or a dict of its fields",
+        _vad,
+        flag=False,  # the CLI takes them one at a time: --vad-parameter NAME=VALUE
     )
     batch_size: int | None = _option(
         None,
@@ -261,31 +266,54 @@ def read_bool(text: str) -> bool:
     raise ValueError(f"{text!r} is not true or false")
 
 
+_LIST_KINDS = {"Sequence[float]": float, "Sequence[int]": int}
+
+
 def from_text(name: str, text: str, label: str | None = None) -> Any:
     """One option's value from text (a form field, a flag): read as the
     declared type's first kind (int, float, bool or str), then checked as
-    the object checks it. An OptionError names ``label`` (default: the
-    option's own name)."""
+    the object checks it. Where the declared type also takes a list of
+    numbers (``temperature``, ``suppress_tokens``), text with commas
+    ("0,0.2,0.4") is that list; where it takes None and is no text, "none"
+    is None. An OptionError names ``label`` (default: the option's own
+    name)."""
     f = BY_NAME[name]
-    kind = f.type.split(" | ")[0]
+    kinds = f.type.split(" | ")
+    kind = kinds[0]
     label = label or name
     value: Any = text
     try:
-        if kind == "int":
+        # text first (initial_prompt's token ids stay a Python-only form)
+        listed = (
+            None
+            if kind == "str"
+            else next((_LIST_KINDS[k] for k in kinds if k in _LIST_KINDS), None)
+        )
+        if kind != "str" and "None" in kinds and text.strip().lower() == "none":
+            value = None
+        elif listed is not None and ("," in text or kind not in _TEXT_KINDS):
+            value = tuple(listed(part) for part in text.split(","))
+        elif kind == "int":
             value = int(text)
         elif kind == "float":
             value = float(text)
         elif kind == "bool":
             value = read_bool(text)
     except ValueError:
-        raise _core.OptionError(f"{label} must be {_TEXT_KINDS[kind]}, not {text!r}") from None
+        kind = "a list of numbers" if listed is not None else _TEXT_KINDS[kind]
+        raise _core.OptionError(f"{label} must be {kind}, not {text!r}") from None
     TranscribeOptions(**{name: value})  # the field's own check, its own message
     return value
 
 
 def flagged() -> list[dataclasses.Field]:
     """The options the command line offers, in declaration order."""
-    return [f for f in FIELDS if f.metadata["flag"]]
+    return [f for f in FIELDS if f.metadata["flag"] is not False]
+
+
+def flag_name(f: dataclasses.Field) -> str:
+    """An option's command-line flag: its declared spelling or ``--the-name``."""
+    return f.metadata["flag"] or "--" + f.name.replace("_", "-")
 
 
 def option_keywords(func):
