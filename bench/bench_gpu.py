@@ -114,7 +114,9 @@ def run_saywho(row: dict, audio, dirs: dict) -> tuple[float, list]:
     from saywho.whisper.transcribe import WhisperModel
 
     path = dirs.get("hf") or dirs["ct2"]
-    model = WhisperModel(path, device=row["device"], compute_type=row["compute_type"])
+    model = WhisperModel(
+        path, device=row["device"], compute_type=row["compute_type"], cpu_threads=row["threads"]
+    )
     return _run_faster_whisper_api(row, audio, model, BatchedInferencePipeline)
 
 
@@ -124,7 +126,9 @@ def run_faster_whisper(row: dict, audio, dirs: dict) -> tuple[float, list]:
     if "ct2" not in dirs:
         raise RuntimeError("needs a CTranslate2 model.bin")
     device = "cuda" if row["device"] == "cuda" else "cpu"
-    model = WhisperModel(dirs["ct2"], device=device, compute_type=row["compute_type"])
+    model = WhisperModel(
+        dirs["ct2"], device=device, compute_type=row["compute_type"], cpu_threads=row["threads"]
+    )
     return _run_faster_whisper_api(row, audio, model, BatchedInferencePipeline)
 
 
@@ -165,6 +169,8 @@ def run_transformers(row: dict, audio, dirs: dict) -> tuple[float, list]:
     if row["compute_type"] not in dtypes:
         raise RuntimeError(f"no {row['compute_type']} in transformers' Whisper")
     dtype = dtypes[row["compute_type"]]
+    if row["threads"]:
+        torch.set_num_threads(row["threads"])
     device = "cuda" if row["device"] == "cuda" else "cpu"
     try:
         model = WhisperForConditionalGeneration.from_pretrained(
@@ -327,6 +333,7 @@ def plan(args) -> list[dict]:
                         "beam_size": args.beam_size,
                         "batch_size": args.batch_size if mode == "batched" else 1,
                         "tokens": args.tokens,
+                        "threads": args.threads,
                         "windows": args.windows,
                         "checkpoints": str(args.checkpoints),
                         "formats": formats,
@@ -365,9 +372,9 @@ def table(rows: list[dict], machine: dict) -> str:
     lines = [
         f"card: {machine['card']}, driver {machine['driver']}; CPU: {machine['cpu']}",
         "",
-        "| model | engine | mode | compute | beam | batch | tokens/window | x realtime "
-        "| saywho ÷ engine | version |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| model | engine | device | mode | compute | beam | batch | threads | tokens/window "
+        "| x realtime | saywho ÷ engine | version |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         if "error" in r:
@@ -378,8 +385,9 @@ def table(rows: list[dict], machine: dict) -> str:
             got = sorted(set(r.get("tokens_per_window", [])))
             tokens = "/".join(map(str, got)) if got else "-"
         lines.append(
-            f"| {r['model']} | {r['engine']} | {r['mode']} | {r['compute_type']} "
-            f"| {r.get('beam_size', '-')} | {r.get('batch_size', '-')} | {tokens} | {speed} "
+            f"| {r['model']} | {r['engine']} | {r['device']} | {r['mode']} | {r['compute_type']} "
+            f"| {r.get('beam_size', '-')} | {r.get('batch_size', '-')} | {r.get('threads') or '-'} "
+            f"| {tokens} | {speed} "
             f"| {ratio} | {r.get('version', '-')} |"
         )
     return "\n".join(lines)
@@ -396,6 +404,7 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=100, help="decoded tokens per window (<= 224)")
     ap.add_argument("--windows", type=int, default=8, help="30 s windows of speech")
     ap.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
+    ap.add_argument("--threads", type=int, default=0, help="host threads per engine (0: its own)")
     ap.add_argument("--diarize", action="store_true", help="and a saywho diarization row")
     ap.add_argument("--checkpoints", type=Path, default=DEFAULT_CHECKPOINTS)
     ap.add_argument("--timeout", type=float, default=300, help="seconds a row may take")
@@ -421,14 +430,18 @@ def main() -> None:
         result = run_row(row, args.timeout)
         rows.append({**row, "version": engine_version(row["engine"]), **result})
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
-    finish(rows)
+        finish(rows)
+        if args.json and args.json != "-":  # after every row: a stage cut short keeps its rows
+            write_json(Path(args.json), machine, rows)
     print(table(rows, machine), flush=True)
-    if args.json:
-        text = json.dumps({"machine": machine, "rows": rows}, indent=1)
-        if args.json == "-":
-            print(text)
-        else:
-            Path(args.json).write_text(text + "\n", encoding="utf-8")
+    if args.json == "-":
+        print(json.dumps({"machine": machine, "rows": rows}, indent=1))
+
+
+def write_json(path: Path, machine: dict, rows: list) -> None:
+    part = path.with_name(path.name + ".part")
+    part.write_text(json.dumps({"machine": machine, "rows": rows}, indent=1) + "\n", "utf-8")
+    os.replace(part, path)
 
 
 if __name__ == "__main__":

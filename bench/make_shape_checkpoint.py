@@ -1,5 +1,6 @@
 """Random-weight Whisper checkpoints with the exact shapes of the sizes users
-run (large-v3, large-v3-turbo, medium, small), for timing engines on a
+run (large-v3, large-v3-turbo, medium, small; tiny and base for the host
+CPU rows where the real weights did not travel), for timing engines on a
 machine that cannot download them (the lent GPU machines have no network,
 and a few tens of MB travel to them: the multi-GB files are made there).
 
@@ -19,7 +20,7 @@ chosen so that a product over its fan-in keeps unit scale (layer norms are
 ones and zeros), so every engine computes finite logits and none takes a
 short cut on zeros. Every tensor is seeded by its name, so the two formats
 hold the same numbers and a run is reproducible. The tokenizer is the test
-weights' multilingual one (base); for a 51866-token vocabulary (large-v3,
+weights' multilingual one (base; only its three small files are needed); for a 51866-token vocabulary (large-v3,
 turbo) <|yue|> is put at 50358 and the later special tokens move up one, as
 in large-v3's own tokenizer.
 
@@ -37,7 +38,6 @@ import json
 import os
 import shutil
 import struct
-import sys
 import time
 import zlib
 from pathlib import Path
@@ -54,6 +54,8 @@ SHAPES = {
     "large-v3": dict(n_mels=128, n_state=1280, n_head=20, n_audio_layer=32, n_text_layer=32, n_vocab=51866),
     "large-v3-turbo": dict(n_mels=128, n_state=1280, n_head=20, n_audio_layer=32, n_text_layer=4, n_vocab=51866),
     "medium": dict(n_mels=80, n_state=1024, n_head=16, n_audio_layer=24, n_text_layer=24, n_vocab=51865),
+    "base": dict(n_mels=80, n_state=512, n_head=8, n_audio_layer=6, n_text_layer=6, n_vocab=51865),
+    "tiny": dict(n_mels=80, n_state=384, n_head=6, n_audio_layer=4, n_text_layer=4, n_vocab=51865),
     "small": dict(n_mels=80, n_state=768, n_head=12, n_audio_layer=12, n_text_layer=12, n_vocab=51865),
     "test": dict(n_mels=80, n_state=128, n_head=2, n_audio_layer=2, n_text_layer=2, n_vocab=51865),
 }
@@ -127,11 +129,23 @@ def _write_tensor(f, name: str, shape: tuple, seed: int) -> None:
 # ----------------------------------------------------------- the vocabulary
 
 
-def _template_dir() -> Path:
-    sys.path.insert(0, str(REPO))
-    from tests.weights import test_model_dir
+TEMPLATE_FILES = ("tokenizer.json", "config.json", "vocabulary.txt")
 
-    return Path(test_model_dir("base"))
+
+def _template_dir() -> Path:
+    """The test weights' Whisper base folder: only its tokenizer and token
+    lists are read, so a machine given those three small files without the
+    weights (scripts/gpu_carry.sh) makes checkpoints too."""
+    from saywho.models.pinned_weights import weights_root
+
+    path = weights_root() / "whisper-base"
+    missing = [f for f in TEMPLATE_FILES if not (path / f).is_file()]
+    if missing:
+        raise SystemExit(
+            f"{path}: {', '.join(missing)} missing: the tokenizer template comes from the test "
+            "weights (bash scripts/fetch_test_weights.sh, or SAYWHO_TEST_WEIGHTS)"
+        )
+    return path
 
 
 def _new_id(i: int, n_vocab: int) -> int:

@@ -16,28 +16,10 @@ REPO = Path(__file__).resolve().parents[1]
 def test_rows_on_the_cpu(tmp_path):
     out = tmp_path / "rows.json"
     done = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "bench" / "bench_gpu.py"),
-            "--model",
-            "test-shape",
-            "--device",
-            "cpu",
-            "--compute-type",
-            "float32",
-            "--beam-size",
-            "2",
-            "--batch-size",
-            "2",
-            "--tokens",
-            "7",
-            "--windows",
-            "2",
-            "--checkpoints",
-            str(tmp_path / "checkpoints"),
-            "--json",
-            str(out),
-        ],  # fmt: skip
+        [sys.executable, str(REPO / "bench" / "bench_gpu.py")]
+        + "--model test-shape --device cpu --compute-type float32 --beam-size 2".split()
+        + "--batch-size 2 --tokens 7 --windows 2 --threads 1".split()
+        + ["--checkpoints", str(tmp_path / "checkpoints"), "--json", str(out)],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -54,6 +36,7 @@ def test_rows_on_the_cpu(tmp_path):
     ]
     for r in rows:
         assert r["model"] == "test-shape" and r["compute_type"] == "float32"
+        assert r["threads"] == 1 and r["device"] == "cpu"
         if r["engine"] == "transformers" and "error" in r:
             # not installed here (no torch on this machine): the row says why
             assert "torch" in r["error"] or "transformers" in r["error"], r
