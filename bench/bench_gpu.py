@@ -34,6 +34,7 @@ the script works (the emulator runs each GPU thread as a fiber).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -180,10 +181,17 @@ def run_transformers(row: dict, audio, dirs: dict) -> tuple[float, list]:
         model = WhisperForConditionalGeneration.from_pretrained(
             dirs["hf"], torch_dtype=dtype, attn_implementation="sdpa"
         )
-    model = model.to(device).eval()
+    model = model.to(device=device, dtype=dtype).eval()  # whatever the loader made of dtype
     features = WhisperFeatureExtractor.from_pretrained(dirs["hf"])
     gen = model.generation_config
     suppress = list(gen.suppress_tokens or []) + [row["eot"]]
+    # the prompt generate puts first (some versions return it, some do not)
+    init = [
+        gen.decoder_start_token_id,
+        gen.lang_to_id["<|en|>"],
+        gen.task_to_id["transcribe"],
+        gen.no_timestamps_token_id,
+    ]
     batch = row["batch_size"] if row["mode"] == "batched" else 1
     n = row["windows"]
     pieces = [audio[i * WINDOW * SR : (i + 1) * WINDOW * SR] for i in range(n)]
@@ -208,8 +216,7 @@ def run_transformers(row: dict, audio, dirs: dict) -> tuple[float, list]:
                     suppress_tokens=suppress,
                 )
             sequences = out if torch.is_tensor(out) else out.sequences
-            prompt = 4 if int(sequences[0, 0]) == gen.decoder_start_token_id else 0
-            counts += [int(sequences.shape[1]) - prompt] * len(group)
+            counts += [len(decoded(seq.tolist(), init)) for seq in sequences]
         if device == "cuda":
             torch.cuda.synchronize()
         return counts
@@ -218,6 +225,14 @@ def run_transformers(row: dict, audio, dirs: dict) -> tuple[float, list]:
     t0 = time.perf_counter()
     counts = call(pieces)
     return time.perf_counter() - t0, counts
+
+
+def decoded(sequence: list, init: list) -> list:
+    """A returned sequence without the prompt at its start."""
+    n = 0
+    while n < min(len(init), len(sequence)) and sequence[n] == init[n]:
+        n += 1
+    return sequence[n:]
 
 
 def eot_of(folder: str) -> int:
@@ -316,9 +331,16 @@ def run_row(row: dict, timeout: float) -> dict:
     return json.loads(lines[-1])
 
 
+def formats_for(engines: list) -> list:
+    """The shape's formats to make: the CTranslate2 copy (as large again)
+    only where faster-whisper imports and will read it."""
+    wants_ct2 = "faster-whisper" in engines and importlib.util.find_spec("faster_whisper")
+    return ["hf"] + (["ct2"] if wants_ct2 else [])
+
+
 def plan(args) -> list[dict]:
     peer_device = "cuda" if args.device == "cuda" else "cpu"
-    formats = ["hf"] + (["ct2"] if "faster-whisper" in args.engines else [])
+    formats = formats_for(args.engines)
     rows = []
     for compute in args.compute_type:
         for mode in args.mode:
@@ -403,7 +425,7 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--tokens", type=int, default=100, help="decoded tokens per window (<= 224)")
     ap.add_argument("--windows", type=int, default=8, help="30 s windows of speech")
-    ap.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
+    ap.add_argument("--engines", nargs="*", choices=ENGINES, default=list(ENGINES), help="none: only the --diarize row")  # fmt: skip
     ap.add_argument("--threads", type=int, default=0, help="host threads per engine (0: its own)")
     ap.add_argument("--diarize", action="store_true", help="and a saywho diarization row")
     ap.add_argument("--checkpoints", type=Path, default=DEFAULT_CHECKPOINTS)
@@ -418,10 +440,10 @@ def main() -> None:
         ap.error("--tokens must be 1..224 (Whisper's 448-token context, CTranslate2's half)")
     name, driver = card()
     machine = {"card": name, "driver": driver, "cpu": cpu_model(), "device": args.device}
-    if args.model.endswith("-shape"):  # made once, before any row's clock
+    if args.model.endswith("-shape") and args.engines:  # made once, before any row's clock
         from make_shape_checkpoint import make_checkpoint
 
-        formats = ["hf"] + (["ct2"] if "faster-whisper" in args.engines else [])
+        formats = formats_for(args.engines)
         t0 = time.perf_counter()
         make_checkpoint(args.model, args.checkpoints / args.model.removesuffix("-shape"), formats=formats)  # fmt: skip
         machine["checkpoint_seconds"] = round(time.perf_counter() - t0, 1)
