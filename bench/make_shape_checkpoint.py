@@ -11,8 +11,8 @@ engines read:
                preprocessor_config.json, tokenizer.json
                (Hugging Face transformers' WhisperForConditionalGeneration
                and saywho read it)
-    OUT/ct2/   model.bin, config.json, tokenizer.json, vocabulary.txt
-               (CTranslate2 / faster-whisper and saywho read it)
+    OUT/ct2/   model.bin, config.json, preprocessor_config.json, tokenizer.json,
+               vocabulary.txt (CTranslate2 / faster-whisper and saywho read it)
 
 The dims are the ones OpenAI's Whisper publishes for each size. The values
 mean nothing: float16 of random sign and mantissa, each tensor's exponent
@@ -181,6 +181,24 @@ def write_tokenizer(out: Path, n_vocab: int) -> dict:
 
 
 def _hf_configs(dims: dict, tokens: dict, vocabulary: list) -> tuple[dict, dict, dict]:
+    """config.json, generation_config.json and preprocessor_config.json (the
+    last alone needs no vocabulary)."""
+    features = {
+        "feature_extractor_type": "WhisperFeatureExtractor",
+        "processor_class": "WhisperProcessor",
+        "feature_size": dims["n_mels"],
+        "sampling_rate": 16000,
+        "hop_length": 160,
+        "n_fft": 400,
+        "chunk_length": 30,
+        "n_samples": 480000,
+        "nb_max_frames": 3000,
+        "padding_side": "right",
+        "padding_value": 0.0,
+        "return_attention_mask": False,
+    }
+    if not vocabulary:
+        return {}, {}, features
     ids = {t: i for i, t in enumerate(vocabulary)}
     d = dims["n_text_state"]
     config = {
@@ -230,20 +248,6 @@ def _hf_configs(dims: dict, tokens: dict, vocabulary: list) -> tuple[dict, dict,
         "begin_suppress_tokens": tokens["suppress_ids_begin"],
         "alignment_heads": tokens["alignment_heads"],
         "forced_decoder_ids": None,
-    }
-    features = {
-        "feature_extractor_type": "WhisperFeatureExtractor",
-        "processor_class": "WhisperProcessor",
-        "feature_size": dims["n_mels"],
-        "sampling_rate": 16000,
-        "hop_length": 160,
-        "n_fft": 400,
-        "chunk_length": 30,
-        "n_samples": 480000,
-        "nb_max_frames": 3000,
-        "padding_side": "right",
-        "padding_value": 0.0,
-        "return_attention_mask": False,
     }
     return config, generation, features
 
@@ -370,6 +374,10 @@ def make_checkpoint(shape: str, out: str | os.PathLike, seed: int = 0, formats=F
             write_hf(folder, dims, seed)
         else:
             (folder / "config.json").write_text(json.dumps(tokens, indent=1), encoding="utf-8")
+            # faster-whisper takes its mel count from here (80 without it)
+            features = _hf_configs(dims, tokens, [])[2]
+            text = json.dumps(features, indent=1)
+            (folder / "preprocessor_config.json").write_text(text, encoding="utf-8")
             write_ct2(folder, dims, seed)
         stamp.touch()
     return out

@@ -103,6 +103,10 @@ def test_hf_config_names_the_shape(test_shape):
     assert generation["lang_to_id"]["<|en|>"] == 50259
     assert generation["no_timestamps_token_id"] == 50363
     assert generation["task_to_id"]["transcribe"] == 50359
+    # both engines take the mel count from here (faster-whisper assumes 80 without it)
+    for fmt in ("hf", "ct2"):
+        features = json.loads((test_shape / fmt / "preprocessor_config.json").read_text())
+        assert features["feature_size"] == dims["n_mels"]
 
 
 def _forced(model_eot: int, tokens: int) -> dict:
