@@ -77,16 +77,17 @@ def ct2_max_new_tokens(tokens: int, prompt_len: int) -> int:
     return 2 * tokens - prompt_len
 
 
-def forced(tokens: int, eot: int) -> dict:
+def forced(tokens: int, eot: int, multilingual: bool = True) -> dict:
     """The options that make a window decode a fixed token count, the same
-    for saywho and faster-whisper (prompt: sot, en, transcribe, notimestamps)."""
+    for saywho and faster-whisper (prompt: sot, en, transcribe, notimestamps;
+    an English-only model's: sot, notimestamps)."""
     return dict(
         language="en",
         task="transcribe",
         temperature=0.0,
         without_timestamps=True,
         suppress_tokens=[-1, eot],
-        max_new_tokens=ct2_max_new_tokens(tokens, 4),
+        max_new_tokens=ct2_max_new_tokens(tokens, 4 if multilingual else 2),
         compression_ratio_threshold=None,
         log_prob_threshold=None,
         no_speech_threshold=None,
@@ -135,7 +136,7 @@ def run_faster_whisper(row: dict, audio, dirs: dict) -> tuple[float, list]:
 
 def _run_faster_whisper_api(row, audio, model, batched_pipeline) -> tuple[float, list]:
     """saywho and faster-whisper share the API: the same call for both."""
-    options = forced(row["tokens"], row["eot"])
+    options = forced(row["tokens"], row["eot"], row["multilingual"])
     options["beam_size"] = row["beam_size"]
     n = row["windows"]
 
@@ -235,11 +236,15 @@ def decoded(sequence: list, init: list) -> list:
     return sequence[n:]
 
 
-def eot_of(folder: str) -> int:
-    """The id of <|endoftext|> in a checkpoint's tokenizer.json."""
+def vocabulary_of(folder: str) -> tuple[int, bool]:
+    """(the id of <|endoftext|>, multilingual) from a checkpoint's
+    tokenizer.json: the English-only vocabulary has one token fewer before
+    it (50256, against 50257; its timestamps are not listed, so the size
+    cannot tell)."""
     with open(os.path.join(folder, "tokenizer.json"), encoding="utf-8") as f:
         added = json.load(f)["added_tokens"]
-    return next(t["id"] for t in added if t["content"] == "<|endoftext|>")
+    eot = next(t["id"] for t in added if t["content"] == "<|endoftext|>")
+    return eot, eot >= 50257
 
 
 def engine_version(engine: str) -> str:
@@ -280,7 +285,7 @@ def worker(row: dict) -> dict:
         out.update(seconds=seconds, speakers=counts[0])
         return out
     dirs = model_dirs(row["model"], Path(row["checkpoints"]), row["formats"])
-    row["eot"] = eot_of(next(iter(dirs.values())))
+    row["eot"], row["multilingual"] = vocabulary_of(next(iter(dirs.values())))
     run = {
         "saywho": run_saywho,
         "transformers": run_transformers,

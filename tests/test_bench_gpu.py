@@ -5,6 +5,7 @@ asserted: speed belongs to the bench's own output)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -37,9 +38,9 @@ def test_rows_on_the_cpu(tmp_path):
     for r in rows:
         assert r["model"] == "test-shape" and r["compute_type"] == "float32"
         assert r["threads"] == 1 and r["device"] == "cpu"
-        if r["engine"] == "transformers" and "error" in r:
-            # not installed here (no torch on this machine): the row says why
-            assert "torch" in r["error"] or "transformers" in r["error"], r
+        if r["engine"] == "transformers" and not importlib.util.find_spec("torch"):
+            # not installed (CI has no torch): the row says why
+            assert "No module named" in r["error"], r
             continue
         assert "error" not in r, r
         assert r["tokens_per_window"] == [7, 7], r  # the same work for every engine
