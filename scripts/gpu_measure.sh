@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Every GPU row of issue 37 (and the host CPU rows of issue 36) in ONE call of
-# a lent GPU machine, within a time budget (default 330 s), most important
+# a lent GPU machine, within a time budget (default 345 s), most important
 # rows first, each stage under its own timeout; a stage the budget no longer
 # reaches is a line saying so, never a silent gap:
 #
 #   0. the machine: card, driver, CPU, Python, torch / transformers versions
-#   1. gpu_check.sh --no-speed: self-check, op parity, goldens (those whose
-#      weights travelled), memory back to baseline
+#   1. gpu_check.sh --no-speed (after the float16 rows): self-check, op parity,
+#      goldens (those whose weights travelled), memory back to baseline
 #   2. Whisper large-v3-turbo and large-v3 shapes (random weights made here),
-#      float16 then float32, beam 5 sequential and batched (8), saywho against
-#      transformers (SDPA) and faster-whisper where it imports, 100 tokens a window
+#      float16 (then gpu_check), then float32, beam 5 sequential (2 windows) and
+#      batched (8 windows, batch 8), saywho against transformers (SDPA) and
+#      faster-whisper where it imports, 100 tokens a window
 #   3. diarization: saywho's row; pyannote.audio's where it imports
 #   4. the host CPU: bench_transcribe.py (tiny.en, base; 2 and 8 threads) where
 #      the real weights travelled, else the same shapes with random weights
@@ -26,7 +27,7 @@ cd "$(dirname "$0")/.."
 out=${1:-${OUT:-$PWD/.gpu-out}}
 mkdir -p "$out"
 rows=$(mktemp -d /tmp/gpu-measure.XXXXXX)
-budget=${GPU_MEASURE_BUDGET:-330}
+budget=${GPU_MEASURE_BUDGET:-345}
 start=$SECONDS
 stages=()
 
@@ -46,11 +47,11 @@ fi
 export SAYWHO_TEST_WEIGHTS=${SAYWHO_TEST_WEIGHTS:-$PWD/.cache/test-weights}
 export PYTHONUNBUFFERED=1
 device=cuda shapes=${GPU_MEASURE_SHAPES:-large-v3-turbo large-v3} computes="float16 float32"
-seq_windows=3 batched_windows=8 batch=8 tokens=100 diar_windows=4
+seq_windows=2 batched_windows=8 batch=8 tokens=100 diar_windows=4
 checkpoints=${GPU_MEASURE_CHECKPOINTS:-$PWD/.cache/shape-checkpoints} # multi-GB: made here, once
 if ! nvidia-smi -L >/dev/null 2>&1; then
   # the dry run where no GPU answers: the emulator, the tiny test shape, a few tokens
-  device=cuda-emulated shapes=test computes=float32 seq_windows=1 batched_windows=2 batch=2 tokens=4 diar_windows=1
+  device=cuda-emulated shapes=test computes=float16 seq_windows=1 batched_windows=2 batch=2 tokens=4 diar_windows=1
   echo "gpu_measure: no GPU answers nvidia-smi here: a dry run on the emulator"
 fi
 
@@ -98,27 +99,34 @@ print("saywho CPU dispatch:", _core.cpu_dispatch())
 PY
 }
 
-shape_rows() { # shape compute: beam 5 sequential on 3 windows, then batched (8) on 8
-  local shape=$1 compute=$2 limit_seq=$3 limit_batched=$4
-  bench "$shape $compute beam 5 sequential" "$limit_seq" whisper.log "$shape-$compute-seq.json" \
+shape_rows() { # shape compute limit: beam 5 sequential, then batched, each row given half its stage
+  local shape=$1 compute=$2 limit=$3
+  bench "$shape $compute beam 5 sequential" "$limit" whisper.log "$shape-$compute-seq.json" \
     --model "$shape-shape" --compute-type "$compute" --mode sequential --beam-size 5 \
-    --windows $seq_windows --tokens $tokens --timeout "$limit_seq"
-  bench "$shape $compute batched ($batch)" "$limit_batched" whisper.log "$shape-$compute-batched.json" \
+    --windows $seq_windows --tokens $tokens --timeout $((limit / 2))
+  bench "$shape $compute batched ($batch)" "$limit" whisper.log "$shape-$compute-batched.json" \
     --model "$shape-shape" --compute-type "$compute" --mode batched --beam-size 5 \
-    --batch-size $batch --windows $batched_windows --tokens $tokens --timeout "$limit_batched"
+    --batch-size $batch --windows $batched_windows --tokens $tokens --timeout $((limit / 2))
+}
+
+make_shapes() { # the random-weight checkpoints, before any row's clock
+  local formats=hf shape
+  python3 -c "import faster_whisper" 2>/dev/null && formats="hf ct2" # its copy is as large again
+  for shape in $shapes; do
+    python3 bench/make_shape_checkpoint.py "$shape" "$checkpoints/$shape" --formats $formats || return
+  done
 }
 
 stage "machine" 20 env.txt bash -c "$(declare -f machine); machine" # timeout runs no function
-stage "gpu_check (no speed step)" 60 gpu_check.log bash scripts/gpu_check.sh --no-speed
-# the large shapes' checkpoints are made inside the first stage that uses them
-for compute in $computes; do # float16 first: the issue's rows; float32 for the 1.5x claim
-  for shape in $shapes; do
-    if [[ $shape == large-v3 && $compute == float16 ]]; then
-      shape_rows "$shape" "$compute" 80 70 # its 3.1 GB checkpoint is made in the first
-    else
-      shape_rows "$shape" "$compute" 60 55
-    fi
-  done
+stage "make the checkpoints ($shapes)" 75 whisper.log \
+  bash -c "$(declare -f make_shapes); shapes='$shapes' checkpoints='$checkpoints' make_shapes"
+# float16 first, the issue's rows; gpu_check's op parity after them (the self-check also
+# runs whenever saywho opens the GPU); float32 last, for float16's ratio over it
+for shape in $shapes; do shape_rows "$shape" float16 50; done
+stage "gpu_check (no speed step)" 45 gpu_check.log bash scripts/gpu_check.sh --no-speed
+for compute in $computes; do
+  [[ $compute == float16 ]] && continue
+  for shape in $shapes; do shape_rows "$shape" "$compute" 44; done
 done
 bench "diarization (segmentation-3.0 + GE2E)" 30 diarization.log diarization.json \
   --engines --diarize --windows $diar_windows
