@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Every GPU row of issue 37 (and the host CPU rows of issue 36) in ONE call of
-# a lent GPU machine, within a time budget (default 345 s), most important
+# a lent GPU machine, within a time budget (default 360 s), most important
 # rows first, each stage under its own timeout; a stage the budget no longer
 # reaches is a line saying so, never a silent gap:
 #
 #   0. the machine: card, driver, CPU, Python, torch / transformers versions
-#   1. gpu_check.sh --no-speed (after the float16 rows): self-check, op parity,
-#      goldens (those whose weights travelled), memory back to baseline
+#   1. after the float16 rows: Whisper's tokens on the GPU against the CPU on
+#      the base shape (bench/gpu_token_parity.py: the goldens' weights do not
+#      travel), then gpu_check.sh --no-speed: self-check, op parity, goldens
+#      (those whose weights travelled), memory back to baseline
 #   2. Whisper large-v3-turbo and large-v3 shapes (random weights made here),
 #      float16 (then gpu_check), then float32, beam 5 sequential (2 windows) and
 #      batched (8 windows, batch 8), saywho against transformers (SDPA) and
@@ -27,7 +29,7 @@ cd "$(dirname "$0")/.."
 out=${1:-${OUT:-$PWD/.gpu-out}}
 mkdir -p "$out"
 rows=$(mktemp -d /tmp/gpu-measure.XXXXXX)
-budget=${GPU_MEASURE_BUDGET:-345}
+budget=${GPU_MEASURE_BUDGET:-360}
 start=$SECONDS
 stages=()
 
@@ -46,12 +48,17 @@ if [[ -d .gpu/test-weights ]]; then
 fi
 export SAYWHO_TEST_WEIGHTS=${SAYWHO_TEST_WEIGHTS:-$PWD/.cache/test-weights}
 export PYTHONUNBUFFERED=1
-device=cuda shapes=${GPU_MEASURE_SHAPES:-large-v3-turbo large-v3} computes="float16 float32"
+device=cuda shapes=${GPU_MEASURE_SHAPES:-large-v3-turbo large-v3} first=float16 then=float32
+rows_limit=45 # seconds a shape's stage (two engines' rows) may take
 seq_windows=2 batched_windows=8 batch=8 tokens=100 diar_windows=4
+parity_model=base-shape parity_args=""
 checkpoints=${GPU_MEASURE_CHECKPOINTS:-$PWD/.cache/shape-checkpoints} # multi-GB: made here, once
 if ! nvidia-smi -L >/dev/null 2>&1; then
   # the dry run where no GPU answers: the emulator, the tiny test shape, a few tokens
-  device=cuda-emulated shapes=test computes=float16 seq_windows=1 batched_windows=2 batch=2 tokens=4 diar_windows=1
+  # (float32: the emulator's half-precision path is slower still)
+  rows_limit=100 # the emulator runs each GPU thread as a fiber
+  device=cuda-emulated shapes=test first=float32 then="" seq_windows=1 batched_windows=2 batch=2 tokens=4 diar_windows=1
+  parity_model=test-shape parity_args="--windows 1 --tokens 4 --modes greedy"
   echo "gpu_measure: no GPU answers nvidia-smi here: a dry run on the emulator"
 fi
 
@@ -122,11 +129,14 @@ stage "make the checkpoints ($shapes)" 75 whisper.log \
   bash -c "$(declare -f make_shapes); shapes='$shapes' checkpoints='$checkpoints' make_shapes"
 # float16 first, the issue's rows; gpu_check's op parity after them (the self-check also
 # runs whenever saywho opens the GPU); float32 last, for float16's ratio over it
-for shape in $shapes; do shape_rows "$shape" float16 50; done
+for shape in $shapes; do shape_rows "$shape" $first $rows_limit; done
+# Whisper's tokens on the GPU against the CPU's (the goldens' weights do not travel)
+stage "Whisper tokens on $device against the CPU ($parity_model)" 40 gpu_check.log \
+  python3 bench/gpu_token_parity.py --model "$parity_model" --device "$device" \
+  --checkpoints "$checkpoints" $parity_args
 stage "gpu_check (no speed step)" 45 gpu_check.log bash scripts/gpu_check.sh --no-speed
-for compute in $computes; do
-  [[ $compute == float16 ]] && continue
-  for shape in $shapes; do shape_rows "$shape" "$compute" 44; done
+for compute in $then; do
+  for shape in $shapes; do shape_rows "$shape" "$compute" $((rows_limit - 1)); done
 done
 bench "diarization (segmentation-3.0 + GE2E)" 30 diarization.log diarization.json \
   --engines --diarize --windows $diar_windows

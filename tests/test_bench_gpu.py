@@ -55,3 +55,35 @@ def test_rows_on_the_cpu(tmp_path):
     table = [line for line in done.stdout.splitlines() if line.startswith("| test-shape")]
     assert len(table) == len(rows)
     assert machine["cpu"] in done.stdout
+
+
+def test_token_parity_on_the_emulator(tmp_path):
+    # the GPU's Whisper check without real weights, run here on the emulator
+    done = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "gpu_token_parity.py")]
+        + "--model test-shape --device cuda-emulated --windows 1 --tokens 4".split()
+        + ["--modes", "greedy", "beam5", "--checkpoints", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["greedy"] == {"windows": 1, "identical": True}
+    assert report["beam5"] == {"windows": 1, "identical": True}
+
+
+def test_token_parity_names_the_first_difference():
+    sys.path.insert(0, str(REPO / "bench"))
+    from gpu_token_parity import compare
+
+    got = compare([[1, 2, 3], [4, 5, 6, 7]], [[1, 2, 3], [4, 5, 9, 7]])
+    assert got["identical"] is False
+    assert got["first_difference"] == {
+        "window": 1,
+        "position": 2,
+        "cpu": [6, 7],
+        "device": [9, 7],
+    }
+    assert compare([[1]], [[1]]) == {"windows": 1, "identical": True}
