@@ -127,6 +127,11 @@ static sw_status copy(sw_backend *b, void *dst, const void *src, size_t bytes, c
     cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, c->stream);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(c->stream);
+    if (kind == cudaMemcpyHostToDevice)
+        c->counted.bytes_up += bytes;
+    else
+        c->counted.bytes_down += bytes;
+    c->counted.host_syncs++;
     return e == cudaSuccess ? SW_OK : sw_cuda_fail(err, e, what);
 }
 
@@ -149,7 +154,17 @@ static sw_status cuda_synchronize(sw_backend *b, sw_error *err)
     if (st != SW_OK)
         return st;
     cudaError_t e = cudaStreamSynchronize(c->stream);
+    c->counted.host_syncs++;
     return e == cudaSuccess ? SW_OK : sw_cuda_fail(err, e, "waiting for the GPU");
+}
+
+static void cuda_counters(sw_backend *b, sw_backend_counters *out, int reset)
+{
+    sw_cuda *c = sw_cuda_of(b);
+    if (out)
+        *out = c->counted;
+    if (reset)
+        memset(&c->counted, 0, sizeof c->counted);
 }
 
 /* Also undoes a half-finished open. Never cudaDeviceReset: the primary
@@ -293,6 +308,7 @@ static const sw_backend table = {
     NULL, /* conv3x3_single */
     NULL, /* affine_relu_rows */
     NULL, /* span_abs_pool */
+    cuda_counters,
     cuda_destroy,
 };
 

@@ -34,6 +34,9 @@ typedef struct sw_cuda {
     /* SAYWHO_CUDA_SYNC=1 (and always in the emulator): each launch is waited
      * for, so a kernel that faults is reported at its own launch */
     int sync_launches;
+    /* the step budget's figures (backend.h); sync_launches' own waits are a
+     * debugging aid and not counted, so the emulator counts what a GPU does */
+    sw_backend_counters counted;
 } sw_cuda;
 
 static inline sw_cuda *sw_cuda_of(sw_backend *b)
@@ -51,7 +54,14 @@ sw_status sw_cuda_enter(sw_cuda *c, sw_error *err);
 /* Checks the launch just made; a bad launch is reported now, not at the next
  * unrelated call that happens to see the sticky error. With sync_launches it
  * also waits for the kernel, so a fault inside it names this kernel. */
-sw_status sw_cuda_check_launch(const sw_cuda *c, sw_error *err, const char *kernel);
+sw_status sw_cuda_check_launch(sw_cuda *c, sw_error *err, const char *kernel);
+
+/* One more operation queued on the stream that sw_cuda_check_launch does not
+ * see: a cuBLAS call, a device-to-device copy. */
+static inline void sw_cuda_count_launch(sw_cuda *c)
+{
+    c->counted.launches++;
+}
 
 /* Shapes come from sw_tensor but sw_tensor_numel lives in the core, which this
  * library does not link. */

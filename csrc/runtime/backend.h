@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bump when the table's layout changes; the loader refuses a mismatch. */
-#define SW_BACKEND_ABI 6
+#define SW_BACKEND_ABI 7
 
 typedef enum sw_device_kind { SW_DEVICE_CPU = 0, SW_DEVICE_CUDA = 1 } sw_device_kind;
 
@@ -30,6 +30,17 @@ typedef struct sw_device_info {
 } sw_device_info;
 
 typedef struct sw_backend sw_backend;
+
+/* What a device backend asked of its device since it opened or was last
+ * reset: the figures of the GPU step budget (docs/cuda_backend.md), which the
+ * emulator counts exactly as a GPU build does, so CI checks them. */
+typedef struct sw_backend_counters {
+    uint64_t launches;       /* kernels, cuBLAS calls and device-to-device copies queued */
+    uint64_t graph_launches; /* CUDA graphs replayed */
+    uint64_t host_syncs;     /* times the host waited for the device's stream */
+    uint64_t bytes_up;       /* copied host to device */
+    uint64_t bytes_down;     /* copied device to host */
+} sw_backend_counters;
 
 /* What a model may ask a backend (the `supports` entry) before it takes a
  * path that not every backend has; the model never asks which backend it
@@ -256,6 +267,10 @@ struct sw_backend {
     sw_status (*span_abs_pool)(sw_backend *be, const sw_tensor *span, const int64_t *first,
                                const float *scale, const float *shift, int pool, sw_tensor *y,
                                sw_error *err);
+
+    /* ABI 7: the counters above into *out (when not NULL), then zeroed when
+     * `reset`. NULL on a backend without a device of its own (the CPU). */
+    void (*counters)(sw_backend *be, sw_backend_counters *out, int reset);
 
     /* Frees every byte the backend holds and the backend itself. */
     void (*destroy)(sw_backend *b);

@@ -197,7 +197,9 @@ static sw_status run(gen_call *g, sw_search_cfg *c, int fed, int sot_index, int 
     g->n_slots = g->n_win;
     for (int w = 0; w < g->n_win; w++)
         g->slot_win[w] = w;
+    int steps = 0;
     for (int step = 0; step < c->max_length; step++) {
+        steps = step + 1;
         int reorder = 0;
         for (int s = 0; s < g->n_slots; s++)
             reorder |= g->win[g->slot_win[s]].has_reorder;
@@ -256,6 +258,7 @@ static sw_status run(gen_call *g, sw_search_cfg *c, int fed, int sot_index, int 
     }
     for (int w = 0; w < g->n_win; w++) {
         sw_window *win = &g->win[w];
+        out[w].steps = steps;
         if (!beam)
             for (int r = 0; r < g->rows; r++)
                 if (sw_hyps_add(&win->hyps, win->hyp_tok + (size_t)r * c->max_length,

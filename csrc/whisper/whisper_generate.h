@@ -69,6 +69,9 @@ typedef struct sw_whisper_generation {
     sw_whisper_hypothesis *hyp;
     int n_hyp;
     float no_speech_prob; /* 0 unless return_no_speech_prob */
+    /* decoder steps the call ran (its windows decode in lockstep), so a
+     * device's counters can be read per step (bench/gpu_step_budget.py) */
+    int steps;
 } sw_whisper_generation;
 
 /* What generation needs of a network: states of rows of KV cache, where
