@@ -255,12 +255,14 @@ static sw_status open_device(sw_cuda *c, int device_index, sw_error *err)
 }
 
 /* What this backend does beyond every backend's ops: f16 and bf16 weights
- * in every product (tensor cores). It declines the CPU's fused entries and
- * weight layouts (NULL below): the models compose the ops instead, and its
- * int8 weights are the core's row-major ones (optional_ops.c). */
-static int cuda_supports(sw_backend *, sw_capability cap, int64_t, int64_t)
+ * in every product (tensor cores), and the token search's step (search_step).
+ * It declines the CPU's fused entries and weight layouts (NULL below): the
+ * models compose the ops instead, and its int8 weights are the core's
+ * row-major ones (optional_ops.c). */
+static int cuda_supports(sw_backend *, sw_capability cap, int64_t a, int64_t)
 {
-    return cap == SW_CAP_HALF_WEIGHTS;
+    return cap == SW_CAP_HALF_WEIGHTS ||
+           (cap == SW_CAP_SEARCH_STEP && a >= 1 && a <= SW_SEARCH_MAX_K);
 }
 
 static const sw_backend table = {
@@ -309,6 +311,7 @@ static const sw_backend table = {
     NULL, /* affine_relu_rows */
     NULL, /* span_abs_pool */
     cuda_counters,
+    sw_cuda_search_step,
     cuda_destroy,
 };
 
