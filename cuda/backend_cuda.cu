@@ -127,6 +127,11 @@ static sw_status copy(sw_backend *b, void *dst, const void *src, size_t bytes, c
     cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, c->stream);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(c->stream);
+    if (kind == cudaMemcpyHostToDevice)
+        c->counted.bytes_up += bytes;
+    else
+        c->counted.bytes_down += bytes;
+    c->counted.host_syncs++;
     return e == cudaSuccess ? SW_OK : sw_cuda_fail(err, e, what);
 }
 
@@ -149,7 +154,17 @@ static sw_status cuda_synchronize(sw_backend *b, sw_error *err)
     if (st != SW_OK)
         return st;
     cudaError_t e = cudaStreamSynchronize(c->stream);
+    c->counted.host_syncs++;
     return e == cudaSuccess ? SW_OK : sw_cuda_fail(err, e, "waiting for the GPU");
+}
+
+static void cuda_counters(sw_backend *b, sw_backend_counters *out, int reset)
+{
+    sw_cuda *c = sw_cuda_of(b);
+    if (out)
+        *out = c->counted;
+    if (reset)
+        memset(&c->counted, 0, sizeof c->counted);
 }
 
 /* Also undoes a half-finished open. Never cudaDeviceReset: the primary
@@ -240,12 +255,14 @@ static sw_status open_device(sw_cuda *c, int device_index, sw_error *err)
 }
 
 /* What this backend does beyond every backend's ops: f16 and bf16 weights
- * in every product (tensor cores). It declines the CPU's fused entries and
- * weight layouts (NULL below): the models compose the ops instead, and its
- * int8 weights are the core's row-major ones (optional_ops.c). */
-static int cuda_supports(sw_backend *, sw_capability cap, int64_t, int64_t)
+ * in every product (tensor cores), and the token search's step (search_step).
+ * It declines the CPU's fused entries and weight layouts (NULL below): the
+ * models compose the ops instead, and its int8 weights are the core's
+ * row-major ones (optional_ops.c). */
+static int cuda_supports(sw_backend *, sw_capability cap, int64_t a, int64_t)
 {
-    return cap == SW_CAP_HALF_WEIGHTS;
+    return cap == SW_CAP_HALF_WEIGHTS ||
+           (cap == SW_CAP_SEARCH_STEP && a >= 1 && a <= SW_SEARCH_MAX_K);
 }
 
 static const sw_backend table = {
@@ -293,6 +310,8 @@ static const sw_backend table = {
     NULL, /* conv3x3_single */
     NULL, /* affine_relu_rows */
     NULL, /* span_abs_pool */
+    cuda_counters,
+    sw_cuda_search_step,
     cuda_destroy,
 };
 

@@ -68,8 +68,9 @@ sw_status sw_cuda_enter(sw_cuda *c, sw_error *err)
     return e == cudaSuccess ? SW_OK : sw_cuda_fail(err, e, "cannot select the GPU");
 }
 
-sw_status sw_cuda_check_launch(const sw_cuda *c, sw_error *err, const char *kernel)
+sw_status sw_cuda_check_launch(sw_cuda *c, sw_error *err, const char *kernel)
 {
+    c->counted.launches++;
     cudaError_t e = cudaGetLastError();
     const char *doing = "launching";
     if (e == cudaSuccess && c->sync_launches) {

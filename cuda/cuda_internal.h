@@ -34,6 +34,9 @@ typedef struct sw_cuda {
     /* SAYWHO_CUDA_SYNC=1 (and always in the emulator): each launch is waited
      * for, so a kernel that faults is reported at its own launch */
     int sync_launches;
+    /* the step budget's figures (backend.h); sync_launches' own waits are a
+     * debugging aid and not counted, so the emulator counts what a GPU does */
+    sw_backend_counters counted;
 } sw_cuda;
 
 static inline sw_cuda *sw_cuda_of(sw_backend *b)
@@ -51,7 +54,14 @@ sw_status sw_cuda_enter(sw_cuda *c, sw_error *err);
 /* Checks the launch just made; a bad launch is reported now, not at the next
  * unrelated call that happens to see the sticky error. With sync_launches it
  * also waits for the kernel, so a fault inside it names this kernel. */
-sw_status sw_cuda_check_launch(const sw_cuda *c, sw_error *err, const char *kernel);
+sw_status sw_cuda_check_launch(sw_cuda *c, sw_error *err, const char *kernel);
+
+/* One more operation queued on the stream that sw_cuda_check_launch does not
+ * see: a cuBLAS call, a device-to-device copy. */
+static inline void sw_cuda_count_launch(sw_cuda *c)
+{
+    c->counted.launches++;
+}
 
 /* Shapes come from sw_tensor but sw_tensor_numel lives in the core, which this
  * library does not link. */
@@ -133,6 +143,11 @@ sw_status sw_cuda_stats_pool(sw_backend *be, const sw_tensor *x, const sw_tensor
 sw_status sw_cuda_magnitude(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
 sw_status sw_cuda_l2_normalize(sw_backend *be, const sw_tensor *a, float eps, sw_tensor *out,
                                sw_error *err);
+
+/* search_step.cu: a step of Whisper's token search (ABI 7) */
+sw_status sw_cuda_search_step(sw_backend *be, const sw_tensor *logits, const sw_tensor *mask,
+                              const sw_search_params *p, const sw_search_row *rows, int32_t *ids,
+                              float *scores, float *no_speech_prob, sw_error *err);
 
 /* Launches one tiny kernel and waits: the first place a GPU with no code in
  * this library ("no kernel image") shows itself. */

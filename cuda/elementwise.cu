@@ -172,6 +172,7 @@ sw_status sw_cuda_convert(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw
     if (a->dtype == out->dtype) {
         cudaError_t e = cudaMemcpyAsync(out->data, a->data, (size_t)n * float_dtype_size(a->dtype),
                                         cudaMemcpyDeviceToDevice, c->stream);
+        sw_cuda_count_launch(c);
         return e == cudaSuccess ? SW_OK : sw_cuda_fail(err, e, "copying on the GPU");
     }
     SW_LAUNCH(convert_kernel, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)

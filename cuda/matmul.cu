@@ -49,6 +49,7 @@ sw_status sw_cuda_matmul(sw_backend *be, const sw_tensor *a, const sw_tensor *b,
     int s = cu->blas->sgemm(cu->blas_handle, opb, SW_CUBLAS_OP_N, (int)n, (int)m, (int)k, &alpha,
                             (const float *)b->data, ldb, (const float *)a->data, (int)k, &beta,
                             (float *)c->data, (int)n);
+    sw_cuda_count_launch(cu);
     if (s != SW_CUBLAS_STATUS_SUCCESS)
         return sw_fail(err, SW_ERR_DEVICE, "cuBLAS sgemm (m=%lld n=%lld k=%lld) failed: %s",
                        (long long)m, (long long)n, (long long)k, sw_cublas_status_name(s));

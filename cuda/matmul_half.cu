@@ -72,6 +72,7 @@ sw_status sw_cuda_matmul_half(sw_backend *be, const sw_tensor *a, const sw_tenso
     int s = cu->blas->gemm_ex(cu->blas_handle, opb, SW_CUBLAS_OP_N, (int)n, (int)m, (int)k, &alpha,
                               b->data, type, ldb, a_half, type, (int)k, &beta, c->data,
                               SW_CUDA_R_32F, (int)n, SW_CUBLAS_COMPUTE_32F, SW_CUBLAS_GEMM_DEFAULT);
+    sw_cuda_count_launch(cu);
     be->free(be, scratch); /* stream order: the next user of the block runs after */
     if (s != SW_CUBLAS_STATUS_SUCCESS)
         return sw_fail(err, SW_ERR_DEVICE, "cuBLAS GemmEx %s (m=%lld n=%lld k=%lld) failed: %s",

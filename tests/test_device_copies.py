@@ -99,25 +99,36 @@ def test_whisper_encoder_and_decoding_loop_copy_only_inputs_and_outputs(
     # the encoder: the mel goes up, the features stay on the device
     assert stages["encode"] == [("H2D", window.nbytes)]
     n_vocab, ctx, d = (model.dims[k] for k in ("n_vocab", "n_text_ctx", "n_text_state"))
-    logits = n_vocab * 4  # float32 scores of one sequence's last position
 
     def split(name):
         copies = stages[name]
         return [b for k, b in copies if k == "H2D"], [b for k, b in copies if k == "D2H"]
 
-    # greedy: each step feeds one token id (and its position, cache row and
-    # last index) up and brings one row of logits down
+    # the search runs on the device (backend.h search_step): once a call the
+    # suppressed tokens go up (a byte each); each step feeds its token ids,
+    # positions, cache rows and last indices up in one copy and brings each
+    # row's best candidates down, never the logits
+    mask = n_vocab
+
+    def candidates(rows, k):  # ids and scores, and the no-speech float, per row
+        return rows * (2 * k + 1) * 4
+
+    # greedy: one (id, score) a step; the prompt's decode brings nothing down
     up, down = split("greedy")
-    assert set(down) == {logits}
+    assert set(down) == {candidates(1, 1)}
     assert len(down) >= len(greedy.sequences_ids[0])
-    assert max(up) <= 4 * len(prompt) and len(up) == 4 * len(down)
-    # beam 2: the prompt is fed to one sequence, then the beams; reordering
-    # the beams' caches sends row indices up (int32 per cached position), the
-    # cache rows themselves move on the device
+    assert up.count(mask) == 1
+    ids = [b for b in up if b != mask]
+    assert max(ids) <= 4 * (3 * len(prompt) + 1) and len(ids) == len(down) + 1
+    # beam 2: 2 * 2 candidates per beam; the prompt is fed to one sequence,
+    # then the beams; reordering the beams' caches sends row indices up
+    # (from and to, int32 per cached position), the cache rows themselves
+    # move on the device
     up, down = split("beam")
-    assert set(down) == {logits, 2 * logits}
+    assert set(down) == {candidates(2, 4)}
     assert len(down) >= len(beam.sequences_ids[0])
-    assert max(up) <= 4 * 2 * ctx
+    assert up.count(mask) == 1
+    assert max(b for b in up if b != mask) <= 2 * 4 * 2 * ctx
     assert sum(up) < 2 * ctx * d * 4  # less than one layer's key cache, all loop long
 
 

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bump when the table's layout changes; the loader refuses a mismatch. */
-#define SW_BACKEND_ABI 6
+#define SW_BACKEND_ABI 7
 
 typedef enum sw_device_kind { SW_DEVICE_CPU = 0, SW_DEVICE_CUDA = 1 } sw_device_kind;
 
@@ -30,6 +30,17 @@ typedef struct sw_device_info {
 } sw_device_info;
 
 typedef struct sw_backend sw_backend;
+
+/* What a device backend asked of its device since it opened or was last
+ * reset: the figures of the GPU step budget (docs/cuda_backend.md), which the
+ * emulator counts exactly as a GPU build does, so CI checks them. */
+typedef struct sw_backend_counters {
+    uint64_t launches;       /* kernels, cuBLAS calls and device-to-device copies queued */
+    uint64_t graph_launches; /* CUDA graphs replayed */
+    uint64_t host_syncs;     /* times the host waited for the device's stream */
+    uint64_t bytes_up;       /* copied host to device */
+    uint64_t bytes_down;     /* copied device to host */
+} sw_backend_counters;
 
 /* What a model may ask a backend (the `supports` entry) before it takes a
  * path that not every backend has; the model never asks which backend it
@@ -50,8 +61,30 @@ typedef enum sw_capability {
     SW_CAP_CONV3X3 = 5,        /* a = C_in, b = C_out */
     SW_CAP_CONV3X3_SINGLE = 6, /* b = C_out */
     SW_CAP_AFFINE_RELU_ROWS = 7,
-    SW_CAP_SPAN_ABS_POOL = 8
+    SW_CAP_SPAN_ABS_POOL = 8,
+    /* search_step (ABI 7) for k = a best per row */
+    SW_CAP_SEARCH_STEP = 9
 } sw_capability;
+
+/* ABI 7: one step of Whisper's token search on the device (search_step).
+ * Per row: what the logits rules of whisper_logits.h disable beyond the
+ * mask, and its cumulative score. */
+typedef struct sw_search_row {
+    int32_t from[3], to[3]; /* ranges [from, to) disabled; to <= from: none */
+    int32_t mask_bits;      /* the mask's bits that disable a token at this step */
+    int32_t check;          /* the timestamp rule's check follows (whisper_logits.c) */
+    float cum;              /* added to every log-probability of the row */
+} sw_search_row;
+
+/* What every row of one search_step shares. */
+typedef struct sw_search_params {
+    int32_t k;               /* best tokens per row, 1 .. SW_SEARCH_MAX_K */
+    int32_t log_softmax;     /* scores are log-probabilities + cum; 0: the masked logits */
+    int32_t timestamp_begin; /* the check's split: text below it, timestamps from it */
+    int32_t no_speech;       /* >= 0: also softmax(the raw row)[no_speech] */
+} sw_search_params;
+
+#define SW_SEARCH_MAX_K 16
 
 /* How a linear layer's weight lies once the backend has prepared it
  * (prepare_linear): as loaded, [out, in], or transposed, [in, out]. */
@@ -256,6 +289,22 @@ struct sw_backend {
     sw_status (*span_abs_pool)(sw_backend *be, const sw_tensor *span, const int64_t *first,
                                const float *scale, const float *shift, int pool, sw_tensor *y,
                                sw_error *err);
+
+    /* ABI 7: the counters above into *out (when not NULL), then zeroed when
+     * `reset`. NULL on a backend without a device of its own (the CPU). */
+    void (*counters)(sw_backend *be, sw_backend_counters *out, int reset);
+    /* One search step without the logits leaving the device: logits [rows,
+     * n] f32; mask [n] int8 bits. Row r disables the tokens where mask &
+     * rows[r].mask_bits and those in rows[r]'s ranges, then (rows[r].check)
+     * runs the timestamp check; its scores are then log_softmax + cum (or
+     * the masked logits, p->log_softmax 0), in whisper_logits.c's
+     * arithmetic. Its p->k best, best first (ties: the lower id), go to ids
+     * and scores [rows, k], and with p->no_speech >= 0 the raw row's softmax
+     * at no_speech to no_speech_prob [rows]: host memory, one copy down.
+     * NULL: the search downloads the logits (the CPU). */
+    sw_status (*search_step)(sw_backend *be, const sw_tensor *logits, const sw_tensor *mask,
+                             const sw_search_params *p, const sw_search_row *rows, int32_t *ids,
+                             float *scores, float *no_speech_prob, sw_error *err);
 
     /* Frees every byte the backend holds and the backend itself. */
     void (*destroy)(sw_backend *b);

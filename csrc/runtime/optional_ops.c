@@ -124,3 +124,18 @@ sw_status sw_span_abs_pool(const sw_tensor *span, const int64_t *first, const fl
         return missing(be, "span_abs_pool", err);
     return be->span_abs_pool(be, span, first, scale, shift, pool, y, err);
 }
+
+sw_status sw_search_step(sw_backend *be, const sw_tensor *logits, const sw_tensor *mask,
+                         const sw_search_params *p, const sw_search_row *rows, int32_t *ids,
+                         float *scores, float *no_speech_prob, sw_error *err)
+{
+    if (!be || !be->search_step)
+        return missing(be, "search_step", err);
+    if (logits->ndim != 2 || logits->dtype != SW_F32 || mask->ndim != 1 || mask->dtype != SW_I8 ||
+        mask->shape[0] != logits->shape[1] || p->k < 1 || p->k > SW_SEARCH_MAX_K ||
+        p->k > logits->shape[1])
+        return sw_fail(err, SW_ERR_ARG,
+                       "search_step: logits [rows, n] f32, mask [n] int8 and 1 <= k <= %d needed",
+                       SW_SEARCH_MAX_K);
+    return be->search_step(be, logits, mask, p, rows, ids, scores, no_speech_prob, err);
+}

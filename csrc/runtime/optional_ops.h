@@ -39,4 +39,10 @@ sw_status sw_affine_relu_rows(const sw_tensor *src, int64_t ld, int64_t n, int64
 sw_status sw_span_abs_pool(const sw_tensor *span, const int64_t *first, const float *scale,
                            const float *shift, int pool, sw_tensor *y, sw_error *err);
 
+/* backend.h's search_step: the step's chosen tokens and scores, the logits
+ * left on the device; SW_ERR_ARG where be has none. */
+sw_status sw_search_step(sw_backend *be, const sw_tensor *logits, const sw_tensor *mask,
+                         const sw_search_params *p, const sw_search_row *rows, int32_t *ids,
+                         float *scores, float *no_speech_prob, sw_error *err);
+
 #endif

@@ -90,7 +90,8 @@ static fake_net net;
 
 static sw_whisper_decoder decoder(int copy_other)
 {
-    sw_whisper_decoder d = {&net, VOCAB, st_new, st_free, st_decode, st_copy, copy_other, NULL};
+    sw_whisper_decoder d = {&net,    VOCAB,      st_new, st_free, st_decode,
+                            st_copy, copy_other, NULL,   NULL};
     return d;
 }
 

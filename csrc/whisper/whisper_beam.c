@@ -22,30 +22,14 @@ static int max_candidates(const sw_whisper_generate_params *p)
     return (int)floor((double)((float)p->beam_size * p->patience) + 0.5);
 }
 
-void sw_beam_step(sw_window *w, const sw_search_cfg *c, int step, const float *logits)
+/* The rest of a step once the 2 * beam candidates are known (cand_id's
+ * order, cand_score, cand_origin, cand_word): the forced prefix, the ends,
+ * the beams kept. */
+static void take_candidates(sw_window *w, const sw_search_cfg *c, int step)
 {
     const sw_whisper_generate_params *p = c->p;
-    int beam = p->beam_size, k2 = 2 * beam, n = c->n_vocab, ml = c->max_length;
+    int beam = p->beam_size, k2 = 2 * beam, ml = c->max_length;
     int prefix_len = w->rules.sample_begin, eot = p->eot;
-    int expanded = !w->expand_after_first_step || step > 0;
-    int rows = expanded ? beam : 1;
-
-    for (int r = 0; r < rows; r++) {
-        float *x = w->work + (size_t)r * n;
-        memcpy(x, logits + (size_t)r * n, (size_t)n * sizeof *x);
-        sw_logits_rules_apply(&w->rules, step, x, w->seq + (size_t)r * ml, w->scaled);
-        sw_log_softmax_rows(x, 1, n, x);
-        if (w->cum)
-            for (int j = 0; j < n; j++)
-                x[j] += w->cum[r];
-    }
-    sw_topk_ct2(w->work, rows * n, k2, w->cand_id);
-    for (int k = 0; k < k2; k++) {
-        int32_t id = w->cand_id[k];
-        w->cand_score[k] = w->work[id];
-        w->cand_origin[k] = expanded ? id / n : 0;
-        w->cand_word[k] = id % n;
-    }
     if (prefix_len > 0 && step <= prefix_len)
         for (int k = 0; k < k2; k++) {
             if (step < prefix_len) {
@@ -108,4 +92,54 @@ void sw_beam_step(sw_window *w, const sw_search_cfg *c, int step, const float *l
     }
     w->cum = w->cum_store;
     w->has_reorder = 1;
+}
+
+void sw_beam_step(sw_window *w, const sw_search_cfg *c, int step, const float *logits)
+{
+    const sw_whisper_generate_params *p = c->p;
+    int beam = p->beam_size, k2 = 2 * beam, n = c->n_vocab, ml = c->max_length;
+    int expanded = !w->expand_after_first_step || step > 0;
+    int rows = expanded ? beam : 1;
+
+    for (int r = 0; r < rows; r++) {
+        float *x = w->work + (size_t)r * n;
+        memcpy(x, logits + (size_t)r * n, (size_t)n * sizeof *x);
+        sw_logits_rules_apply(&w->rules, step, x, w->seq + (size_t)r * ml, w->scaled);
+        sw_log_softmax_rows(x, 1, n, x);
+        if (w->cum)
+            for (int j = 0; j < n; j++)
+                x[j] += w->cum[r];
+    }
+    sw_topk_ct2(w->work, rows * n, k2, w->cand_id);
+    for (int k = 0; k < k2; k++) {
+        int32_t id = w->cand_id[k];
+        w->cand_score[k] = w->work[id];
+        w->cand_origin[k] = expanded ? id / n : 0;
+        w->cand_word[k] = id % n;
+    }
+    take_candidates(w, c, step);
+}
+
+void sw_beam_step_chosen(sw_window *w, const sw_search_cfg *c, int step, const int32_t *ids,
+                         const float *scores)
+{
+    int k2 = 2 * c->p->beam_size;
+    int expanded = !w->expand_after_first_step || step > 0;
+    int rows = expanded ? c->p->beam_size : 1;
+    int next[SW_SEARCH_MAX_K]; /* each row's next candidate */
+    for (int r = 0; r < rows; r++)
+        next[r] = 0;
+    /* the rows' lists are best first: merge them, ties to the lower row */
+    for (int k = 0; k < k2; k++) {
+        int b = 0; /* row 0 has candidates left: k2 were taken in all */
+        for (int r = 1; r < rows; r++)
+            if (next[r] < k2 &&
+                (next[b] >= k2 || scores[r * k2 + next[r]] > scores[b * k2 + next[b]]))
+                b = r;
+        int j = b * k2 + next[b]++;
+        w->cand_score[k] = scores[j];
+        w->cand_origin[k] = b;
+        w->cand_word[k] = ids[j];
+    }
+    take_candidates(w, c, step);
 }

@@ -63,6 +63,7 @@ void sw_whisper_state_free(sw_whisper_state *st)
         sw_wh_free(m, &st->v[i]);
         sw_wh_free(m, &st->cross_probs[i]);
     }
+    sw_tensor_free(&st->logits);
     free(st->k);
     free(st->v);
     free(st->cross_probs);
@@ -91,21 +92,24 @@ const sw_tensor *sw_whisper_state_cross_attention(const sw_whisper_state *st, in
     return &st->cross_probs[layer];
 }
 
-/* Host-side index lists of one decode call. */
+/* Host-side index lists of one decode call, side by side in one block
+ * (tok's) so that one copy, one wait, takes them up. */
 typedef struct decode_ids {
     int32_t *tok, *pos, *cache_rows, *last;
+    int64_t total; /* entries of the block */
 } decode_ids;
 
 static sw_status make_ids(const sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tok,
                           decode_ids *ids, sw_error *err)
 {
     size_t n = (size_t)n_seq * (size_t)n_tok;
-    ids->tok = malloc(n * sizeof(int32_t));
-    ids->pos = malloc(n * sizeof(int32_t));
-    ids->cache_rows = malloc(n * sizeof(int32_t));
-    ids->last = malloc((size_t)n_seq * sizeof(int32_t));
-    if (!ids->tok || !ids->pos || !ids->cache_rows || !ids->last)
+    ids->total = (int64_t)(3 * n + (size_t)n_seq);
+    ids->tok = malloc((size_t)ids->total * sizeof(int32_t));
+    if (!ids->tok)
         return sw_fail(err, SW_ERR_NOMEM, "whisper decode: out of host memory");
+    ids->pos = ids->tok + n;
+    ids->cache_rows = ids->pos + n;
+    ids->last = ids->cache_rows + n;
     int ctx = st->model->dims.n_text_ctx;
     for (int s = 0; s < n_seq; s++) {
         for (int t = 0; t < n_tok; t++) {
@@ -128,9 +132,6 @@ static sw_status make_ids(const sw_whisper_state *st, const int32_t *tokens, int
 static void free_ids(decode_ids *ids)
 {
     free(ids->tok);
-    free(ids->pos);
-    free(ids->cache_rows);
-    free(ids->last);
 }
 
 static sw_status run_decoder(sw_whisper_state *st, const decode_ids *ids, int n_seq, int n_tok,
@@ -142,12 +143,16 @@ static sw_status run_decoder(sw_whisper_state *st, const decode_ids *ids, int n_
     int heads = dm->n_text_head;
     float scale = 1.0f / sqrtf((float)(d / heads));
 
-    sw_tensor *tok = sw_wh_ids(s, ids->tok, n, err);
-    sw_tensor *pos = tok ? sw_wh_ids(s, ids->pos, n, err) : NULL;
-    sw_tensor *rows = pos ? sw_wh_ids(s, ids->cache_rows, n, err) : NULL;
-    sw_tensor *last = rows ? sw_wh_ids(s, ids->last, n_seq, err) : NULL;
+    sw_tensor *all = sw_wh_ids(s, ids->tok, ids->total, err);
+    if (!all)
+        return err->code;
+    sw_tensor tok_v = sw_tensor_slice(all, 0, 1, n, 0, 0);
+    sw_tensor pos_v = sw_tensor_slice(all, n, 1, n, 0, 0);
+    sw_tensor rows_v = sw_tensor_slice(all, 2 * n, 1, n, 0, 0);
+    sw_tensor last_v = sw_tensor_slice(all, 3 * n, 1, n_seq, 0, 0);
+    sw_tensor *tok = &tok_v, *pos = &pos_v, *rows = &rows_v, *last = &last_v;
     int64_t shape[2] = {n, d};
-    sw_tensor *x = last ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
+    sw_tensor *x = sw_wh_new(s, SW_F32, 2, shape, err);
     sw_tensor *h = x ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
     sw_tensor *q = h ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
     sw_tensor *k = q ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
@@ -197,21 +202,29 @@ static sw_status run_decoder(sw_whisper_state *st, const decode_ids *ids, int n_
     /* only the last position of each sequence needs logits */
     sw_tensor hl = sw_wh_view2(h, n_seq, d), ql = sw_wh_view2(q, n_seq, d);
     int64_t l_shape[2] = {n_seq, dm->n_vocab};
-    sw_tensor *logits = sw_wh_new(s, SW_F32, 2, l_shape, err);
+    sw_tensor *logits = NULL;
+    if (logits_out) {
+        logits = sw_wh_new(s, SW_F32, 2, l_shape, err);
+    } else {
+        /* kept on the device, in the state, for the search step */
+        sw_tensor_free(&st->logits);
+        if (sw_tensor_new(m->obj.be, SW_F32, 2, l_shape, &st->logits, err) == SW_OK)
+            logits = &st->logits;
+    }
     sw_wh_weight out = sw_wh_compute_q8(m->compute) ? m->tok_out : (sw_wh_weight){.w = m->tok_emb};
     if (!logits || sw_gather_rows(x, last, &hl, err) ||
         sw_layernorm(&hl, &m->dec_ln_w, &m->dec_ln_b, 1e-5f, &ql, err) ||
-        sw_wh_linear(&ql, &out, NULL, logits, 0, err) ||
-        m->obj.be->download(m->obj.be, logits_out, logits->data, sw_tensor_nbytes(logits), err))
+        sw_wh_linear(&ql, &out, NULL, logits, 0, err))
         return err->code;
-    return SW_OK;
+    if (logits_out)
+        m->obj.be->download(m->obj.be, logits_out, logits->data, sw_tensor_nbytes(logits), err);
+    return err->code;
 }
 
-sw_status sw_whisper_decode(sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tokens,
-                            float *logits_out, sw_error *err)
+/* logits_out NULL: the logits stay in st->logits */
+static sw_status decode(sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tokens,
+                        float *logits_out, sw_error *err)
 {
-    if (!st || !tokens || !logits_out)
-        return sw_fail(err, SW_ERR_ARG, "whisper decode: state, tokens and logits needed");
     if (n_seq != st->n_seq)
         return sw_fail(err, SW_ERR_ARG, "whisper decode: %d sequences given, the state has %d",
                        n_seq, st->n_seq);
@@ -220,13 +233,32 @@ sw_status sw_whisper_decode(sw_whisper_state *st, const int32_t *tokens, int n_s
                        "whisper decode: %d tokens after %d would pass the %d positions of the "
                        "text context",
                        n_tokens, st->length, st->model->dims.n_text_ctx);
-    decode_ids ids = {NULL, NULL, NULL, NULL};
+    decode_ids ids = {NULL, NULL, NULL, NULL, 0};
     sw_wh_scratch s = {st->model->obj.be, {{0}}, 0};
     if (make_ids(st, tokens, n_seq, n_tokens, &ids, err) == SW_OK &&
         run_decoder(st, &ids, n_seq, n_tokens, logits_out, &s, err) == SW_OK)
         st->length += n_tokens;
     sw_wh_scratch_free(&s);
     free_ids(&ids);
+    return err->code;
+}
+
+sw_status sw_whisper_decode(sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tokens,
+                            float *logits_out, sw_error *err)
+{
+    if (!st || !tokens || !logits_out)
+        return sw_fail(err, SW_ERR_ARG, "whisper decode: state, tokens and logits needed");
+    return decode(st, tokens, n_seq, n_tokens, logits_out, err);
+}
+
+sw_status sw_wh_decode_device(sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tokens,
+                              const sw_tensor **logits, sw_error *err)
+{
+    *logits = NULL;
+    if (!st || !tokens)
+        return sw_fail(err, SW_ERR_ARG, "whisper decode: state and tokens needed");
+    if (decode(st, tokens, n_seq, n_tokens, NULL, err) == SW_OK)
+        *logits = &st->logits;
     return err->code;
 }
 
@@ -250,9 +282,10 @@ static sw_status copy_rows(sw_whisper_state *dst, const sw_whisper_state *src, c
     sw_whisper *m = dst->model;
     int64_t len = src->length, ctx = m->dims.n_text_ctx, d = m->dims.n_text_state;
     size_t count = (size_t)n * (size_t)len;
-    int32_t *from = malloc(count * sizeof(int32_t)), *to = malloc(count * sizeof(int32_t));
+    /* from and to side by side: one copy up, one wait */
+    int32_t *from = malloc(2 * count * sizeof(int32_t)), *to = from ? from + count : NULL;
     sw_wh_scratch s = {m->obj.be, {{0}}, 0};
-    if (!from || !to) {
+    if (!from) {
         sw_fail(err, SW_ERR_NOMEM, "whisper state copy: out of host memory");
     } else {
         for (int q = 0; q < n; q++)
@@ -261,8 +294,14 @@ static sw_status copy_rows(sw_whisper_state *dst, const sw_whisper_state *src, c
                 to[(size_t)q * (size_t)len + (size_t)t] = (int32_t)(q * ctx + t);
             }
         int64_t shape[2] = {(int64_t)count, d};
-        sw_tensor *from_t = sw_wh_ids(&s, from, (int64_t)count, err);
-        sw_tensor *to_t = from_t ? sw_wh_ids(&s, to, (int64_t)count, err) : NULL;
+        sw_tensor *both = sw_wh_ids(&s, from, 2 * (int64_t)count, err);
+        sw_tensor from_v, to_v, *from_t = NULL, *to_t = NULL;
+        if (both) {
+            from_v = sw_tensor_slice(both, 0, 1, (int64_t)count, 0, 0);
+            to_v = sw_tensor_slice(both, (int64_t)count, 1, (int64_t)count, 0, 0);
+            from_t = &from_v;
+            to_t = &to_v;
+        }
         sw_tensor *tmp = to_t ? sw_wh_new(&s, SW_F32, 2, shape, err) : NULL;
         /* all of a layer's rows are gathered before any is written, so a
          * state may be copied onto itself */
@@ -281,7 +320,6 @@ static sw_status copy_rows(sw_whisper_state *dst, const sw_whisper_state *src, c
     }
     sw_wh_scratch_free(&s);
     free(from);
-    free(to);
     return err->code;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "optional_ops.h"
 #include "whisper_internal.h"
 #include "whisper_search.h"
 
@@ -129,7 +130,39 @@ typedef struct gen_call {
     sw_window *win;
     int n_slots;   /* windows still in the batch */
     int *slot_win; /* the window at each position of the batch */
+    /* the search on the device (decode_search), or k == 0 */
+    int k;               /* best tokens per row that come back */
+    int8_t *mask;        /* [vocab] bit 1: suppressed, bit 2: suppressed at the first step */
+    sw_search_row *plan; /* [rows] */
+    int32_t *ids;        /* [rows, k] */
+    float *scores;       /* [rows, k] */
+    float *no_speech;    /* [rows] */
 } gen_call;
+
+/* What the rules disable in row r of window `win` at `step` beyond the
+ * mask (whisper_logits.c's order: suppressed tokens, then the timestamp
+ * rules), for the device's search step. */
+static void plan_row(const sw_window *win, const sw_search_cfg *c, int step, int r,
+                     sw_search_row *row)
+{
+    const sw_logits_rules *rules = &win->rules;
+    int beam = c->p->beam_size > 1;
+    const int32_t *seq = (beam ? win->seq : win->history) + (size_t)r * c->max_length;
+    memset(row, 0, sizeof *row);
+    row->mask_bits = 1 | (step == rules->sample_begin ? 2 : 0);
+    row->cum = beam && win->cum ? win->cum[r] : 0.0f;
+    if (!rules->timestamps)
+        return;
+    sw_timestamp_plan pl;
+    sw_timestamp_plan_of(rules, step, seq, &pl);
+    for (int i = 0; i < pl.n; i++) {
+        row->from[i] = pl.from[i];
+        row->to[i] = pl.to[i];
+    }
+    row->from[2] = rules->no_timestamps;
+    row->to[2] = rules->no_timestamps + 1;
+    row->check = pl.check;
+}
 
 /* Feeds prompt columns [from, to) of every window; the no-speech
  * probability is read from the logits when `no_speech` is set. */
@@ -141,7 +174,20 @@ static sw_status feed_prompt(gen_call *g, void *state, int rows_per_window, int 
         for (int r = 0; r < rows_per_window; r++)
             memcpy(g->tokens + ((size_t)w * rows_per_window + r) * k,
                    g->prompts + (size_t)w * g->len + from, (size_t)k * sizeof *g->tokens);
-    if (g->dec->decode(g->dec->ctx, state, g->tokens, n_rows, k, g->logits, err))
+    if (g->k && no_speech) {
+        /* on the device: a search step that disables nothing brings the
+         * no-speech probability down (its one best token is not used) */
+        memset(g->plan, 0, (size_t)n_rows * sizeof *g->plan);
+        sw_search_params sp = {1, 0, g->p->no_timestamps + 1, g->p->no_speech};
+        if (g->dec->decode_search(g->dec->ctx, state, g->tokens, n_rows, k, g->mask, &sp, g->plan,
+                                  g->ids, g->scores, g->no_speech, err))
+            return err->code;
+        for (int w = 0; w < g->n_win; w++)
+            out[w].no_speech_prob = g->no_speech[(size_t)w * rows_per_window];
+        return SW_OK;
+    }
+    /* on the device path the logits stay there */
+    if (g->dec->decode(g->dec->ctx, state, g->tokens, n_rows, k, g->k ? NULL : g->logits, err))
         return err->code;
     if (no_speech)
         for (int w = 0; w < g->n_win; w++)
@@ -197,7 +243,9 @@ static sw_status run(gen_call *g, sw_search_cfg *c, int fed, int sot_index, int 
     g->n_slots = g->n_win;
     for (int w = 0; w < g->n_win; w++)
         g->slot_win[w] = w;
+    int steps = 0;
     for (int step = 0; step < c->max_length; step++) {
+        steps = step + 1;
         int reorder = 0;
         for (int s = 0; s < g->n_slots; s++)
             reorder |= g->win[g->slot_win[s]].has_reorder;
@@ -220,20 +268,42 @@ static sw_status run(gen_call *g, sw_search_cfg *c, int fed, int sot_index, int 
             for (int r = 0; r < g->rows; r++)
                 g->tokens[s * g->rows + r] = win->done ? p->eot : win->feed[r];
         }
-        if (d->decode(d->ctx, g->state, g->tokens, slot_rows, 1, g->logits, err))
+        int no_speech = step == 0 && p->return_no_speech_prob && sot_is_start;
+        if (g->k) {
+            for (int s = 0; s < g->n_slots; s++)
+                for (int r = 0; r < g->rows; r++)
+                    plan_row(&g->win[g->slot_win[s]], c, step, r, &g->plan[s * g->rows + r]);
+            sw_search_params sp = {g->k, beam || p->return_scores || p->num_hypotheses > 1,
+                                   c->rules.timestamp_begin, no_speech ? p->no_speech : -1};
+            if (d->decode_search(d->ctx, g->state, g->tokens, slot_rows, 1, g->mask, &sp, g->plan,
+                                 g->ids, g->scores, g->no_speech, err))
+                return err->code;
+        } else if (d->decode(d->ctx, g->state, g->tokens, slot_rows, 1, g->logits, err)) {
             return err->code;
+        }
         int live = 0;
         for (int s = 0; s < g->n_slots; s++) {
             sw_window *win = &g->win[g->slot_win[s]];
             if (win->done)
                 continue;
-            const float *lg = g->logits + (size_t)s * g->rows * g->vocab;
-            if (step == 0 && p->return_no_speech_prob && sot_is_start)
-                out[g->slot_win[s]].no_speech_prob = sw_softmax_at(lg, g->vocab, p->no_speech);
-            if (beam)
-                sw_beam_step(win, c, step, lg);
-            else
-                sw_greedy_step(win, c, step, lg);
+            size_t first = (size_t)s * g->rows;
+            if (g->k) {
+                if (no_speech)
+                    out[g->slot_win[s]].no_speech_prob = g->no_speech[first];
+                if (beam)
+                    sw_beam_step_chosen(win, c, step, g->ids + first * g->k,
+                                        g->scores + first * g->k);
+                else
+                    sw_greedy_step_chosen(win, c, step, g->ids + first, g->scores + first);
+            } else {
+                const float *lg = g->logits + first * g->vocab;
+                if (no_speech)
+                    out[g->slot_win[s]].no_speech_prob = sw_softmax_at(lg, g->vocab, p->no_speech);
+                if (beam)
+                    sw_beam_step(win, c, step, lg);
+                else
+                    sw_greedy_step(win, c, step, lg);
+            }
             if (win->failed)
                 return sw_fail(err, SW_ERR_NOMEM, "whisper generate: out of host memory");
             live += !win->done;
@@ -256,6 +326,7 @@ static sw_status run(gen_call *g, sw_search_cfg *c, int fed, int sot_index, int 
     }
     for (int w = 0; w < g->n_win; w++) {
         sw_window *win = &g->win[w];
+        out[w].steps = steps;
         if (!beam)
             for (int r = 0; r < g->rows; r++)
                 if (sw_hyps_add(&win->hyps, win->hyp_tok + (size_t)r * c->max_length,
@@ -332,14 +403,39 @@ sw_status sw_whisper_generate_with(const sw_whisper_decoder *dec, const int32_t 
 
     int n_rows = n_windows * rows;
     int widest = fed > 1 ? fed : 1;
-    gen_call g = {dec,  p,    n_windows, rows, prompt_len, vocab, prompts, NULL,
-                  NULL, NULL, NULL,      NULL, NULL,       0,     NULL};
+    gen_call g;
+    memset(&g, 0, sizeof g);
+    g.dec = dec;
+    g.p = p;
+    g.n_win = n_windows;
+    g.rows = rows;
+    g.len = prompt_len;
+    g.vocab = vocab;
+    g.prompts = prompts;
+    /* the device searches where the decoder can, for the rules it has: the
+     * repetition rules and sampling read whole rows, so they stay here */
+    int k = beam ? 2 * p->beam_size : 1;
+    int on_device = dec->decode_search && !c.random && r->repetition_penalty == 1.0f &&
+                    r->no_repeat_ngram_size == 0 && k <= SW_SEARCH_MAX_K;
+    if (on_device) {
+        g.k = k;
+        g.mask = calloc((size_t)vocab, 1);
+        g.plan = malloc((size_t)n_rows * sizeof *g.plan);
+        g.ids = malloc((size_t)n_rows * (size_t)k * sizeof *g.ids);
+        g.scores = malloc((size_t)n_rows * (size_t)k * sizeof *g.scores);
+        g.no_speech = malloc((size_t)n_rows * sizeof *g.no_speech);
+        for (int i = 0; g.mask && i < r->n_suppress; i++)
+            g.mask[r->suppress[i]] |= 1;
+        for (int i = 0; g.mask && i < r->n_suppress_begin; i++)
+            g.mask[r->suppress_begin[i]] |= 2;
+    }
     g.tokens = malloc((size_t)n_rows * (size_t)widest * sizeof *g.tokens);
     g.index = malloc((size_t)n_rows * sizeof *g.index);
     g.logits = malloc((size_t)n_rows * (size_t)vocab * sizeof *g.logits);
     g.win = calloc((size_t)n_windows, sizeof *g.win);
     g.slot_win = malloc((size_t)n_windows * sizeof *g.slot_win);
-    if (!suppress || !g.tokens || !g.index || !g.logits || !g.win || !g.slot_win)
+    int device_ok = !on_device || (g.mask && g.plan && g.ids && g.scores && g.no_speech);
+    if (!suppress || !g.tokens || !g.index || !g.logits || !g.win || !g.slot_win || !device_ok)
         sw_fail(err, SW_ERR_NOMEM, "whisper generate: out of host memory");
     else
         run(&g, &c, fed, sot_index, sot_index == plen - 1, p->seed, out, err);
@@ -352,6 +448,11 @@ sw_status sw_whisper_generate_with(const sw_whisper_decoder *dec, const int32_t 
     free(g.win);
     free(g.slot_win);
     free(g.logits);
+    free(g.mask);
+    free(g.plan);
+    free(g.ids);
+    free(g.scores);
+    free(g.no_speech);
     free(g.index);
     free(g.tokens);
     free(suppress);
@@ -372,6 +473,7 @@ typedef struct model_ctx {
     const sw_whisper_audio *audio;
     sw_whisper_audio *view; /* the prefix being decoded, once narrowed */
     int *swaps, n_swaps;    /* pairs exchanged, in order */
+    sw_tensor mask;         /* decode_search's, uploaded at its first step */
 } model_ctx;
 
 static const sw_whisper_audio *model_audio(const model_ctx *m)
@@ -391,11 +493,34 @@ static void model_state_free(void *ctx, void *state)
     sw_whisper_state_free(state);
 }
 
+/* logits NULL (a prompt on the device path): they stay on the device */
 static sw_status model_decode(void *ctx, void *state, const int32_t *tokens, int n_rows,
                               int n_tokens, float *logits, sw_error *err)
 {
     (void)ctx;
+    const sw_tensor *kept;
+    if (!logits)
+        return sw_wh_decode_device(state, tokens, n_rows, n_tokens, &kept, err);
     return sw_whisper_decode(state, tokens, n_rows, n_tokens, logits, err);
+}
+
+static sw_status model_decode_search(void *ctx, void *state, const int32_t *tokens, int n_rows,
+                                     int n_tokens, const int8_t *mask, const sw_search_params *p,
+                                     const sw_search_row *rows, int32_t *ids, float *scores,
+                                     float *no_speech_prob, sw_error *err)
+{
+    model_ctx *m = ctx;
+    sw_backend *be = m->model->obj.be;
+    if (!m->mask.data) { /* once per call: the suppressed tokens */
+        int64_t n = sw_whisper_get_dims(m->model)->n_vocab;
+        if (sw_tensor_new(be, SW_I8, 1, &n, &m->mask, err) ||
+            be->upload(be, m->mask.data, mask, (size_t)n, err))
+            return err->code;
+    }
+    const sw_tensor *logits;
+    if (sw_wh_decode_device(state, tokens, n_rows, n_tokens, &logits, err))
+        return err->code;
+    return sw_search_step(be, logits, &m->mask, p, rows, ids, scores, no_speech_prob, err);
 }
 
 static sw_status model_copy(void *ctx, void *dst, void *src, const int *index, int n, sw_error *err)
@@ -469,7 +594,9 @@ sw_status sw_whisper_generate(sw_whisper *model, const sw_whisper_audio *audio,
     int *swaps = malloc((size_t)(2 * n_windows * n_windows) * sizeof *swaps);
     if (!swaps)
         return sw_fail(err, SW_ERR_NOMEM, "whisper generate: out of host memory");
-    model_ctx ctx = {model, audio, NULL, swaps, 0};
+    model_ctx ctx = {model, audio, NULL, swaps, 0, {0}};
+    int k = params->beam_size > 1 ? 2 * params->beam_size : 1;
+    int search_here = sw_supports(model->obj.be, SW_CAP_SEARCH_STEP, k, 0);
     sw_whisper_decoder dec = {&ctx,
                               sw_whisper_get_dims(model)->n_vocab,
                               model_state_new,
@@ -477,8 +604,10 @@ sw_status sw_whisper_generate(sw_whisper *model, const sw_whisper_audio *audio,
                               model_decode,
                               model_copy,
                               1,
-                              n_windows > 1 ? model_narrow : NULL};
+                              n_windows > 1 ? model_narrow : NULL,
+                              search_here ? model_decode_search : NULL};
     sw_whisper_generate_with(&dec, prompts, n_windows, prompt_len, params, out, err);
+    sw_tensor_free(&ctx.mask);
     model_restore(&ctx, err);
     if (err->code != SW_OK)
         sw_whisper_generation_free(out, n_windows);

@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 
+#include "backend.h"
 #include "status.h"
 #include "whisper_model.h"
 
@@ -69,6 +70,9 @@ typedef struct sw_whisper_generation {
     sw_whisper_hypothesis *hyp;
     int n_hyp;
     float no_speech_prob; /* 0 unless return_no_speech_prob */
+    /* decoder steps the call ran (its windows decode in lockstep), so a
+     * device's counters can be read per step (bench/gpu_step_budget.py) */
+    int steps;
 } sw_whisper_generation;
 
 /* What generation needs of a network: states of rows of KV cache, where
@@ -96,6 +100,15 @@ typedef struct sw_whisper_decoder {
      * batch entries too) */
     sw_status (*narrow)(void *ctx, void **state, const int *keep, int n_keep, int rows_per_window,
                         sw_error *err);
+    /* optional (NULL: decode, and the search reads the logits on the host):
+     * decode, then search the last position's logits where they are
+     * (backend.h search_step), so that only the rows' best tokens come back;
+     * mask [n_vocab] is the same for the whole call. decode then also takes
+     * NULL logits: they stay on the device */
+    sw_status (*decode_search)(void *ctx, void *state, const int32_t *tokens, int n_rows,
+                               int n_tokens, const int8_t *mask, const sw_search_params *p,
+                               const sw_search_row *rows, int32_t *ids, float *scores,
+                               float *no_speech_prob, sw_error *err);
 } sw_whisper_decoder;
 
 /* Decodes n_windows windows; prompts [n_windows, prompt_len] (row-major), all

@@ -61,7 +61,14 @@ struct sw_whisper_state {
     int capture;
     sw_tensor *k, *v;       /* per decoder layer, [n_seq, n_text_ctx, n_text_state] */
     sw_tensor *cross_probs; /* per decoder layer, kept by the last decode when capturing */
+    sw_tensor logits;       /* [n_seq, n_vocab]: the last sw_wh_decode_device's */
 };
+
+/* sw_whisper_decode with the logits left where the backend computed them:
+ * *logits is the state's, valid until its next decode (the device's search
+ * step reads it there, whisper_generate.c). */
+sw_status sw_wh_decode_device(sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tokens,
+                              const sw_tensor **logits, sw_error *err);
 
 /* Generation narrows a batch as its windows finish (whisper_generate.c). */
 

@@ -120,37 +120,56 @@ static void no_repeat_ngram(const sw_logits_rules *r, int step, float *logits, c
     }
 }
 
-/* Whisper's timestamp grammar in CT2's form (docs/whisper_decoding.md). */
-static void timestamp_rules(const sw_logits_rules *r, int step, float *logits, const int32_t *seq,
-                            float *scratch)
+static void plan_range(sw_timestamp_plan *pl, int from, int to)
+{
+    pl->from[pl->n] = from;
+    pl->to[pl->n] = to;
+    pl->n++;
+}
+
+/* Whisper's timestamp grammar in CT2's form (docs/whisper_decoding.md): the
+ * ranges a row's tokens so far disable, and whether the check follows. */
+void sw_timestamp_plan_of(const sw_logits_rules *r, int step, const int32_t *seq,
+                          sw_timestamp_plan *pl)
 {
     int ts_begin = r->timestamp_begin, ts_end = r->timestamp_end, begin = r->sample_begin;
-    int check = 0;
-    logits[r->no_timestamps] = SW_LOGIT_DISABLED;
+    pl->n = 0;
+    pl->check = 0;
     if (step == begin && step == 0) {
-        disable_range(logits, 0, ts_begin);
-        disable_range(logits, r->max_initial_timestamp + 1, ts_end + 1);
+        plan_range(pl, 0, ts_begin);
+        plan_range(pl, r->max_initial_timestamp + 1, ts_end + 1);
     } else if (step > begin) {
         int last = seq[step - 1];
         if (last >= ts_begin) {
             int penultimate = step - 1 > begin ? seq[step - 2] : last;
             if (penultimate >= ts_begin) {
-                disable_range(logits, ts_begin, ts_end + 1);
+                plan_range(pl, ts_begin, ts_end + 1);
             } else {
-                disable_range(logits, 0, r->eot);
-                disable_range(logits, ts_begin, last);
-                check = 1;
+                plan_range(pl, 0, r->eot);
+                plan_range(pl, ts_begin, last);
+                pl->check = 1;
             }
         } else {
-            check = 1;
+            pl->check = 1;
             for (int t = step - 1; t >= begin; t--)
                 if (seq[t] >= ts_begin) {
-                    disable_range(logits, ts_begin, seq[t] + 1);
+                    plan_range(pl, ts_begin, seq[t] + 1);
                     break;
                 }
         }
     }
-    if (!check)
+}
+
+static void timestamp_rules(const sw_logits_rules *r, int step, float *logits, const int32_t *seq,
+                            float *scratch)
+{
+    int ts_begin = r->timestamp_begin, ts_end = r->timestamp_end;
+    sw_timestamp_plan pl;
+    sw_timestamp_plan_of(r, step, seq, &pl);
+    logits[r->no_timestamps] = SW_LOGIT_DISABLED;
+    for (int i = 0; i < pl.n; i++)
+        disable_range(logits, pl.from[i], pl.to[i]);
+    if (!pl.check)
         return;
     /* the timestamps' summed probability beats every single other token:
      * only a timestamp may come */

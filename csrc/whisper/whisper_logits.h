@@ -40,6 +40,20 @@ typedef struct sw_logits_rules {
     int sample_begin; /* the forced prefix's length: the first sampled step */
 } sw_logits_rules;
 
+/* The timestamp rules' part that depends on a row's tokens: at most two
+ * ranges [from, to) of ids to disable (besides no_timestamps, always), and
+ * whether the check follows: if the timestamps' summed probability beats
+ * every text token's, the text tokens are disabled too. The device's search
+ * step (backend.h search_step) gets exactly this. */
+typedef struct sw_timestamp_plan {
+    int from[2], to[2];
+    int n;
+    int check;
+} sw_timestamp_plan;
+
+void sw_timestamp_plan_of(const sw_logits_rules *r, int step, const int32_t *seq,
+                          sw_timestamp_plan *plan);
+
 /* Applies the rules to one row of logits at `step`, in place; seq holds the
  * row's tokens chosen at steps 0 .. step - 1 (prefix included, the start
  * token not). scratch: n_vocab floats. */

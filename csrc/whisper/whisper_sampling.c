@@ -97,10 +97,33 @@ static int32_t draw(sw_window *w, const sw_search_cfg *c, const float *scores)
 
 /* ---- greedy search ---- */
 
+/* Row r chose `id` with score `s` (the forced prefix overrides it). */
+static int take(sw_window *w, const sw_search_cfg *c, int step, int r, int32_t id, float s)
+{
+    const sw_whisper_generate_params *p = c->p;
+    int ml = c->max_length, prefix_len = w->rules.sample_begin;
+    if (step < prefix_len) {
+        id = w->prefix[step];
+        s = 0.0f;
+    }
+    w->history[(size_t)r * ml + step] = id;
+    int is_end = id == p->eot;
+    if (!is_end)
+        w->hyp_tok[(size_t)r * ml + w->hyp_len[r]++] = id;
+    if (p->return_scores || p->num_hypotheses > 1)
+        w->score[r] += s;
+    if ((is_end && step >= prefix_len) || step + 1 == ml) {
+        w->alive[r] = 0;
+        return 0;
+    }
+    w->feed[r] = id;
+    return 1;
+}
+
 void sw_greedy_step(sw_window *w, const sw_search_cfg *c, int step, const float *logits)
 {
     const sw_whisper_generate_params *p = c->p;
-    int n = c->n_vocab, ml = c->max_length, prefix_len = w->rules.sample_begin;
+    int n = c->n_vocab, ml = c->max_length;
     int scores = p->return_scores || p->num_hypotheses > 1;
     int alive = 0;
     for (int r = 0; r < c->rows; r++) {
@@ -108,8 +131,7 @@ void sw_greedy_step(sw_window *w, const sw_search_cfg *c, int step, const float 
             continue;
         float *x = w->work + (size_t)r * n;
         memcpy(x, logits + (size_t)r * n, (size_t)n * sizeof *x);
-        int32_t *hist = w->history + (size_t)r * ml;
-        sw_logits_rules_apply(&w->rules, step, x, hist, w->scaled);
+        sw_logits_rules_apply(&w->rules, step, x, w->history + (size_t)r * ml, w->scaled);
         if (scores)
             sw_log_softmax_rows(x, 1, n, x);
         int32_t id;
@@ -118,25 +140,19 @@ void sw_greedy_step(sw_window *w, const sw_search_cfg *c, int step, const float 
         } else {
             sw_topk_ct2(x, n, 1, &id);
         }
-        float s = x[id];
-        if (step < prefix_len) {
-            id = w->prefix[step];
-            s = 0.0f;
-        }
-        hist[step] = id;
-        int is_end = id == p->eot;
-        if (!is_end)
-            w->hyp_tok[(size_t)r * ml + w->hyp_len[r]++] = id;
-        if (scores)
-            w->score[r] += s;
-        if ((is_end && step >= prefix_len) || step + 1 == ml)
-            w->alive[r] = 0;
-        else {
-            w->feed[r] = id;
-            alive++;
-        }
+        alive += take(w, c, step, r, id, x[id]);
     }
-    if (alive)
-        return;
-    w->done = 1;
+    if (!alive)
+        w->done = 1;
+}
+
+void sw_greedy_step_chosen(sw_window *w, const sw_search_cfg *c, int step, const int32_t *ids,
+                           const float *scores)
+{
+    int alive = 0;
+    for (int r = 0; r < c->rows; r++)
+        if (w->alive[r])
+            alive += take(w, c, step, r, ids[r], scores[r]);
+    if (!alive)
+        w->done = 1;
 }

@@ -21,4 +21,13 @@ void sw_greedy_step(sw_window *w, const sw_search_cfg *c, int step, const float 
 /* One step of beam search over logits [beam, n_vocab]. */
 void sw_beam_step(sw_window *w, const sw_search_cfg *c, int step, const float *logits);
 
+/* The same steps from the device's search step (backend.h search_step),
+ * which applied the rules and found each row's best: greedy reads one
+ * (id, score) per row; beam search 2 * beam per row, best first, and keeps
+ * the best 2 * beam of them (ties: the lower row). */
+void sw_greedy_step_chosen(sw_window *w, const sw_search_cfg *c, int step, const int32_t *ids,
+                           const float *scores);
+void sw_beam_step_chosen(sw_window *w, const sw_search_cfg *c, int step, const int32_t *ids,
+                         const float *scores);
+
 #endif

@@ -114,6 +114,37 @@ static PyObject *runtime_memory(RuntimeObject *self, PyObject *unused)
     return d;
 }
 
+/* The device backend's counters (backend.h) as a dict, then zeroed when
+ * reset is true; None on the CPU, where nothing crosses to a device. The
+ * lock orders the read after any op another thread is running. */
+static PyObject *runtime_counters(RuntimeObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"reset", NULL};
+    int reset = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|p:counters", kwlist, &reset))
+        return NULL;
+    if (require_open(self))
+        return NULL;
+    if (!self->backend->counters)
+        Py_RETURN_NONE;
+    sw_backend_counters n;
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    self->backend->counters(self->backend, &n, reset);
+    PyThread_release_lock(self->lock);
+    Py_END_ALLOW_THREADS
+    PyObject *d = PyDict_New();
+    if (!d)
+        return NULL;
+    if (set_item(d, "launches", n.launches) || set_item(d, "graph_launches", n.graph_launches) ||
+        set_item(d, "host_syncs", n.host_syncs) || set_item(d, "bytes_down", n.bytes_down) ||
+        set_item(d, "bytes_up", n.bytes_up)) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
 static PyObject *runtime_trim(RuntimeObject *self, PyObject *unused)
 {
     if (require_open(self))
@@ -426,6 +457,9 @@ static PyMethodDef runtime_methods[] = {
     {"close", CF(runtime_close), METH_NOARGS, "Return every byte; idempotent."},
     {"memory", CF(runtime_memory), METH_NOARGS, "Pool counts and device memory, in bytes."},
     {"trim", CF(runtime_trim), METH_NOARGS, "Give cached blocks back to the system."},
+    {"counters", CF(runtime_counters), KW,
+     "counters(reset=False): the device's launches, graph_launches, host_syncs, bytes_down and "
+     "bytes_up since it opened or was last reset, then zeroed if reset; None on the CPU"},
     {"matmul", CF(runtime_matmul), KW, "matmul(a, b, trans_b=False, alpha=1.0)"},
     {"add", CF(runtime_add), METH_VARARGS, "add(a, b): b has a's shape or is one row"},
     {"mul", CF(runtime_mul), METH_VARARGS, "mul(a, b)"},

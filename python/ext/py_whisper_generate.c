@@ -122,7 +122,7 @@ static void do_generate(sw_whisper *model, const sw_whisper_audio *audio, void *
                         a->out, err);
 }
 
-/* [(hypotheses, scores, no_speech_prob)] per window. */
+/* [(hypotheses, scores, no_speech_prob, steps)] per window. */
 static PyObject *results(const sw_whisper_generation *out, int n)
 {
     PyObject *list = PyList_New(n);
@@ -144,10 +144,13 @@ static PyObject *results(const sw_whisper_generation *out, int n)
             }
         }
         PyObject *ns = PyFloat_FromDouble(out[w].no_speech_prob);
-        PyObject *item = hyps && scores && ns ? PyTuple_Pack(3, hyps, scores, ns) : NULL;
+        PyObject *steps = PyLong_FromLong(out[w].steps);
+        PyObject *item =
+            hyps && scores && ns && steps ? PyTuple_Pack(4, hyps, scores, ns, steps) : NULL;
         Py_XDECREF(hyps);
         Py_XDECREF(scores);
         Py_XDECREF(ns);
+        Py_XDECREF(steps);
         if (!item || PyList_SetItem(list, w, item) != 0)
             Py_CLEAR(list);
     }
@@ -248,7 +251,7 @@ static PyObject *py_whisper_generate(PyObject *self, PyObject *args, PyObject *k
         }
         py_net net = {model, enc, n_vocab};
         sw_whisper_decoder dec = {&net,    n_vocab, py_state_new, py_state_free, py_decode,
-                                  py_copy, 0,       NULL};
+                                  py_copy, 0,       NULL,         NULL};
         sw_error err = {SW_OK, ""};
         sw_whisper_generate_with(&dec, PyArray_DATA(a.prompts), a.n_windows, a.prompt_len, &a.p,
                                  a.out, &err);
@@ -364,7 +367,7 @@ static PyMethodDef generate_functions[] = {
      "num_hypotheses=1, return_scores=False, return_no_speech_prob=False, "
      "max_initial_timestamp_index=50, suppress_blank=True, suppress_tokens=(-1,), "
      "suppress_ids=(), suppress_ids_begin=(), seed=0) -> [(hypotheses, scores, "
-     "no_speech_prob)] per window, hypotheses best first (CTranslate2's Whisper generate)"},
+     "no_speech_prob, steps)] per window, hypotheses best first (CTranslate2's Whisper generate)"},
     {NULL, NULL, 0, NULL},
 };
 

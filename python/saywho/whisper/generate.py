@@ -102,6 +102,7 @@ class GenerationResult:
     sequences_ids: list[list[int]]
     scores: list[float]
     no_speech_prob: float = 0.0
+    steps: int = 0  # decoder steps the core's call ran (lockstep over its windows)
 
 
 def generate_windows(
@@ -149,8 +150,9 @@ def generate_windows(
             sequences_ids=hyps,
             scores=scores if options.return_scores else [],
             no_speech_prob=no_speech,
+            steps=steps,
         )
-        for hyps, scores, no_speech in found
+        for hyps, scores, no_speech, steps in found
     ]
 
 

@@ -1,0 +1,110 @@
+"""The GPU step budget: what the CUDA backend asks of the device per decoder
+step, per encoder window and per diarization chunk (issue 37), read from the
+backend's counters (Runtime.counters) over real work: the tests' jfk speech
+transcribed by tiny.en (its one 30 s window encoded, then decoded with beam 5
+as the seek loop does it) and diarized with the test diarization models.
+
+    python bench/gpu_step_budget.py [--device cuda-emulated] [--beam 5] [--json]
+
+The counters are the backend's own, the same code on a GPU and on the
+emulator, so the figures are the same on both: no GPU is needed to read
+them (docs/cuda_backend.md, "The step budget"). Launches count kernels,
+cuBLAS calls and device-to-device copies; host_syncs the times the host
+waited for the device (every download and upload waits).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+JFK = REPO / "tests" / "data" / "shared" / "jfk.wav"
+FIELDS = ("launches", "graph_launches", "host_syncs", "bytes_down", "bytes_up")
+
+
+def per(counted: dict, n: int) -> dict:
+    """counted averaged over n (steps, windows, chunks), n kept beside them."""
+    return {**{k: round(counted[k] / n, 2) for k in FIELDS}, "count": n}
+
+
+def whisper_budget(runtime, model_name: str, beam: int) -> tuple[dict, dict, list[int]]:
+    import saywho
+    from saywho.whisper.generate import GenerateOptions, generate_windows
+    from saywho.whisper.options import TranscribeOptions
+    from saywho.whisper.segments import N_FRAMES, pad_window
+    from saywho.whisper.transcribe import WhisperModel
+    from tests.weights import test_model_dir
+
+    with WhisperModel(str(test_model_dir(model_name)), runtime=runtime) as model:
+        features = model.log_mel(saywho.load_audio(JFK))
+        window = pad_window(features[:, :N_FRAMES])
+        runtime.counters(reset=True)
+        encoded = model.encode(window)
+        encoder = runtime.counters(reset=True)
+        options = model.decoding_options(TranscribeOptions(beam_size=beam))
+        prompt = model.prompt_tokens([], "en", "transcribe", False, None)
+        result = generate_windows(
+            model,
+            encoded,
+            [prompt],
+            model.special,
+            GenerateOptions.from_options(options, beam_size=beam, patience=1.0),
+            suppress_ids=model.config.get("suppress_ids", ()),
+            suppress_ids_begin=model.config.get("suppress_ids_begin", ()),
+        )[0]
+        decoder = runtime.counters(reset=True)
+    return per(decoder, result.steps), per(encoder, 1), result.sequences_ids[0]
+
+
+def diarization_budget(runtime) -> dict:
+    import saywho
+    from saywho.diarization import Diarizer
+    from tests.weights import test_diarization_models
+
+    audio = saywho.load_audio(JFK)
+    seg, emb = test_diarization_models()
+    with Diarizer(seg, emb, runtime=runtime) as d:
+        chunks = len(d._chunk_starts(audio.size))
+        runtime.counters(reset=True)
+        d(audio)
+        counted = runtime.counters(reset=True)
+    return per(counted, chunks)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--device", default="cuda-emulated", help="cuda or cuda-emulated")
+    ap.add_argument("--model", default="tiny.en", help="a test model: tiny.en or base")
+    ap.add_argument("--beam", type=int, default=5)
+    ap.add_argument("--json", action="store_true", help="one JSON object, nothing else")
+    args = ap.parse_args()
+    sys.path.insert(0, str(REPO))
+    from bench.machine import cpu_model
+    from saywho.device import open_runtime
+
+    runtime = open_runtime(args.device)
+    if runtime.counters() is None:
+        raise SystemExit(f"--device {args.device} opened {runtime.device}: no device counters")
+    device_name = runtime.device_name
+    try:
+        decoder, encoder, tokens = whisper_budget(runtime, args.model, args.beam)
+        diarization = diarization_budget(runtime)
+    finally:
+        runtime.close()
+    figures = {"decoder_step": decoder, "encoder_window": encoder, "diarization_chunk": diarization}
+    if args.json:
+        print(json.dumps(figures))
+        return 0
+    print(f"device {args.device} ({device_name}); host CPU: {cpu_model()}")
+    print(f"Whisper {args.model}, beam {args.beam}, jfk: {len(tokens)} tokens")
+    print(f"{'per':<18}" + "".join(f"{k:>15}" for k in FIELDS) + f"{'count':>8}")
+    for name, row in figures.items():
+        print(f"{name:<18}" + "".join(f"{row[k]:>15}" for k in FIELDS) + f"{row['count']:>8}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,217 @@
+/* One step of Whisper's token search on the device (backend.h search_step):
+ * the logits rules, log-softmax, the cumulative score and each row's k best
+ * tokens, so that only those come down, not beams x vocabulary floats
+ * (issue 37). The arithmetic is whisper_logits.c's, step for step: a float32
+ * maximum, exponentials summed in double and rounded once, one float32
+ * constant added to every entry; only the order of the double sums differs,
+ * which rounding to float32 almost always hides. */
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+#include "elementwise_math.h"
+
+#define SEARCH_THREADS 128
+/* rows per launch: their plans travel as the kernel's arguments, not as a
+ * copy up (64 x 36 bytes, well inside the 4 KiB every GPU takes) */
+#define SEARCH_CHUNK 64
+#define DISABLED     (-FLT_MAX) /* SW_LOGIT_DISABLED */
+
+typedef struct search_args {
+    sw_search_params p;
+    sw_search_row row[SEARCH_CHUNK];
+} search_args;
+
+/* Block-wide maximum and double sum over SEARCH_THREADS values; every thread
+ * gets the result. `sh` is SEARCH_THREADS entries of shared memory. */
+static __device__ float block_max_f(float v, float *sh)
+{
+    int t = threadIdx.x;
+    __syncthreads(); /* an earlier reduction may still read sh */
+    sh[t] = v;
+    __syncthreads();
+    for (int s = SEARCH_THREADS / 2; s > 0; s >>= 1) {
+        if (t < s)
+            sh[t] = sh[t + s] > sh[t] ? sh[t + s] : sh[t];
+        __syncthreads();
+    }
+    return sh[0];
+}
+
+static __device__ double block_sum_d(double v, double *sh)
+{
+    int t = threadIdx.x;
+    __syncthreads();
+    sh[t] = v;
+    __syncthreads();
+    for (int s = SEARCH_THREADS / 2; s > 0; s >>= 1) {
+        if (t < s)
+            sh[t] += sh[t + s];
+        __syncthreads();
+    }
+    return sh[0];
+}
+
+/* The largest of y[from .. to), over the block. */
+static __device__ float row_max(const float *y, int64_t from, int64_t to, float *sh)
+{
+    float m = -INFINITY;
+    for (int64_t j = from + threadIdx.x; j < to; j += SEARCH_THREADS)
+        m = y[j] > m ? y[j] : m;
+    return block_max_f(m, sh);
+}
+
+/* sw_log_softmax_rows' constant: -max - logf(sum of exp(y - max)). */
+static __device__ float log_softmax_shift(const float *y, int64_t n, float *shf, double *shd)
+{
+    float mx = row_max(y, 0, n, shf);
+    double s = 0.0;
+    for (int64_t j = threadIdx.x; j < n; j += SEARCH_THREADS)
+        s += (double)sw_expf_nonpositive(y[j] - mx);
+    s = block_sum_d(s, shd);
+    return -mx - logf((float)s);
+}
+
+static __device__ int better(float a, int32_t ia, float b, int32_t ib)
+{
+    return a > b || (a == b && ia < ib);
+}
+
+__global__ void search_step_rows(const float *logits, const int8_t *mask, float *work, int64_t n,
+                                 search_args a, int32_t *ids, float *scores, float *no_speech)
+{
+    SW_SHARED(float, shf, SEARCH_THREADS);
+    SW_SHARED(double, shd, SEARCH_THREADS);
+    SW_SHARED(float, cand_s, SEARCH_THREADS *SW_SEARCH_MAX_K);
+    SW_SHARED(int32_t, cand_i, SEARCH_THREADS * SW_SEARCH_MAX_K);
+    SW_SHARED(int32_t, head, SEARCH_THREADS);
+    const sw_search_params *p = &a.p;
+    const sw_search_row *row = &a.row[blockIdx.x];
+    const float *x = logits + (int64_t)blockIdx.x * n;
+    float *y = work + (int64_t)blockIdx.x * n;
+    int t = threadIdx.x, k = p->k;
+
+    /* the no-speech probability reads the raw row (sw_softmax_at) */
+    if (p->no_speech >= 0) {
+        float mx = row_max(x, 0, n, shf);
+        double s = 0.0;
+        for (int64_t j = t; j < n; j += SEARCH_THREADS)
+            s += (double)expf(x[j] - mx);
+        s = block_sum_d(s, shd);
+        if (t == 0)
+            no_speech[blockIdx.x] = expf(x[p->no_speech] - mx) * (1.0f / (float)s);
+    }
+
+    /* the rules that disable tokens whatever the scores */
+    for (int64_t j = t; j < n; j += SEARCH_THREADS) {
+        int off = (mask[j] & row->mask_bits) != 0;
+        for (int r = 0; r < 3; r++)
+            off |= j >= row->from[r] && j < row->to[r];
+        y[j] = off ? DISABLED : x[j];
+    }
+    __syncthreads();
+
+    /* the timestamp check: the timestamps' summed probability beats every
+     * single text token's, so only a timestamp may come */
+    if (row->check) {
+        int64_t tsb = p->timestamp_begin;
+        float c = log_softmax_shift(y, n, shf, shd);
+        float max_text = row_max(y, 0, tsb, shf) + c;
+        float mx = row_max(y, tsb, n, shf) + c;
+        double s = 0.0;
+        for (int64_t j = tsb + t; j < n; j += SEARCH_THREADS)
+            s += exp((double)((y[j] + c) - mx));
+        s = block_sum_d(s, shd);
+        float lse = (float)log((double)(float)s) + mx;
+        if (lse > max_text)
+            for (int64_t j = t; j < tsb; j += SEARCH_THREADS)
+                y[j] = DISABLED;
+        __syncthreads();
+    }
+
+    float c = p->log_softmax ? log_softmax_shift(y, n, shf, shd) : 0.0f;
+
+    /* each thread's k best of its entries, in order, then thread 0 merges */
+    float best_s[SW_SEARCH_MAX_K];
+    int32_t best_i[SW_SEARCH_MAX_K];
+    for (int i = 0; i < k; i++) {
+        best_s[i] = -INFINITY;
+        best_i[i] = INT32_MAX;
+    }
+    for (int64_t j = t; j < n; j += SEARCH_THREADS) {
+        float v = p->log_softmax ? (y[j] + c) + row->cum : y[j];
+        if (!better(v, (int32_t)j, best_s[k - 1], best_i[k - 1]))
+            continue;
+        int i = k - 1;
+        for (; i > 0 && better(v, (int32_t)j, best_s[i - 1], best_i[i - 1]); i--) {
+            best_s[i] = best_s[i - 1];
+            best_i[i] = best_i[i - 1];
+        }
+        best_s[i] = v;
+        best_i[i] = (int32_t)j;
+    }
+    for (int i = 0; i < k; i++) {
+        cand_s[t * SW_SEARCH_MAX_K + i] = best_s[i];
+        cand_i[t * SW_SEARCH_MAX_K + i] = best_i[i];
+    }
+    head[t] = 0;
+    __syncthreads();
+    if (t == 0)
+        for (int i = 0; i < k; i++) {
+            int w = 0;
+            for (int u = 1; u < SEARCH_THREADS; u++) {
+                int hu = u * SW_SEARCH_MAX_K + head[u], hw = w * SW_SEARCH_MAX_K + head[w];
+                if (head[u] < k &&
+                    (head[w] >= k || better(cand_s[hu], cand_i[hu], cand_s[hw], cand_i[hw])))
+                    w = u;
+            }
+            int hw = w * SW_SEARCH_MAX_K + head[w];
+            ids[(int64_t)blockIdx.x * k + i] = cand_i[hw];
+            scores[(int64_t)blockIdx.x * k + i] = cand_s[hw];
+            head[w]++;
+        }
+}
+
+sw_status sw_cuda_search_step(sw_backend *be, const sw_tensor *logits, const sw_tensor *mask,
+                              const sw_search_params *p, const sw_search_row *rows, int32_t *ids,
+                              float *scores, float *no_speech_prob, sw_error *err)
+{
+    sw_cuda *c = sw_cuda_of(be);
+    int64_t n_rows = logits->shape[0], n = logits->shape[1], k = p->k;
+    if (n_rows == 0)
+        return SW_OK;
+    sw_status st = sw_cuda_enter(c, err);
+    if (st != SW_OK)
+        return st;
+    /* ids, scores and the no-speech probabilities in one block: one copy down */
+    int64_t out_words = n_rows * (2 * k + 1);
+    size_t work_bytes = (size_t)(n_rows * n) * sizeof(float);
+    float *work = (float *)be->alloc(be, work_bytes, err);
+    int32_t *out = work ? (int32_t *)be->alloc(be, (size_t)out_words * 4, err) : NULL;
+    search_args a;
+    a.p = *p;
+    for (int64_t base = 0; out && base < n_rows && st == SW_OK; base += SEARCH_CHUNK) {
+        int64_t chunk = n_rows - base < SEARCH_CHUNK ? n_rows - base : SEARCH_CHUNK;
+        for (int64_t r = 0; r < chunk; r++)
+            a.row[r] = rows[base + r];
+        SW_LAUNCH(search_step_rows, (unsigned)chunk, SEARCH_THREADS, 0, c->stream)
+        ((const float *)logits->data + base * n, (const int8_t *)mask->data, work + base * n, n, a,
+         out + base * k, (float *)out + n_rows * k + base * k,
+         (float *)out + 2 * n_rows * k + base);
+        st = sw_cuda_check_launch(c, err, "search_step_rows");
+    }
+    int32_t *host = out && st == SW_OK ? (int32_t *)malloc((size_t)out_words * 4) : NULL;
+    if (out && st == SW_OK && !host)
+        st = sw_fail(err, SW_ERR_NOMEM, "out of host memory reading a search step");
+    if (host && be->download(be, host, out, (size_t)out_words * 4, err) == SW_OK) {
+        memcpy(ids, host, (size_t)(n_rows * k) * 4);
+        memcpy(scores, host + n_rows * k, (size_t)(n_rows * k) * 4);
+        if (p->no_speech >= 0 && no_speech_prob)
+            memcpy(no_speech_prob, host + 2 * n_rows * k, (size_t)n_rows * 4);
+    }
+    free(host);
+    be->free(be, out);
+    be->free(be, work);
+    return err->code;
+}

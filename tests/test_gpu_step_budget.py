@@ -1,0 +1,72 @@
+"""The decoder step's budget on the GPU, checked on the emulator (issue 37):
+the logits rules, log-softmax and the search's top-k run on the device
+(backend.h search_step), so per step only the rows' best tokens come down,
+and the tokens are the CPU path's. The counters are the backend's own code,
+the same on a GPU (docs/cuda_backend.md, "The step budget").
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from saywho.device import open_runtime
+from saywho.whisper.generate import GenerateOptions, generate_windows
+from saywho.whisper.options import TranscribeOptions
+from saywho.whisper.segments import N_FRAMES, pad_window
+from saywho.whisper.transcribe import WhisperModel
+
+from .weights import test_model_dir
+
+# What a step costs today on tiny.en: 420 bytes down for beam 5 (5 rows x
+# 10 candidates x (id, score) + the no-speech float per row), 12 for greedy;
+# the host waits for the step's one upload of ids, the beams' reorder copy
+# and the candidates' download (2.6 a step with beam 5, 2.0 greedy, the
+# mask's one upload per call included); no graph yet, so each op of every
+# layer is a launch (108 with beam 5). The issue's budget is 1 wait and 2
+# launches a step: graph capture (docs/cuda_backend.md) is what is left.
+BYTES_DOWN = 4096
+HOST_SYNCS = 3
+LAUNCHES = 110
+
+
+def _decode(device: str, recordings, beam: int, without_timestamps: bool = False):
+    """tiny.en on jfk's one window, as the seek loop decodes it: (tokens,
+    score, no-speech probability, the counters per step)."""
+    runtime = open_runtime(device)
+    try:
+        with WhisperModel(str(test_model_dir("tiny.en")), runtime=runtime) as model:
+            window = pad_window(model.log_mel(recordings["jfk"])[:, :N_FRAMES])
+            encoded = model.encode(window)
+            options = model.decoding_options(TranscribeOptions(beam_size=beam))
+            prompt = model.prompt_tokens([], "en", "transcribe", without_timestamps, None)
+            counted = runtime.counters(reset=True)
+            result = generate_windows(
+                model,
+                encoded,
+                [prompt],
+                model.special,
+                GenerateOptions.from_options(options, beam_size=beam, patience=1.0),
+                suppress_ids=model.config.get("suppress_ids", ()),
+                suppress_ids_begin=model.config.get("suppress_ids_begin", ()),
+            )[0]
+            counted = runtime.counters()
+    finally:
+        runtime.close()
+    per_step = None
+    if counted is not None:
+        per_step = {k: v / result.steps for k, v in counted.items()}
+    return result.sequences_ids[0], result.scores[0], result.no_speech_prob, per_step
+
+
+@pytest.mark.parametrize("beam, without_timestamps", [(5, False), (1, False), (5, True)])
+def test_step_budget_and_tokens_on_the_emulator(recordings, beam, without_timestamps):
+    tokens, score, no_speech, per_step = _decode(
+        "cuda-emulated", recordings, beam, without_timestamps
+    )
+    cpu_tokens, cpu_score, cpu_no_speech, _ = _decode("cpu", recordings, beam, without_timestamps)
+    assert tokens == cpu_tokens
+    assert score == pytest.approx(cpu_score, abs=1e-4)
+    assert no_speech == pytest.approx(cpu_no_speech, abs=1e-5)
+    assert per_step["bytes_down"] <= BYTES_DOWN
+    assert per_step["host_syncs"] <= HOST_SYNCS
+    assert per_step["launches"] + per_step["graph_launches"] <= LAUNCHES
