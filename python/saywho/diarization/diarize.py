@@ -39,7 +39,7 @@ from saywho.speaker_counts import speaker_bounds
 from ..audio import SAMPLE_RATE
 from ..native import _core
 from ..runtime_user import RuntimeUser
-from . import reconstruct
+from . import floor, reconstruct
 from .assignment import assign_distinct
 from .clustering import (
     DEFAULT_MIN_CLUSTER_SIZE,
@@ -58,6 +58,10 @@ from .segmentation import SegmentationModel, frame_timing, num_frames
 WINDOW = 10.0  # seconds: what segmentation-3.0 was trained on
 MIN_EMBED_SECONDS = 0.5  # speech a (chunk, speaker) needs to join the clustering
 MIN_EMBED_FRAMES = int(MIN_EMBED_SECONDS * SAMPLE_RATE) // HOP  # the same in 10 ms frames
+# saywho's floors on turns and on pauses within a speaker (floor.py); chosen
+# on the development set, docs/diarization_quality.md
+MIN_DURATION_ON = 0.2
+MIN_DURATION_OFF = 0.2
 
 Progress = Callable[[str, int, int], None]
 
@@ -132,6 +136,12 @@ class Diarizer(RuntimeUser):
     voices share one channel (a telephone call) the embeddings can lie too
     close for the threshold, the segmentation's local speakers do not.
     Default: on for CAM++, off for the others; never with a given count.
+
+    ``min_duration_on`` / ``min_duration_off`` (seconds, pyannote's names):
+    no turn shorter than the first, no pause inside one speaker's speech
+    shorter than the second (floor.py). pyannote 3.1 uses 0 and 0 (no
+    floor), and open_pipeline keeps those; saywho's defaults are
+    MIN_DURATION_ON and MIN_DURATION_OFF (docs/diarization_quality.md).
     """
 
     _parts = ("segmentation", "embedding")
@@ -150,11 +160,19 @@ class Diarizer(RuntimeUser):
         embedding_step: float | None = None,
         constrained_assignment: bool | None = None,
         count_bound: bool | None = None,
+        min_duration_on: float = MIN_DURATION_ON,
+        min_duration_off: float = MIN_DURATION_OFF,
     ) -> None:
         if not 0 < step <= WINDOW:
             raise _core.OptionError(f"step must be in (0, {WINDOW}] seconds, not {step}")
         if round(step * SAMPLE_RATE) % HOP:
             raise _core.OptionError("step must be a multiple of 10 ms")
+        for name, value in (
+            ("min_duration_on", min_duration_on),
+            ("min_duration_off", min_duration_off),
+        ):
+            if not (isinstance(value, (int, float)) and 0 <= value < WINDOW):
+                raise _core.OptionError(f"{name} must be in [0, {WINDOW}) seconds, not {value!r}")
         self._use_runtime(runtime)
         self.segmentation = self.embedding = None
         with self._opening():
@@ -180,6 +198,8 @@ class Diarizer(RuntimeUser):
         self.count_bound = count_bound
         self.batch_size = batch_size
         self.timing = frame_timing()
+        self.min_duration_on = float(min_duration_on)
+        self.min_duration_off = float(min_duration_off)
 
     def _embedding_every(self, step: float, embedding_step: float | None) -> int:
         """How many chunks apart the anchors lie (1: every chunk embeds)."""
@@ -368,7 +388,38 @@ class Diarizer(RuntimeUser):
             return empty
         starts = self._chunk_starts(len(x))
         active, embeddings, trainable, seconds = self._segment_and_embed(x, starts, progress)
+        return self.from_chunks(
+            active,
+            embeddings,
+            trainable,
+            starts,
+            duration,
+            num,
+            lo,
+            hi,
+            seconds,
+            perf,
+        )
 
+    def from_chunks(
+        self,
+        active,
+        embeddings,
+        trainable,
+        starts,
+        duration,
+        num,
+        lo,
+        hi,
+        seconds,
+        perf,
+    ) -> Diarization:
+        """The clustering and reconstruction over the chunks' local speakers
+        (what __call__ does after the networks; a bench re-runs it on saved
+        chunks with other settings)."""
+        empty = Diarization(
+            [], [], [], np.zeros((0, self.embedding.dimension), np.float32), duration
+        )
         t0 = time.perf_counter()
         offsets = reconstruct.chunk_frame_offsets(starts / SAMPLE_RATE, self.timing)
         total = int(offsets[-1]) + active.shape[1]
@@ -412,17 +463,27 @@ class Diarizer(RuntimeUser):
         k = len(centroids)
         act = reconstruct.activations(active, hard, offsets, total, k)
         binary = reconstruct.select_speakers(act, count)
-        exclusive = reconstruct.select_speakers(act, np.minimum(count, 1))
+        step = self.timing.step
+        min_on = floor.frames_for(self.min_duration_on, step)
+        binary = floor.apply_floor(binary, min_on, floor.frames_for(self.min_duration_off, step))
+        if min_on or self.min_duration_off:
+            exclusive = floor.exclusive_from(binary, act, min_on)
+        else:  # pyannote's own exclusive view, where it sets no floor
+            exclusive = reconstruct.select_speakers(act, np.minimum(count, 1))
         used = [c for c in range(k) if binary[:, c].any()]
         labels = [""] * k
         for n, c in enumerate(used):
             labels[c] = f"SPEAKER_{n:02d}"
-        turns = [
-            t for t in reconstruct.to_turns(binary, self.timing, labels, duration) if t.speaker
-        ]
-        excl = [
-            t for t in reconstruct.to_turns(exclusive, self.timing, labels, duration) if t.speaker
-        ]
+        turns, excl = (
+            [
+                t
+                for t in reconstruct.to_turns(
+                    view, self.timing, labels, duration, self.min_duration_on
+                )
+                if t.speaker
+            ]
+            for view in (binary, exclusive)
+        )
         seconds["reconstruction"] = time.perf_counter() - t0
         return Diarization(
             turns,
