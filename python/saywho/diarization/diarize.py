@@ -40,6 +40,7 @@ from ..audio import SAMPLE_RATE
 from ..native import _core
 from ..runtime_user import RuntimeUser
 from . import floor, reconstruct
+from .anchors import split_by_anchors
 from .assignment import assign_distinct
 from .clustering import (
     DEFAULT_MIN_CLUSTER_SIZE,
@@ -370,7 +371,15 @@ class Diarizer(RuntimeUser):
         min_speakers: int | None = None,
         max_speakers: int | None = None,
         progress: Progress | None = None,
+        anchors: np.ndarray | None = None,
+        anchor_threshold: float | None = None,
     ) -> Diarization:
+        """Who spoke when in ``audio`` (a path or 16 kHz mono samples).
+
+        ``anchors`` [voices, dimension]: embeddings of known voices (by this
+        Diarizer's embedding) that the clustering keeps apart wherever each
+        is heard, at cosine ``anchor_threshold`` (anchors.py); not with a
+        given count, nor with a pipeline's own clustering (VBx)."""
         if self.closed:
             raise _core.ModelError("this Diarizer is closed")
         num, lo, hi = speaker_bounds(num_speakers, min_speakers, max_speakers)
@@ -388,6 +397,15 @@ class Diarizer(RuntimeUser):
             return empty
         starts = self._chunk_starts(len(x))
         active, embeddings, trainable, seconds = self._segment_and_embed(x, starts, progress)
+        if anchors is not None:
+            anchors = np.asarray(anchors, dtype=np.float32)
+            if anchors.ndim != 2 or anchors.shape[1] != self.embedding.dimension:
+                raise _core.OptionError(
+                    f"anchors must be [voices, {self.embedding.dimension}] embeddings, "
+                    f"not of shape {anchors.shape}"
+                )
+            if anchor_threshold is None:
+                raise _core.OptionError("anchors need an anchor_threshold")
         return self.from_chunks(
             active,
             embeddings,
@@ -399,6 +417,7 @@ class Diarizer(RuntimeUser):
             hi,
             seconds,
             perf,
+            (anchors, anchor_threshold) if anchors is not None else None,
         )
 
     def from_chunks(
@@ -413,6 +432,7 @@ class Diarizer(RuntimeUser):
         hi,
         seconds,
         perf,
+        anchors=None,
     ) -> Diarization:
         """The clustering and reconstruction over the chunks' local speakers
         (what __call__ does after the networks; a bench re-runs it on saved
@@ -450,6 +470,15 @@ class Diarizer(RuntimeUser):
                 max_clusters=hi,
             )
             centroids = found.centroids
+            if anchors is not None and num is None:
+                labels = split_by_anchors(embeddings[train], found.labels, *anchors)
+                if labels.max() + 1 <= hi:
+                    centroids = np.stack(
+                        [
+                            embeddings[train][labels == c].mean(axis=0)
+                            for c in range(labels.max() + 1)
+                        ]
+                    )
             if self.constrained_assignment:
                 hard = assign_distinct(embeddings, is_active, centroids)
             else:
