@@ -47,6 +47,7 @@ from .clustering import (
     assign,
     cluster_embeddings,
 )
+from .cooccurrence import MIN_SOLO_SECONDS, split_cooccurring
 from .count_bound import speakers_vouched_for
 from .embedding_campp import SIGNATURE as CAMPP_SIGNATURE
 from .embedding_campp import CamppEmbedding
@@ -138,6 +139,11 @@ class Diarizer(RuntimeUser):
     close for the threshold, the segmentation's local speakers do not.
     Default: on for CAM++, off for the others; never with a given count.
 
+    ``split_cooccurring`` splits a cluster whose members are distinct local
+    speakers of one chunk in many chunks (cooccurrence.py): two people the
+    embeddings merged. Default: on for CAM++, off for the others; never
+    with a given count.
+
     ``min_duration_on`` / ``min_duration_off`` (seconds, pyannote's names):
     no turn shorter than the first, no pause inside one speaker's speech
     shorter than the second (floor.py). pyannote 3.1 uses 0 and 0 (no
@@ -163,6 +169,7 @@ class Diarizer(RuntimeUser):
         count_bound: bool | None = None,
         min_duration_on: float = MIN_DURATION_ON,
         min_duration_off: float = MIN_DURATION_OFF,
+        split_cooccurring: bool | None = None,
     ) -> None:
         if not 0 < step <= WINDOW:
             raise _core.OptionError(f"step must be in (0, {WINDOW}] seconds, not {step}")
@@ -197,6 +204,10 @@ class Diarizer(RuntimeUser):
         if count_bound is None:
             count_bound = isinstance(self.embedding, CamppEmbedding)
         self.count_bound = count_bound
+        # measured with CAM++ only (docs/diarization_quality.md, issue 39)
+        if split_cooccurring is None:
+            split_cooccurring = isinstance(self.embedding, CamppEmbedding)
+        self.split_cooccurring = split_cooccurring
         self.batch_size = batch_size
         self.timing = frame_timing()
         self.min_duration_on = float(min_duration_on)
@@ -470,8 +481,14 @@ class Diarizer(RuntimeUser):
                 max_clusters=hi,
             )
             centroids = found.centroids
+            labels = found.labels
+            if num is None and self.split_cooccurring:
+                labels = self._split_cooccurring(active, train, embeddings, labels, hi)
+                centroids = np.stack(
+                    [embeddings[train][labels == c].mean(axis=0) for c in range(labels.max() + 1)]
+                )
             if anchors is not None and num is None:
-                labels = split_by_anchors(embeddings[train], found.labels, *anchors)
+                labels = split_by_anchors(embeddings[train], labels, *anchors)
                 if labels.max() + 1 <= hi:
                     centroids = np.stack(
                         [
@@ -521,6 +538,18 @@ class Diarizer(RuntimeUser):
             np.asarray(centroids, np.float32)[used],
             duration,
             self._performance(perf, seconds),
+        )
+
+    def _split_cooccurring(self, active, train, embeddings, labels, hi):
+        """cooccurrence.py over the training embeddings: which chunk each
+        comes from, whether it speaks alone long enough there."""
+        act = active > 0
+        alone = (act & (act.sum(axis=2, keepdims=True) == 1)).sum(axis=1) * self.timing.step
+        solo = alone >= MIN_SOLO_SECONDS
+        n = int(train.sum())
+        min_size = min(self.min_cluster_size, max(1, round(0.1 * n)))
+        return split_cooccurring(
+            embeddings[train], labels, np.nonzero(train)[0], solo[train], min_size, hi
         )
 
     def _performance(self, perf: Performance, seconds: dict) -> dict:
