@@ -468,3 +468,44 @@ def test_align_segments_splits_at_the_word_where_the_speaker_changes():
     ]
     unknown = align_segments(segments, exclusive, fill_nearest=False)
     assert unknown[0].words[0].speaker == UNKNOWN
+
+
+def test_a_word_is_not_split_from_its_segment_by_a_turns_edge():
+    """Issue 39's "All right" across two speakers: the exclusive turn of
+    SPEAKER_01 starts just before the instant Whisper gave " right", so
+    the word went to it alone. A change of speaker shorter than any turn does not
+    split a segment; one that lasts does."""
+    seg = Seg(
+        55.0,
+        56.6,
+        " Okay. All right",
+        _words(
+            [(55.0, 55.6, " Okay.", 0.9), (56.2, 56.6, " All", 0.9), (56.6, 56.6, " right", 0.9)]
+        ),
+    )
+    turns = [Turn(54.0, 56.5, "SPEAKER_00"), Turn(56.5, 58.0, "SPEAKER_01")]
+    (one,) = align_segments([seg], turns)
+    assert (one.text, one.speaker) == (" Okay. All right", "SPEAKER_00")
+    assert [w.speaker for w in one.words] == ["SPEAKER_00"] * 3
+    assert [p.speaker for p in align_segments([seg], turns, min_piece=0.0)] == [
+        "SPEAKER_00",
+        "SPEAKER_01",
+    ]
+    # the same words with a real change: " right" said well into SPEAKER_01's turn
+    seg.words[2] = W(56.6, 57.4, " right", 0.9)
+    pieces = align_segments([seg], turns)
+    assert [(p.text, p.speaker) for p in pieces] == [
+        (" Okay. All", "SPEAKER_00"),
+        (" right", "SPEAKER_01"),
+    ]
+    # and the rule can be turned off
+    literal = align_segments([seg], turns, min_piece=0.0)
+    assert len(literal) == 2
+
+
+def test_a_short_piece_joins_its_longer_neighbour():
+    words = _words([(0.0, 1.0, " one", 0.9), (1.0, 1.1, " two", 0.9), (1.1, 1.5, " three", 0.9)])
+    seg = Seg(0.0, 1.5, " one two three", words)
+    out = split_segments_by_speaker([seg], ["A", "B", "C"])
+    assert [(p.text, p.speaker) for p in out] == [(" one two", "A"), (" three", "C")]
+    assert [w.speaker for w in out[0].words] == ["A", "A"]

@@ -95,9 +95,11 @@ def test_it_is_campps_default_only():
 
 # -- a real two-person conversation whose voices the embeddings merge -------------
 
-# DER at collar 0 the default pipeline has on it (measured 2026-11-26), and
-# the most it may have: a margin for the last bits of BLAS summation order
-GOLDEN_DER = 0.350
+# DER at collar 0 the default pipeline has on it (measured 2026-11-26: 0.350;
+# 0.362 since issue 39's floors fill pauses under 0.2 s, false alarm +1.0
+# point on this distorted stand-in), and the most it may have: a margin for
+# the last bits of BLAS summation order
+GOLDEN_DER = 0.362
 DER_MARGIN = 0.01
 
 

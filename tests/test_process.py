@@ -198,3 +198,29 @@ def test_memory_comes_back_after_an_error_in_a_with_block():
             assert p.memory().allocated > 0
             p.process(shared_file("two_speakers.wav"), threshold=-1.0)
     assert p.memory().allocated == 0 and p.memory().reserved == 0
+
+
+def test_no_written_line_is_shorter_than_it_can_be(conversation, tmp_path):
+    """Issue 39's debris: no zero-length cue in SRT or WebVTT, no RTTM turn
+    under the diarization's floor, no zero-length segment in the JSON."""
+    import re
+
+    from saywho.diarization.diarize import MIN_DURATION_ON
+
+    result, _ = conversation
+    result.write(tmp_path / "out")
+
+    def seconds(stamp: str) -> float:
+        h, m, s = stamp.replace(",", ".").split(":")
+        return 3600 * int(h) + 60 * int(m) + float(s)
+
+    for name in ("transcript.srt", "transcript.vtt"):
+        text = (tmp_path / "out" / name).read_text()
+        cues = re.findall(r"([\d:.,]+) --> ([\d:.,]+)", text)
+        assert cues
+        for start, end in cues:
+            assert seconds(end) > seconds(start), (name, start, end)
+    rttm = (tmp_path / "out" / "transcript.rttm").read_text().splitlines()
+    assert rttm and min(float(line.split()[4]) for line in rttm) >= MIN_DURATION_ON
+    back = saywho.Result.from_json(tmp_path / "out" / "transcript.json")
+    assert all(s.end > s.start for s in back.segments)

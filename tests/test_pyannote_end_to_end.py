@@ -59,6 +59,8 @@ def test_pipelines_run_end_to_end_and_return_every_byte(offline, audio, name):  
             assert d.clustering is None
             assert (d.threshold, d.min_cluster_size) == (0.7045654963945799, 12)
         assert d.step == 1.0
+        # pyannote's own floors: none on turns, its config's 0 on pauses
+        assert (d.min_duration_on, d.min_duration_off) == (0.0, 0.0)
         assert p.memory().allocated > 0
         two = p.diarize(audio, num_speakers=2)
     assert p.memory().allocated == 0 and p.memory().reserved == 0

@@ -137,3 +137,24 @@ def test_bad_subtitle_options_are_option_errors(tmp_path, options, message):
     with pytest.raises(saywho.OptionError, match=message):
         writers.write_all(tmp_path, FOX, {}, formats=["srt"], subtitles=options)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_no_cue_takes_no_time():
+    """Issue 39's `00:00:56,600 --> 00:00:56,600`: a one-word piece Whisper
+    timed as an instant. With its own speaker's cue before it, it joins that
+    cue; alone between other speakers it gets time no other cue holds."""
+    instant = _segment("SPEAKER_01", [(56.6, 56.6, " right")])
+    before = _segment("SPEAKER_00", [(55.0, 55.5, " All")])
+    after = _segment("SPEAKER_00", [(57.5, 58.0, " Sure.")])
+    srt = writers.srt([before, instant, after])
+    assert "00:00:56,600 --> 00:00:56,600" not in srt
+    assert "00:00:56,600 --> 00:00:57,100\nSPEAKER_01: right" in srt
+    same = _segment("SPEAKER_00", [(56.6, 56.6, " right")])
+    srt = writers.srt([before, same, after])
+    assert "00:00:55,000 --> 00:00:56,600\nSPEAKER_00: All right" in srt
+    for highlight in (False, True):
+        vtt = writers.vtt([before, instant, after], highlight_words=highlight)
+        for line in vtt.splitlines():
+            if " --> " in line:
+                start, end = line.split(" --> ")
+                assert end > start, line

@@ -38,6 +38,9 @@ from .rttm import Turn
 UNKNOWN = "UNKNOWN"
 DEFAULT_THRESHOLD = 0.5
 DEFAULT_TOLERANCE = 0.1
+# the shortest change of speaker inside a segment: the diarization's floor on
+# turns (saywho.diarization.diarize.MIN_DURATION_ON)
+MIN_PIECE = 0.2
 
 
 class Span(Protocol):
@@ -287,11 +290,35 @@ def _absorb_unknown(labels: list[str]) -> list[str]:
     return out
 
 
+def _join_short_pieces(words: Sequence, pieces: list[str], min_piece: float) -> list[str]:
+    # A change of speaker that lasts less than the diarization's shortest
+    # turn is a turn's edge falling inside a word or two ("All" | "right"),
+    # not a new speaker: such a piece joins its longer neighbour in the
+    # segment (the one before on a tie).
+    pieces = list(pieces)
+    while True:
+        cut = [k for k in range(1, len(pieces)) if pieces[k] != pieces[k - 1]]
+        if not cut:
+            return pieces
+        bounds = list(zip([0] + cut, cut + [len(pieces)]))
+        lengths = [float(words[b - 1].end) - float(words[a].start) for a, b in bounds]
+        i = min(range(len(bounds)), key=lambda r: lengths[r])
+        if lengths[i] >= min_piece:
+            return pieces
+        before = lengths[i - 1] if i > 0 else -1.0
+        after = lengths[i + 1] if i + 1 < len(bounds) else -1.0
+        a, b = bounds[i]
+        pieces[a:b] = [
+            pieces[bounds[i - 1][0]] if before >= after else pieces[bounds[i + 1][0]]
+        ] * (b - a)
+
+
 def split_segments_by_speaker(
     segments: Sequence,
     labels: Sequence[str],
     segment_labels: Sequence[str] | None = None,
     absorb_unknown: bool = True,
+    min_piece: float = MIN_PIECE,
 ) -> list[SpeakerSegment]:
     """Segments cut where the speaker of their words changes.
 
@@ -301,8 +328,12 @@ def split_segments_by_speaker(
     joined as Whisper writes them (each carries its leading space), and every
     word keeps its own label. With ``absorb_unknown``, UNKNOWN words join the
     neighbouring piece instead of splitting the segment; a segment whose words
-    are all UNKNOWN stays one UNKNOWN piece. A segment without words keeps
-    its text and gets ``segment_labels[i]`` (default ``UNKNOWN``).
+    are all UNKNOWN stays one UNKNOWN piece. A piece shorter than
+    ``min_piece`` seconds (from its first word's start to its last word's
+    end) joins its longer neighbour in the segment, and its words take that
+    speaker: the speaker really changes inside a segment only for as long as
+    a turn lasts. A segment without words keeps its text and gets
+    ``segment_labels[i]`` (default ``UNKNOWN``).
     """
     segments = list(segments)
     labels = list(labels)
@@ -327,6 +358,12 @@ def split_segments_by_speaker(
         own = labels[k : k + len(words)]
         k += len(words)
         pieces = _absorb_unknown(own) if absorb_unknown else own
+        joined = _join_short_pieces(words, pieces, min_piece) if min_piece > 0 else pieces
+        own = [
+            label if label == UNKNOWN or piece == was else piece
+            for label, piece, was in zip(own, joined, pieces)
+        ]
+        pieces = joined
         for j, (word, label) in enumerate(zip(words, own)):
             aligned = SpeakerWord(
                 float(word.start), float(word.end), word.word, float(word.probability), label
@@ -348,6 +385,7 @@ def align_segments(
     absorb_unknown: bool = True,
     fill_nearest: bool = True,
     overlapping_turns: Sequence[TurnLike] | None = None,
+    min_piece: float = MIN_PIECE,
 ) -> list[SpeakerSegment]:
     """Transcribed segments and speaker turns in, speaker segments out.
 
@@ -358,7 +396,8 @@ def align_segments(
     False leaves them ``UNKNOWN``. With ``overlapping_turns`` (the
     diarization's turns with overlaps, ``turns`` being its exclusive ones),
     a sentence's stray words join the speaker of the rest of it where that
-    speaker talks too (:func:`keep_sentences_whole`).
+    speaker talks too (:func:`keep_sentences_whole`). A change of speaker
+    shorter than ``min_piece`` seconds does not split a segment.
     """
     segments = list(segments)
     words = [w for s in segments for w in (getattr(s, "words", None) or ())]
@@ -368,4 +407,4 @@ def align_segments(
         labels = keep_sentences_whole(words, labels, overlapping_turns, threshold, tolerance)
     whole = iter(assign_speakers(wordless, turns, threshold, tolerance, fill_nearest))
     segment_labels = [UNKNOWN if getattr(s, "words", None) else next(whole) for s in segments]
-    return split_segments_by_speaker(segments, labels, segment_labels, absorb_unknown)
+    return split_segments_by_speaker(segments, labels, segment_labels, absorb_unknown, min_piece)

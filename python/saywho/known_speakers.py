@@ -158,19 +158,29 @@ def rename_speakers(diarization, renames: Mapping[str, str]) -> None:
     diarization.speakers = [renames.get(s, s) for s in diarization.speakers]
 
 
-def name_known_speakers(pipeline, diarization, known: Mapping[str, list[Clip]]) -> dict[str, str]:
-    """Embeds each known speaker's clips with ``pipeline``'s diarization
-    embedding, pairs names with ``diarization``'s speakers, renames them in
-    place; returns {old label: name}."""
-    names = list(known)
-    voices = np.stack(
+def known_voices(pipeline, known: Mapping[str, list[Clip]]) -> np.ndarray:
+    """[names, dimension]: each known speaker's clips embedded with
+    ``pipeline``'s diarization embedding, their unit vectors averaged (the
+    anchors the clustering keeps apart, diarization/anchors.py)."""
+    return np.stack(
         [
-            _unit(np.stack([pipeline.speaker_embedding(load_clip(n, c)) for c in known[n]])).mean(
+            _unit(np.stack([pipeline.speaker_embedding(load_clip(n, c)) for c in clips])).mean(
                 axis=0
             )
-            for n in names
+            for n, clips in known.items()
         ]
     )
+
+
+def name_known_speakers(
+    pipeline, diarization, known: Mapping[str, list[Clip]], voices: np.ndarray | None = None
+) -> dict[str, str]:
+    """Pairs names with ``diarization``'s speakers by their voices (``voices``
+    from known_voices, embedded here when not given), renames them in place;
+    returns {old label: name}."""
+    names = list(known)
+    if voices is None:
+        voices = known_voices(pipeline, known)
     renames, _ = match_speakers(
         diarization.embeddings,
         diarization.speakers,

@@ -231,15 +231,21 @@ class Pipeline(RuntimeUser):
         min_speakers: int | None = None,
         max_speakers: int | None = None,
         progress=None,
+        known_voices: np.ndarray | None = None,
     ) -> Diarization:
         """Who spoke when (pyannote 3.1's algorithm): turns, exclusive turns and
         each speaker's embedding. The models load on first use, from
         ``Pipeline(segmentation=..., embedding=...)`` (paths or names:
         "segmentation-3.0", "campp", "ge2e"), pyannote's pipeline named by
         ``Pipeline(diarization=..., token=...)``, else the bundled
-        segmentation-3.0 and CAM++."""
+        segmentation-3.0 and CAM++. ``known_voices`` [voices, dimension]
+        (saywho.known_speakers.known_voices): voices the clustering keeps
+        apart wherever it hears them."""
         diarizer = self._open_diarizer()
-        result = diarizer(audio, num_speakers, min_speakers, max_speakers, progress)
+        anchors = {}
+        if known_voices is not None:
+            anchors = {"anchors": known_voices, "anchor_threshold": self.known_speaker_threshold}
+        result = diarizer(audio, num_speakers, min_speakers, max_speakers, progress, **anchors)
         report = self.checkpoint("After Diarization")
         result.performance["peak_allocated_bytes"] = report.peak_allocated
         result.performance["memory"] = report.figures()

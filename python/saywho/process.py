@@ -20,7 +20,7 @@ import numpy as np
 
 from .align import DEFAULT_THRESHOLD, SpeakerSegment, SpeakerWord, align_segments
 from .audio import SAMPLE_RATE
-from .known_speakers import check_known, load_clip, name_known_speakers
+from .known_speakers import check_known, known_voices, load_clip, name_known_speakers
 from .native import _core
 from .performance import Performance
 from .progress import progress_bar
@@ -135,15 +135,23 @@ def process(
         whisper_options = whisper_options.replace(word_timestamps=True)
         options["word_timestamps"] = True
     segments, language, diarization = [], None, None
+    voices = None
+    if known:
+        # the voices first: the clustering keeps them apart (diarization/anchors.py)
+        tell("known speakers", 0, 1)
+        t0 = time.perf_counter()
+        voices = known_voices(pipeline, known)
+        known_seconds = time.perf_counter() - t0
     if diarize:
-        diarization = pipeline.diarize(samples, num_speakers, min_speakers, max_speakers, progress)
+        diarization = pipeline.diarize(
+            samples, num_speakers, min_speakers, max_speakers, progress, known_voices=voices
+        )
         perf.add_call("diarization", diarization.performance)
     names = {}
     if known:
-        tell("known speakers", 0, 1)
         t0 = time.perf_counter()
-        names = name_known_speakers(pipeline, diarization, known)
-        perf.add("known speakers", time.perf_counter() - t0)
+        names = name_known_speakers(pipeline, diarization, known, voices)
+        perf.add("known speakers", known_seconds + time.perf_counter() - t0)
         tell("known speakers", 1, 1)
     regions = None  # where a speech detector heard speech (saywho.silence)
     if transcribe and skip_silence:

@@ -100,6 +100,8 @@ def write_rttm(turns: Iterable[Turn], path: str | os.PathLike[str], uri: str) ->
             raise _core.OptionError(
                 f"turn {turn}: start and end must be finite and end not before start"
             )
+        if round(turn.end - turn.start, 3) <= 0:
+            continue  # a line of duration 0.000 says nothing a reader can use
         text.write(
             f"SPEAKER {uri} 1 {turn.start:.3f} {turn.end - turn.start:.3f} "
             f"<NA> <NA> {turn.speaker} <NA> <NA>\n"

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from .native import _core
 
 LONG_PAUSE = 3.0  # seconds between words that end a flowing cue (Whisper's)
+MIN_CUE = 0.5  # seconds a cue of one instant is given, where the time around it is free
 
 
 @dataclass
@@ -85,6 +86,41 @@ def _wrap(tokens: list[Token], width: int, lines: list[list[Token]] | None = Non
     return lines
 
 
+def _without_instants(cues: list[Cue]) -> list[Cue]:
+    """No cue of zero duration (a player never shows one, and its text would
+    be lost): one that takes no time (a single word Whisper timed as an
+    instant) joins the cue before it when that is the same speaker's, else
+    the one after; otherwise it is given up to MIN_CUE seconds from the time
+    around it that no other cue holds."""
+    out: list[Cue] = []
+    for k, cue in enumerate(cues):
+        if cue.end > cue.start:
+            out.append(cue)
+            continue
+        after = cues[k + 1] if k + 1 < len(cues) else None
+        # its words go on the neighbouring cue's line (it said them in passing)
+        if out and out[-1].speaker == cue.speaker:
+            out[-1].lines[-1] = out[-1].lines[-1] + cue.tokens
+            out[-1].end = max(out[-1].end, cue.end)
+            continue
+        if after is not None and after.speaker == cue.speaker:
+            after.lines[0] = cue.tokens + after.lines[0]
+            after.start = min(after.start, cue.start)
+            continue
+        later = after.start if after is not None else cue.start + MIN_CUE
+        earlier = out[-1].end if out else 0.0
+        cue.end = min(cue.start + MIN_CUE, max(later, cue.start))
+        if cue.end <= cue.start:  # the next cue starts at this very instant
+            cue.start = max(cue.start - MIN_CUE, min(earlier, cue.start))
+        if cue.end > cue.start:
+            out.append(cue)
+        elif out:  # nothing free on either side: the text goes with the cue before
+            out[-1].lines[-1] = out[-1].lines[-1] + cue.tokens
+        elif after is not None:
+            after.lines[0] = cue.tokens + after.lines[0]
+    return out
+
+
 def build_cues(
     segments: Iterable,
     max_line_width: int | None = None,
@@ -110,7 +146,7 @@ def build_cues(
                 else _wrap(tokens, max_line_width, label=label_width(speaker))
             )
             cues.append(Cue(float(s.start), float(s.end), speaker, lines))
-        return cues
+        return _without_instants(cues)
     cues: list[Cue] = []
     for s in segments:
         speaker = getattr(s, "speaker", None)
@@ -134,7 +170,7 @@ def build_cues(
             else:
                 cue.lines = lines
                 cue.end = max(cue.end, token.end)
-    return cues
+    return _without_instants(cues)
 
 
 def _line_text(line: list[Token], escape: Callable[[str], str], underline: Token | None) -> str:
@@ -163,6 +199,9 @@ def cue_texts(
     for token in cue.tokens:
         if token.start > last:
             shown.append((last, token.start, text()))
-        shown.append((token.start, token.end, text(token)))
+        if token.end > token.start:  # a word timed as an instant is never shown alone
+            shown.append((token.start, token.end, text(token)))
         last = max(last, token.end)
+    if not shown:  # only instants: the cue once, plain
+        shown.append((cue.start, cue.end, text()))
     return shown

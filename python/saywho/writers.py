@@ -137,13 +137,15 @@ def rttm(turns: Iterable, uri: str) -> str:
     """NIST RTTM speaker lines (start and duration in seconds, 3 decimals).
 
     Whitespace inside the uri or a speaker label becomes ``_``, as the format
-    splits fields on whitespace.
+    splits fields on whitespace. A turn that would be written with a
+    duration of 0.000 is left out: it says nothing a reader can use.
     """
     uri = _token(uri)
     return "".join(
         f"SPEAKER {uri} 1 {t.start:.3f} {t.end - t.start:.3f} <NA> <NA> {_token(t.speaker)} "
         "<NA> <NA>\n"
         for t in turns
+        if round(t.end - t.start, 3) > 0
     )
 
 

@@ -39,13 +39,15 @@ from saywho.speaker_counts import speaker_bounds
 from ..audio import SAMPLE_RATE
 from ..native import _core
 from ..runtime_user import RuntimeUser
-from . import reconstruct
+from . import floor, reconstruct
+from .anchors import split_by_anchors
 from .assignment import assign_distinct
 from .clustering import (
     DEFAULT_MIN_CLUSTER_SIZE,
     assign,
     cluster_embeddings,
 )
+from .cooccurrence import MIN_SOLO_SECONDS, split_cooccurring
 from .count_bound import speakers_vouched_for
 from .embedding_campp import SIGNATURE as CAMPP_SIGNATURE
 from .embedding_campp import CamppEmbedding
@@ -58,6 +60,10 @@ from .segmentation import SegmentationModel, frame_timing, num_frames
 WINDOW = 10.0  # seconds: what segmentation-3.0 was trained on
 MIN_EMBED_SECONDS = 0.5  # speech a (chunk, speaker) needs to join the clustering
 MIN_EMBED_FRAMES = int(MIN_EMBED_SECONDS * SAMPLE_RATE) // HOP  # the same in 10 ms frames
+# saywho's floors on turns and on pauses within a speaker (floor.py); chosen
+# on the development set, docs/diarization_quality.md
+MIN_DURATION_ON = 0.2
+MIN_DURATION_OFF = 0.2
 
 Progress = Callable[[str, int, int], None]
 
@@ -132,6 +138,17 @@ class Diarizer(RuntimeUser):
     voices share one channel (a telephone call) the embeddings can lie too
     close for the threshold, the segmentation's local speakers do not.
     Default: on for CAM++, off for the others; never with a given count.
+
+    ``split_cooccurring`` splits a cluster whose members are distinct local
+    speakers of one chunk in many chunks (cooccurrence.py): two people the
+    embeddings merged. Default: on for CAM++, off for the others; never
+    with a given count.
+
+    ``min_duration_on`` / ``min_duration_off`` (seconds, pyannote's names):
+    no turn shorter than the first, no pause inside one speaker's speech
+    shorter than the second (floor.py). pyannote 3.1 uses 0 and 0 (no
+    floor), and open_pipeline keeps those; saywho's defaults are
+    MIN_DURATION_ON and MIN_DURATION_OFF (docs/diarization_quality.md).
     """
 
     _parts = ("segmentation", "embedding")
@@ -150,11 +167,20 @@ class Diarizer(RuntimeUser):
         embedding_step: float | None = None,
         constrained_assignment: bool | None = None,
         count_bound: bool | None = None,
+        min_duration_on: float = MIN_DURATION_ON,
+        min_duration_off: float = MIN_DURATION_OFF,
+        split_cooccurring: bool | None = None,
     ) -> None:
         if not 0 < step <= WINDOW:
             raise _core.OptionError(f"step must be in (0, {WINDOW}] seconds, not {step}")
         if round(step * SAMPLE_RATE) % HOP:
             raise _core.OptionError("step must be a multiple of 10 ms")
+        for name, value in (
+            ("min_duration_on", min_duration_on),
+            ("min_duration_off", min_duration_off),
+        ):
+            if not (isinstance(value, (int, float)) and 0 <= value < WINDOW):
+                raise _core.OptionError(f"{name} must be in [0, {WINDOW}) seconds, not {value!r}")
         self._use_runtime(runtime)
         self.segmentation = self.embedding = None
         with self._opening():
@@ -178,8 +204,14 @@ class Diarizer(RuntimeUser):
         if count_bound is None:
             count_bound = isinstance(self.embedding, CamppEmbedding)
         self.count_bound = count_bound
+        # measured with CAM++ only (docs/diarization_quality.md, issue 39)
+        if split_cooccurring is None:
+            split_cooccurring = isinstance(self.embedding, CamppEmbedding)
+        self.split_cooccurring = split_cooccurring
         self.batch_size = batch_size
         self.timing = frame_timing()
+        self.min_duration_on = float(min_duration_on)
+        self.min_duration_off = float(min_duration_off)
 
     def _embedding_every(self, step: float, embedding_step: float | None) -> int:
         """How many chunks apart the anchors lie (1: every chunk embeds)."""
@@ -350,7 +382,15 @@ class Diarizer(RuntimeUser):
         min_speakers: int | None = None,
         max_speakers: int | None = None,
         progress: Progress | None = None,
+        anchors: np.ndarray | None = None,
+        anchor_threshold: float | None = None,
     ) -> Diarization:
+        """Who spoke when in ``audio`` (a path or 16 kHz mono samples).
+
+        ``anchors`` [voices, dimension]: embeddings of known voices (by this
+        Diarizer's embedding) that the clustering keeps apart wherever each
+        is heard, at cosine ``anchor_threshold`` (anchors.py); not with a
+        given count, nor with a pipeline's own clustering (VBx)."""
         if self.closed:
             raise _core.ModelError("this Diarizer is closed")
         num, lo, hi = speaker_bounds(num_speakers, min_speakers, max_speakers)
@@ -368,7 +408,49 @@ class Diarizer(RuntimeUser):
             return empty
         starts = self._chunk_starts(len(x))
         active, embeddings, trainable, seconds = self._segment_and_embed(x, starts, progress)
+        if anchors is not None:
+            anchors = np.asarray(anchors, dtype=np.float32)
+            if anchors.ndim != 2 or anchors.shape[1] != self.embedding.dimension:
+                raise _core.OptionError(
+                    f"anchors must be [voices, {self.embedding.dimension}] embeddings, "
+                    f"not of shape {anchors.shape}"
+                )
+            if anchor_threshold is None:
+                raise _core.OptionError("anchors need an anchor_threshold")
+        return self.from_chunks(
+            active,
+            embeddings,
+            trainable,
+            starts,
+            duration,
+            num,
+            lo,
+            hi,
+            seconds,
+            perf,
+            (anchors, anchor_threshold) if anchors is not None else None,
+        )
 
+    def from_chunks(
+        self,
+        active,
+        embeddings,
+        trainable,
+        starts,
+        duration,
+        num,
+        lo,
+        hi,
+        seconds,
+        perf,
+        anchors=None,
+    ) -> Diarization:
+        """The clustering and reconstruction over the chunks' local speakers
+        (what __call__ does after the networks; a bench re-runs it on saved
+        chunks with other settings)."""
+        empty = Diarization(
+            [], [], [], np.zeros((0, self.embedding.dimension), np.float32), duration
+        )
         t0 = time.perf_counter()
         offsets = reconstruct.chunk_frame_offsets(starts / SAMPLE_RATE, self.timing)
         total = int(offsets[-1]) + active.shape[1]
@@ -399,6 +481,21 @@ class Diarizer(RuntimeUser):
                 max_clusters=hi,
             )
             centroids = found.centroids
+            labels = found.labels
+            if num is None and self.split_cooccurring:
+                labels = self._split_cooccurring(active, train, embeddings, labels, hi)
+                centroids = np.stack(
+                    [embeddings[train][labels == c].mean(axis=0) for c in range(labels.max() + 1)]
+                )
+            if anchors is not None and num is None:
+                labels = split_by_anchors(embeddings[train], labels, *anchors)
+                if labels.max() + 1 <= hi:
+                    centroids = np.stack(
+                        [
+                            embeddings[train][labels == c].mean(axis=0)
+                            for c in range(labels.max() + 1)
+                        ]
+                    )
             if self.constrained_assignment:
                 hard = assign_distinct(embeddings, is_active, centroids)
             else:
@@ -413,17 +510,27 @@ class Diarizer(RuntimeUser):
         k = len(centroids)
         act = reconstruct.activations(active, hard, offsets, total, k)
         binary = reconstruct.select_speakers(act, count)
-        exclusive = reconstruct.select_speakers(act, np.minimum(count, 1))
+        step = self.timing.step
+        min_on = floor.frames_for(self.min_duration_on, step)
+        binary = floor.apply_floor(binary, min_on, floor.frames_for(self.min_duration_off, step))
+        if min_on or self.min_duration_off:
+            exclusive = floor.exclusive_from(binary, act, min_on)
+        else:  # pyannote's own exclusive view, where it sets no floor
+            exclusive = reconstruct.select_speakers(act, np.minimum(count, 1))
         used = [c for c in range(k) if binary[:, c].any()]
         labels = [""] * k
         for n, c in enumerate(used):
             labels[c] = f"SPEAKER_{n:02d}"
-        turns = [
-            t for t in reconstruct.to_turns(binary, self.timing, labels, duration) if t.speaker
-        ]
-        excl = [
-            t for t in reconstruct.to_turns(exclusive, self.timing, labels, duration) if t.speaker
-        ]
+        turns, excl = (
+            [
+                t
+                for t in reconstruct.to_turns(
+                    view, self.timing, labels, duration, self.min_duration_on
+                )
+                if t.speaker
+            ]
+            for view in (binary, exclusive)
+        )
         seconds["reconstruction"] = time.perf_counter() - t0
         return Diarization(
             turns,
@@ -432,6 +539,18 @@ class Diarizer(RuntimeUser):
             np.asarray(centroids, np.float32)[used],
             duration,
             self._performance(perf, seconds),
+        )
+
+    def _split_cooccurring(self, active, train, embeddings, labels, hi):
+        """cooccurrence.py over the training embeddings: which chunk each
+        comes from, whether it speaks alone long enough there."""
+        act = active > 0
+        alone = (act & (act.sum(axis=2, keepdims=True) == 1)).sum(axis=1) * self.timing.step
+        solo = alone >= MIN_SOLO_SECONDS
+        n = int(train.sum())
+        min_size = min(self.min_cluster_size, max(1, round(0.1 * n)))
+        return split_cooccurring(
+            embeddings[train], labels, np.nonzero(train)[0], solo[train], min_size, hi
         )
 
     def _performance(self, perf: Performance, seconds: dict) -> dict:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 
 from saywho.models.pyannote_hub import PipelineFiles, resolve_pipeline
@@ -10,8 +9,6 @@ from saywho.models.pyannote_hub import PipelineFiles, resolve_pipeline
 from ..native import _core
 from .diarize import Diarizer
 from .vbx import PLDA, VBxClustering
-
-log = logging.getLogger("saywho")
 
 
 def open_pipeline(
@@ -41,14 +38,9 @@ def open_pipeline(
             local_files_only=local_files_only,
             revision=revision,
         )
-    if files.min_duration_off:
-        # pyannote fills gaps shorter than this within a speaker; both
-        # published pipelines use 0 and saywho does not fill gaps
-        log.warning(
-            "%s: min_duration_off %.3f s is not applied by saywho (its pipelines use 0)",
-            files.name,
-            files.min_duration_off,
-        )
+    # pyannote's own floors: none on turns (its pipeline passes 0), its
+    # config's min_duration_off on gaps (0 in both published pipelines)
+    floors = {"min_duration_on": 0.0, "min_duration_off": float(files.min_duration_off)}
     if files.clustering == "VBxClustering":
         clustering = VBxClustering(
             PLDA.load(files.plda),
@@ -64,6 +56,7 @@ def open_pipeline(
             batch_size=batch_size,
             clustering=clustering,
             embedding_step=embedding_step,
+            **floors,
         )
     return Diarizer(
         files.segmentation,
@@ -76,4 +69,5 @@ def open_pipeline(
         embedding_step=embedding_step,
         # pyannote's AgglomerativeClustering default, which 3.1 keeps
         constrained_assignment=False,
+        **floors,
     )

@@ -85,10 +85,16 @@ def select_speakers(act: np.ndarray, count: np.ndarray) -> np.ndarray:
 
 
 def to_turns(
-    binary: np.ndarray, timing: FrameTiming, labels: list[str], duration: float
+    binary: np.ndarray,
+    timing: FrameTiming,
+    labels: list[str],
+    duration: float,
+    min_duration: float = 0.0,
 ) -> list[Turn]:
     """Runs of active frames -> turns sorted by start, then speaker; nothing
-    past ``duration`` (the last chunk's zero padding is not audio)."""
+    past ``duration`` (the last chunk's zero padding is not audio), and no
+    turn shorter than ``min_duration`` (a run the end of the audio cuts
+    short; floor.py keeps the others long enough)."""
     turns = []
     last = len(binary) - 1
     for k, label in enumerate(labels):
@@ -97,7 +103,7 @@ def to_turns(
         for a, b in zip(edges[::2], edges[1::2]):
             start = float(timing.center(a))
             end = min(float(timing.center(min(b, last))), duration)
-            if end > start:
+            if end > start and end - start >= min_duration - 1e-9:
                 turns.append(Turn(round(start, 3), round(end, 3), label))
     turns.sort(key=lambda t: (t.start, t.speaker))
     return turns
