@@ -57,6 +57,10 @@ for level in avx2:Haswell baseline:Nehalem; do
     echo "== the $dispatch level: not forced, this CPU has no AVX2 ($hardware)"
     continue
   fi
+  if [[ $dispatch == avx2 && $hardware == x86-64-v3 ]]; then
+    echo "== the $dispatch level: the tests above ran at it already (this CPU is $hardware)"
+    continue
+  fi
   echo "== the CPU-dependent tests at the $dispatch level (SAYWHO_CPU_DISPATCH=$dispatch, OPENBLAS_CORETYPE=$coretype)"
   SAYWHO_CPU_DISPATCH=$dispatch OPENBLAS_CORETYPE=$coretype python3 -m pytest -q -p no:cacheprovider \
     tests/test_cpu_dispatch.py tests/test_amx.py tests/test_bfloat16_cpu.py \
