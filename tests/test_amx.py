@@ -40,13 +40,16 @@ def _child(*args: str, **env: str) -> dict:
     return json.loads(out.stdout)
 
 
-def test_emulated_tiles_give_the_int8_transcript_bit_for_bit(whisper_models, jfk_wav):
-    segments, _ = whisper_models["tiny.en:int8"].transcribe(str(jfk_wav), beam_size=1)
-    want = [[s.text, list(s.tokens), s.avg_logprob, s.start, s.end] for s in segments]
+def test_emulated_tiles_give_the_int8_transcript_bit_for_bit(jfk_wav):
+    # both runs in children at the same level (the CPU's): the tiles need
+    # SAYWHO_CPU_DISPATCH=auto, and the float parts of the model differ
+    # between levels, so a parent forced to another level is no reference
+    want = _child(str(jfk_wav), "int8", SAYWHO_AMX_EMULATE="0", SAYWHO_CPU_DISPATCH="auto")
     got = _child(str(jfk_wav), "int8", SAYWHO_AMX_EMULATE="1", SAYWHO_CPU_DISPATCH="auto")
     assert got["amx"].startswith("emulated"), got["amx"]
-    assert got["segments"] == want
-    assert "ask what you can do for your country" in "".join(s[0] for s in want)
+    assert not want["amx"].startswith("emulated"), want["amx"]
+    assert got["segments"] == want["segments"]
+    assert "ask what you can do for your country" in "".join(s[0] for s in want["segments"])
 
 
 def _amx_line(**env: str | None) -> str:
