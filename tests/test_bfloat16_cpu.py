@@ -12,9 +12,6 @@ baseline level, docs/amx.md)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +19,7 @@ import pytest
 from saywho import _core
 from saywho.whisper.transcribe import WhisperModel
 
-from .test_amx import CHILD
+from .test_amx import _child
 from .weights import test_model_dir
 
 GOLDEN = json.loads(
@@ -63,36 +60,22 @@ def test_bfloat16_on_the_cpu_gives_float32s_words(whisper_models, recordings):
 
 
 def test_emulated_amx_bf16_tiles_give_float32s_words(jfk_wav):
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(jfk_wav), "bfloat16"],
-        env={**os.environ, "SAYWHO_AMX_EMULATE": "1", "SAYWHO_CPU_DISPATCH": "auto"},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    got = json.loads(out.stdout)
+    got = _child(str(jfk_wav), "bfloat16", SAYWHO_AMX_EMULATE="1", SAYWHO_CPU_DISPATCH="auto")
     assert got["amx"].startswith("emulated"), got["amx"]
     _check_against_golden(got["segments"])
 
 
 # the vector levels a CPU without AVX-512 or AVX2 runs, OpenBLAS's kernels
 # included, forced on whatever CPU runs the test: the claim holds per level
-LEVELS = {"avx2": ("x86-64-v3", "Haswell"), "baseline": ("x86-64", "Nehalem")}
+OPENBLAS_KERNELS = {"avx2": "Haswell", "baseline": "Nehalem"}
 
 
-@pytest.mark.parametrize("level", sorted(LEVELS))
+@pytest.mark.parametrize("level", sorted(OPENBLAS_KERNELS))
 def test_bfloat16_gives_float32s_words_at_each_vector_level(jfk_wav, level):
-    name, coretype = LEVELS[level]
     if level == "avx2" and _core.cpu_dispatch()["hardware"] == "x86-64":
         pytest.skip("this CPU has no AVX2: its level cannot be forced here")
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(jfk_wav), "bfloat16"],
-        env={**os.environ, "SAYWHO_CPU_DISPATCH": level, "OPENBLAS_CORETYPE": coretype},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    got = json.loads(out.stdout)
+    kernels = OPENBLAS_KERNELS[level]
+    got = _child(str(jfk_wav), "bfloat16", SAYWHO_CPU_DISPATCH=level, OPENBLAS_CORETYPE=kernels)
     assert got["amx"].startswith("off: SAYWHO_CPU_DISPATCH="), got["amx"]
     _check_against_golden(got["segments"])
 

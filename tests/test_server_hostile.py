@@ -7,10 +7,8 @@ it cannot."""
 from __future__ import annotations
 
 import base64
-import io
 import json
 import socket
-import wave
 
 import httpx
 import numpy as np
@@ -19,6 +17,7 @@ from openai import BadRequestError, NotFoundError, OpenAI
 
 import saywho
 
+from .client_audio import wav_bytes
 from .conftest import shared_file
 from .server_process import Server
 from .test_server import JFK, openai_error, post
@@ -48,16 +47,6 @@ def client(server):
 
 def health(server) -> dict:
     return httpx.get(server.url + "/health", timeout=30).json()
-
-
-def wav_bytes(samples: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    with wave.open(buf, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(saywho.SAMPLE_RATE)
-        w.writeframes((np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes())
-    return buf.getvalue()
 
 
 def raw_request(server, head: bytes, body: bytes = b"", timeout: float = 60) -> bytes:

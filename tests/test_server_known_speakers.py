@@ -6,8 +6,6 @@ Needs saywho's ``Pipeline.process(known_speakers=...)``."""
 from __future__ import annotations
 
 import base64
-import io
-import wave
 from collections import Counter
 
 import numpy as np
@@ -17,6 +15,7 @@ from openai import OpenAI
 import saywho
 from saywho.rttm import read_rttm
 
+from .client_audio import wav_bytes
 from .conftest import shared_file
 from .server_process import Server
 
@@ -25,13 +24,7 @@ CLIPS = {"Ann": (11.1, 14.4, "speaker90"), "Bob": (22.0, 27.5, "speaker91")}
 
 
 def data_url(samples: np.ndarray) -> str:
-    buf = io.BytesIO()
-    with wave.open(buf, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(saywho.SAMPLE_RATE)
-        w.writeframes((np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes())
-    return "data:audio/wav;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+    return "data:audio/wav;base64," + base64.b64encode(wav_bytes(samples)).decode("ascii")
 
 
 @pytest.fixture(scope="module")

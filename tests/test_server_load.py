@@ -16,10 +16,10 @@ from openai import OpenAI
 
 import saywho
 
+from .client_audio import wav_bytes
 from .conftest import shared_file
 from .server_process import Server
 from .test_server import JFK, openai_error, post
-from .test_server_hostile import wav_bytes
 
 LONG_REPEATS = 6  # two_speakers.wav six times: 3 minutes of speech
 
