@@ -240,7 +240,9 @@ static void misuse(cudaStream_t s)
     CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
     SW_LAUNCH(bad_shuffle, dim3(1), dim3(2048), 0, s)(p);
     CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
-    CHECK(cudaStreamEndCapture(s, &graph) == cudaSuccess);
+    cudaGraph_t nothing = NULL;
+    CHECK(cudaStreamEndCapture(s, &nothing) == cudaSuccess);
+    CHECK(cudaGraphDestroy(nothing) == cudaSuccess);
     CHECK(cudaGraphExecDestroy(bad_exec) == cudaSuccess && cudaGraphDestroy(bad) == cudaSuccess);
     CHECK(cudaGraphExecDestroy(exec) == cudaSuccess && cudaGraphDestroy(graph) == cudaSuccess);
     CHECK(cudaFree(p) == cudaSuccess);
