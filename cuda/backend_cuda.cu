@@ -40,6 +40,13 @@ static void *cuda_alloc(sw_backend *b, size_t bytes, sw_error *err)
     sw_cuda *c = sw_cuda_of(b);
     if (sw_cuda_enter(c, err) != SW_OK)
         return NULL;
+    if (c->capturing) { /* a graph would keep a pointer to memory it does not own */
+        sw_fail(err, SW_ERR_ARG,
+                "allocating %zu bytes inside a CUDA graph capture: allocate the step's buffers "
+                "before capture_begin",
+                bytes);
+        return NULL;
+    }
 #ifdef SW_CUDA_EMULATION
     /* The emulator's blocks end where the tensor does, so AddressSanitizer
      * sees a kernel read one element past it; the pool still counts its size
@@ -73,8 +80,10 @@ static void cuda_free(sw_backend *b, void *ptr)
         sw_pool_free(c->pool, ptr);
 #ifdef SW_CUDA_EMULATION
     /* nothing cached: every block is fresh (NaN, exact size), and a use after
-     * free is an AddressSanitizer report */
-    sw_pool_trim(c->pool);
+     * free is an AddressSanitizer report (not inside a graph capture, where
+     * cudaFree is refused; the next free outside it returns the block) */
+    if (!c->capturing)
+        sw_pool_trim(c->pool);
 #endif
 }
 
@@ -87,8 +96,8 @@ static void cuda_trim(sw_backend *b)
 {
     sw_cuda *c = sw_cuda_of(b);
     sw_error ignored = {SW_OK, {0}};
-    if (sw_cuda_enter(c, &ignored) == SW_OK)
-        sw_pool_trim(c->pool); /* cudaFree waits for the GPU itself */
+    if (sw_cuda_enter(c, &ignored) == SW_OK && !c->capturing)
+        sw_pool_trim(c->pool); /* cudaFree waits for the GPU itself, refused in a capture */
 }
 
 static sw_status cuda_device_info(sw_backend *b, sw_device_info *info, sw_error *err)
@@ -175,6 +184,12 @@ static void cuda_destroy(sw_backend *b)
         return;
     sw_cuda *c = sw_cuda_of(b);
     if (c) {
+        if (c->capturing) { /* an unfinished capture: nothing of it is kept */
+            cudaGraph_t g = NULL;
+            if (cudaStreamEndCapture(c->stream, &g) == cudaSuccess && g)
+                (void)cudaGraphDestroy(g);
+            c->capturing = 0;
+        }
         if (cudaSetDevice(c->device) == cudaSuccess && c->stream)
             (void)cudaStreamSynchronize(c->stream);
         if (c->blas_handle)
@@ -313,6 +328,10 @@ static const sw_backend table = {
     cuda_counters,
     sw_cuda_search_step,
     cuda_destroy,
+    sw_cuda_capture_begin,
+    sw_cuda_capture_end,
+    sw_cuda_graph_launch,
+    sw_cuda_graph_free,
 };
 
 extern "C" __attribute__((visibility("default"))) sw_status

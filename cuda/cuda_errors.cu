@@ -70,10 +70,11 @@ sw_status sw_cuda_enter(sw_cuda *c, sw_error *err)
 
 sw_status sw_cuda_check_launch(sw_cuda *c, sw_error *err, const char *kernel)
 {
-    c->counted.launches++;
     cudaError_t e = cudaGetLastError();
-    const char *doing = "launching";
-    if (e == cudaSuccess && c->sync_launches) {
+    const char *doing = c->capturing ? "capturing" : "launching";
+    if (!c->capturing)
+        c->counted.launches++;
+    if (e == cudaSuccess && c->sync_launches && !c->capturing) {
         e = cudaStreamSynchronize(c->stream);
         doing = "running";
     }

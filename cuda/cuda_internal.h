@@ -37,6 +37,9 @@ typedef struct sw_cuda {
     /* the step budget's figures (backend.h); sync_launches' own waits are a
      * debugging aid and not counted, so the emulator counts what a GPU does */
     sw_backend_counters counted;
+    /* a graph capture is open on `stream` (graphs.cu): ops are recorded, not
+     * launched, so they are neither counted nor waited for */
+    int capturing;
 } sw_cuda;
 
 static inline sw_cuda *sw_cuda_of(sw_backend *b)
@@ -60,7 +63,8 @@ sw_status sw_cuda_check_launch(sw_cuda *c, sw_error *err, const char *kernel);
  * see: a cuBLAS call, a device-to-device copy. */
 static inline void sw_cuda_count_launch(sw_cuda *c)
 {
-    c->counted.launches++;
+    if (!c->capturing)
+        c->counted.launches++;
 }
 
 /* Shapes come from sw_tensor but sw_tensor_numel lives in the core, which this
@@ -152,5 +156,11 @@ sw_status sw_cuda_search_step(sw_backend *be, const sw_tensor *logits, const sw_
 /* Launches one tiny kernel and waits: the first place a GPU with no code in
  * this library ("no kernel image") shows itself. */
 cudaError_t sw_cuda_probe_kernel(cudaStream_t stream);
+
+/* CUDA graphs (graphs.cu): the table's capture_begin .. graph_free. */
+sw_status sw_cuda_capture_begin(sw_backend *be, sw_error *err);
+sw_status sw_cuda_capture_end(sw_backend *be, sw_graph **out, sw_error *err);
+sw_status sw_cuda_graph_launch(sw_backend *be, sw_graph *g, sw_error *err);
+void sw_cuda_graph_free(sw_backend *be, sw_graph *g);
 
 #endif

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bump when the table's layout changes; the loader refuses a mismatch. */
-#define SW_BACKEND_ABI 7
+#define SW_BACKEND_ABI 8
 
 typedef enum sw_device_kind { SW_DEVICE_CPU = 0, SW_DEVICE_CUDA = 1 } sw_device_kind;
 
@@ -30,6 +30,10 @@ typedef struct sw_device_info {
 } sw_device_info;
 
 typedef struct sw_backend sw_backend;
+
+/* A recorded sequence of a backend's ops, replayed as one launch (a CUDA
+ * graph); opaque, made by capture_end and freed by graph_free. */
+typedef struct sw_graph sw_graph;
 
 /* What a device backend asked of its device since it opened or was last
  * reset: the figures of the GPU step budget (docs/cuda_backend.md), which the
@@ -308,6 +312,24 @@ struct sw_backend {
 
     /* Frees every byte the backend holds and the backend itself. */
     void (*destroy)(sw_backend *b);
+
+    /* ABI 8: graphs, so a step of many ops costs the host one launch
+     * (docs/cuda_backend.md). Between capture_begin and capture_end the ops
+     * called on this backend are recorded with their arguments as they are
+     * then (pointers, shapes, scalars), not run, and not counted as launches;
+     * what they read from device memory is read at each replay, so a value
+     * that changes between steps (a length, a position) lives in a device
+     * buffer. Nothing may be allocated, freed, uploaded, downloaded or waited
+     * for meanwhile: the device refuses it and capture_end then fails, naming
+     * the call; every buffer the graph touches must outlive it. capture_end
+     * returns the graph (NULL on failure, the capture over either way);
+     * graph_launch replays it on the backend's stream (one graph launch in
+     * the counters); graph_free frees it (NULL is ignored). All four NULL on
+     * a backend without graphs (the CPU): callers run the ops themselves. */
+    sw_status (*capture_begin)(sw_backend *be, sw_error *err);
+    sw_status (*capture_end)(sw_backend *be, sw_graph **out, sw_error *err);
+    sw_status (*graph_launch)(sw_backend *be, sw_graph *g, sw_error *err);
+    void (*graph_free)(sw_backend *be, sw_graph *g);
 };
 
 /* Name of the symbol the CUDA library exports, and its type. */

@@ -88,6 +88,21 @@ CBLAS_TRANSPOSE op(int t)
     return t == SW_CUBLAS_OP_N ? CblasNoTrans : CblasTrans;
 }
 
+/* The product itself, once the checks passed (now, or at a graph's replay). */
+void sgemm_now(int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
+               const float *b, int ldb, float beta, float *c, int ldc)
+{
+    if (m == 0 || n == 0 || sw_emu_broken("sgemm"))
+        return;
+    if (beta == 0.0f) /* cuBLAS does not read C then: NaN in it must not matter */
+        for (int j = 0; j < n; j++)
+            memset(c + (size_t)j * ldc, 0, sizeof(float) * (size_t)m);
+    cblas_sgemm(CblasColMajor, op(ta), op(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+/* On a capturing stream the call is checked now and recorded: alpha and beta
+ * are host pointers (CUBLAS_POINTER_MODE_HOST), read at capture as cuBLAS
+ * reads them, and the device buffers are read at each replay. */
 int sgemm(sw_cublas_handle h, int ta, int tb, int m, int n, int k, const float *alpha,
           const float *a, int lda, const float *b, int ldb, const float *beta, float *c, int ldc)
 {
@@ -96,12 +111,12 @@ int sgemm(sw_cublas_handle h, int ta, int tb, int m, int n, int k, const float *
         return st;
     if (!alpha || !beta)
         return INVALID_VALUE;
-    if (m == 0 || n == 0 || sw_emu_broken("sgemm"))
-        return 0;
-    if (*beta == 0.0f) /* cuBLAS does not read C then: NaN in it must not matter */
-        for (int j = 0; j < n; j++)
-            memset(c + (size_t)j * ldc, 0, sizeof(float) * (size_t)m);
-    cblas_sgemm(CblasColMajor, op(ta), op(tb), m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc);
+    float al = *alpha, be = *beta;
+    if (sw_emu_capturing(h->stream))
+        sw_emu_record(h->stream,
+                      [=]() { sgemm_now(ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc); });
+    else
+        sgemm_now(ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);
     return 0;
 }
 
@@ -120,6 +135,35 @@ float *widen(const void *p, int type, int rows, int cols, int ld)
             out[(size_t)j * rows + i] = v;
         }
     return out;
+}
+
+/* cublasGemmEx's product once its checks passed: the 16-bit operands
+ * widened exactly, summed in float32. */
+int gemm_ex_now(int ta, int tb, int m, int n, int k, float alpha, const void *a, int atype, int lda,
+                const void *b, int btype, int ldb, float beta, void *c, int ctype, int ldc)
+{
+    if (m == 0 || n == 0 || sw_emu_broken("gemm_ex"))
+        return 0;
+    int ar = ta == SW_CUBLAS_OP_N ? m : k, ac = ta == SW_CUBLAS_OP_N ? k : m;
+    int br = tb == SW_CUBLAS_OP_N ? k : n, bc = tb == SW_CUBLAS_OP_N ? n : k;
+    float *fa = widen(a, atype, ar, ac, lda), *fb = widen(b, btype, br, bc, ldb);
+    float *fc = ctype == R_32F ? (float *)c : widen(c, ctype, m, n, ldc);
+    int fldc = ctype == R_32F ? ldc : m;
+    if (fa && fb && fc) {
+        sgemm_now(ta, tb, m, n, k, alpha, fa, imax1(ar), fb, imax1(br), beta, fc, fldc);
+        if (ctype != R_32F)
+            for (int j = 0; j < n; j++)
+                for (int i = 0; i < m; i++) {
+                    float v = fc[(size_t)j * m + i];
+                    ((uint16_t *)c)[(size_t)j * ldc + i] =
+                        ctype == R_16F ? sw_f32_to_f16(v) : sw_f32_to_bf16(v);
+                }
+    }
+    free(fa);
+    free(fb);
+    if (ctype != R_32F)
+        free(fc);
+    return fa && fb && fc ? 0 : ALLOC_FAILED;
 }
 
 int gemm_ex(sw_cublas_handle h, int ta, int tb, int m, int n, int k, const void *alpha,
@@ -145,29 +189,14 @@ int gemm_ex(sw_cublas_handle h, int ta, int tb, int m, int n, int k, const void 
         return INVALID_VALUE;
     if (!alpha || !beta)
         return INVALID_VALUE;
-    if (m == 0 || n == 0 || sw_emu_broken("gemm_ex"))
-        return 0;
-    int ar = ta == SW_CUBLAS_OP_N ? m : k, ac = ta == SW_CUBLAS_OP_N ? k : m;
-    int br = tb == SW_CUBLAS_OP_N ? k : n, bc = tb == SW_CUBLAS_OP_N ? n : k;
-    float *fa = widen(a, atype, ar, ac, lda), *fb = widen(b, btype, br, bc, ldb);
-    float *fc = ctype == R_32F ? (float *)c : widen(c, ctype, m, n, ldc);
-    int fldc = ctype == R_32F ? ldc : m;
-    st = fa && fb && fc ? 0 : ALLOC_FAILED;
-    if (!st)
-        st = sgemm(h, ta, tb, m, n, k, (const float *)alpha, fa, imax1(ar), fb, imax1(br),
-                   (const float *)beta, fc, fldc);
-    if (!st && ctype != R_32F)
-        for (int j = 0; j < n; j++)
-            for (int i = 0; i < m; i++) {
-                float v = fc[(size_t)j * m + i];
-                ((uint16_t *)c)[(size_t)j * ldc + i] =
-                    ctype == R_16F ? sw_f32_to_f16(v) : sw_f32_to_bf16(v);
-            }
-    free(fa);
-    free(fb);
-    if (ctype != R_32F)
-        free(fc);
-    return st;
+    float al = *(const float *)alpha, be = *(const float *)beta; /* read now, as sgemm */
+    if (!sw_emu_capturing(h->stream))
+        return gemm_ex_now(ta, tb, m, n, k, al, a, atype, lda, b, btype, ldb, be, c, ctype, ldc);
+    sw_emu_record(h->stream, [=]() {
+        if (gemm_ex_now(ta, tb, m, n, k, al, a, atype, lda, b, btype, ldb, be, c, ctype, ldc))
+            sw_emu_set_error(cudaErrorMemoryAllocation, "cublasGemmEx: no host memory to widen");
+    });
+    return 0;
 }
 
 int get_version(sw_cublas_handle h, int *version)

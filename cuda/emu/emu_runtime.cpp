@@ -106,6 +106,11 @@ extern "C" __attribute__((visibility("hidden"))) void sw_emu_expect_alloc(size_t
 
 cudaError_t sw_emu_malloc(void **ptr, size_t bytes)
 {
+    cudaError_t refused = sw_emu_capture_refuse(NULL, "cudaMalloc");
+    if (refused != cudaSuccess) {
+        *ptr = NULL;
+        return refused;
+    }
     pthread_mutex_lock(&memory_lock);
     if (exact_hint && exact_hint <= bytes)
         bytes = exact_hint;
@@ -125,6 +130,9 @@ cudaError_t sw_emu_malloc(void **ptr, size_t bytes)
 
 cudaError_t cudaFree(void *ptr)
 {
+    cudaError_t refused = sw_emu_capture_refuse(NULL, "cudaFree"); /* it synchronises */
+    if (refused != cudaSuccess)
+        return refused;
     free(ptr);
     return cudaSuccess;
 }
@@ -153,31 +161,56 @@ static void log_copy(const void *src, size_t bytes, cudaMemcpyKind kind)
     fclose(f);
 }
 
-cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
+static void copy_now(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
 {
     log_copy(src, bytes, kind);
     if (bytes)
         memmove(dst, src, bytes);
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
+{
+    cudaError_t refused = sw_emu_capture_refuse(NULL, "cudaMemcpy"); /* the legacy stream */
+    if (refused != cudaSuccess)
+        return refused;
+    copy_now(dst, src, bytes, kind);
     return cudaSuccess;
 }
 
+/* Captured, a copy between device buffers is recorded; one with host memory
+ * is refused: all host memory here is pageable (no cudaHostAlloc), and a GPU
+ * cannot capture a pageable copy. */
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
                             cudaStream_t stream)
 {
-    (void)stream;
-    return cudaMemcpy(dst, src, bytes, kind);
+    if (sw_emu_capturing(stream)) {
+        if (kind != cudaMemcpyDeviceToDevice)
+            return sw_emu_capture_refuse(stream, "cudaMemcpyAsync to or from pageable host "
+                                                 "memory");
+        sw_emu_record(stream, [=]() { copy_now(dst, src, bytes, kind); });
+        return cudaSuccess;
+    }
+    copy_now(dst, src, bytes, kind);
+    return cudaSuccess;
 }
 
 cudaError_t cudaMemset(void *dst, int value, size_t bytes)
 {
+    cudaError_t refused = sw_emu_capture_refuse(NULL, "cudaMemset"); /* the legacy stream */
+    if (refused != cudaSuccess)
+        return refused;
     memset(dst, value, bytes);
     return cudaSuccess;
 }
 
 cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes, cudaStream_t stream)
 {
-    (void)stream;
-    return cudaMemset(dst, value, bytes);
+    if (sw_emu_capturing(stream)) {
+        sw_emu_record(stream, [=]() { memset(dst, value, bytes); });
+        return cudaSuccess;
+    }
+    memset(dst, value, bytes);
+    return cudaSuccess;
 }
 
 cudaError_t cudaGetDeviceCount(int *count)
@@ -265,7 +298,7 @@ cudaError_t cudaRuntimeGetVersion(int *version)
 
 cudaError_t cudaDeviceSynchronize(void)
 {
-    return cudaSuccess;
+    return sw_emu_capture_refuse(NULL, "cudaDeviceSynchronize");
 }
 
 cudaError_t cudaStreamCreate(cudaStream_t *stream)
@@ -286,13 +319,16 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags)
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream)
 {
+    if (sw_emu_capturing(stream))
+        return sw_emu_capture_refuse(stream, "cudaStreamDestroy");
     free((void *)stream);
     return cudaSuccess;
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
-    (void)stream;
+    if (sw_emu_capturing(stream))
+        return sw_emu_capture_refuse(stream, "cudaStreamSynchronize");
     return cudaSuccess;
 }
 
@@ -378,6 +414,10 @@ const char *cudaGetErrorName(cudaError_t e)
     case cudaErrorLaunchOutOfResources: return "cudaErrorLaunchOutOfResources";
     case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
     case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
+    case cudaErrorIllegalState: return "cudaErrorIllegalState";
+    case cudaErrorStreamCaptureUnsupported: return "cudaErrorStreamCaptureUnsupported";
+    case cudaErrorStreamCaptureInvalidated: return "cudaErrorStreamCaptureInvalidated";
+    case cudaErrorStreamCaptureImplicit: return "cudaErrorStreamCaptureImplicit";
     default: return "cudaError";
     }
 }
@@ -397,6 +437,12 @@ const char *cudaGetErrorString(cudaError_t e)
     case cudaErrorMemoryAllocation: return "out of memory";
     case cudaErrorInvalidConfiguration: return "invalid configuration argument";
     case cudaErrorLaunchFailure: return "unspecified launch failure";
+    case cudaErrorStreamCaptureUnsupported:
+        return "operation not permitted when stream is capturing";
+    case cudaErrorStreamCaptureInvalidated:
+        return "operation failed due to a previous error during capture";
+    case cudaErrorStreamCaptureImplicit:
+        return "operation would make the legacy stream depend on a capturing blocking stream";
     default: return "emulated CUDA error";
     }
 }

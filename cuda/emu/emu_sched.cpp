@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include <memory>
+
 #include "emu_fiber.h"
 #include "emu_internal.h"
 #include "sw_emu.h"
@@ -312,10 +314,32 @@ int sw_emu_broken(const char *kernel)
     return 0;
 }
 
+static void run_grid(const char *kernel, dim3 grid, dim3 block, size_t shared, void (*body)(void *),
+                     void *ctx);
+
 void sw_emu_launch_grid(const char *kernel, dim3 grid, dim3 block, size_t shared,
-                        cudaStream_t stream, void (*body)(void *), void *ctx)
+                        cudaStream_t stream, void (*body)(void *), void *ctx,
+                        void *(*clone)(const void *), void (*drop)(void *))
 {
-    (void)stream; /* every stream is the host's program order */
+    if (!sw_emu_capturing(stream)) { /* every stream is the host's program order */
+        run_grid(kernel, grid, block, shared, body, ctx);
+        return;
+    }
+    /* Captured: a bad shape is refused now, as a GPU refuses it at the launch;
+     * the kernel and a copy of its arguments wait for cudaGraphLaunch. */
+    pthread_mutex_lock(&launch_lock);
+    S.kernel = kernel;
+    cudaError_t e = check_config(grid, block, shared);
+    pthread_mutex_unlock(&launch_lock);
+    if (e != cudaSuccess)
+        return;
+    std::shared_ptr<void> args(clone(ctx), drop);
+    sw_emu_record(stream, [=]() { run_grid(kernel, grid, block, shared, body, args.get()); });
+}
+
+static void run_grid(const char *kernel, dim3 grid, dim3 block, size_t shared, void (*body)(void *),
+                     void *ctx)
+{
     pthread_mutex_lock(&launch_lock);
     S.kernel = kernel;
     S.faulted = 0;

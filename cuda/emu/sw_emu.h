@@ -297,9 +297,13 @@ struct CUstream_st;
 typedef struct CUstream_st *cudaStream_t;
 
 /* Runs body(ctx) once per thread of the grid; a bad configuration or a fault
- * inside the kernel is what the next cudaGetLastError returns. */
+ * inside the kernel is what the next cudaGetLastError returns. On a stream
+ * that is capturing (emu_graph.cpp) the launch is recorded instead: clone(ctx)
+ * keeps the kernel and its arguments as they are now, and drop frees them
+ * when the last graph holding them goes. */
 SW_EMU_API void sw_emu_launch_grid(const char *kernel, dim3 grid, dim3 block, size_t shared,
-                                   cudaStream_t stream, void (*body)(void *), void *ctx);
+                                   cudaStream_t stream, void (*body)(void *), void *ctx,
+                                   void *(*clone)(const void *), void (*drop)(void *));
 
 template <typename... P> struct sw_emu_launch {
     const char *name;
@@ -321,8 +325,18 @@ template <typename... P> struct sw_emu_launch {
                 Call *c = (Call *)self;
                 std::apply(c->kernel, c->params);
             }
+            /* a captured launch keeps its own copy: the values at capture */
+            static void *clone(const void *self)
+            {
+                return new Call(*(const Call *)self);
+            }
+            static void drop(void *self)
+            {
+                delete (Call *)self;
+            }
         } call{kernel, std::tuple<P...>(std::forward<A>(args)...)};
-        sw_emu_launch_grid(name, grid, block, shared, stream, &Call::run, &call);
+        sw_emu_launch_grid(name, grid, block, shared, stream, &Call::run, &call, &Call::clone,
+                           &Call::drop);
     }
 };
 

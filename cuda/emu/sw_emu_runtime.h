@@ -19,11 +19,15 @@ typedef enum cudaError {
     cudaErrorNoKernelImageForDevice = 209,
     cudaErrorUnsupportedPtxVersion = 222,
     cudaErrorInvalidResourceHandle = 400,
+    cudaErrorIllegalState = 401,
     cudaErrorIllegalAddress = 700,
     cudaErrorLaunchOutOfResources = 701,
     cudaErrorLaunchFailure = 719,
     cudaErrorSystemDriverMismatch = 803,
-    cudaErrorCompatNotSupportedOnDevice = 804
+    cudaErrorCompatNotSupportedOnDevice = 804,
+    cudaErrorStreamCaptureUnsupported = 900,
+    cudaErrorStreamCaptureInvalidated = 901,
+    cudaErrorStreamCaptureImplicit = 906
 } cudaError_t;
 
 typedef enum cudaMemcpyKind {
@@ -98,6 +102,39 @@ SW_EMU_API cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
 SW_EMU_API cudaError_t cudaEventSynchronize(cudaEvent_t event);
 SW_EMU_API cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
 SW_EMU_API cudaError_t cudaEventDestroy(cudaEvent_t event);
+
+/* ---- stream capture and graphs (emu_graph.cpp) ---- */
+typedef enum cudaStreamCaptureMode {
+    cudaStreamCaptureModeGlobal = 0,
+    cudaStreamCaptureModeThreadLocal = 1,
+    cudaStreamCaptureModeRelaxed = 2
+} cudaStreamCaptureMode;
+
+typedef enum cudaStreamCaptureStatus {
+    cudaStreamCaptureStatusNone = 0,
+    cudaStreamCaptureStatusActive = 1,
+    cudaStreamCaptureStatusInvalidated = 2
+} cudaStreamCaptureStatus;
+
+struct CUgraph_st;
+typedef struct CUgraph_st *cudaGraph_t;
+struct CUgraphExec_st;
+typedef struct CUgraphExec_st *cudaGraphExec_t;
+
+SW_EMU_API cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode);
+SW_EMU_API cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph);
+SW_EMU_API cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus *status);
+SW_EMU_API cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                                     unsigned long long flags);
+/* CUDA 12's signature (CUDA 11's took an error node and a log buffer). */
+static inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                               unsigned long long flags = 0)
+{
+    return cudaGraphInstantiateWithFlags(exec, graph, flags);
+}
+SW_EMU_API cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream);
+SW_EMU_API cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
+SW_EMU_API cudaError_t cudaGraphDestroy(cudaGraph_t graph);
 
 SW_EMU_API cudaError_t cudaGetLastError(void);
 SW_EMU_API cudaError_t cudaPeekAtLastError(void);

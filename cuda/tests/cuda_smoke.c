@@ -71,6 +71,90 @@ static void check(const char *what, sw_status st, const sw_error *err, const flo
 
 #define ROWS 37
 #define COLS 300
+#define K    70
+
+/* A graph (backend.h ABI 8): add, scale and a cuBLAS product captured once
+ * and replayed with new inputs uploaded between the replays, as a decoder
+ * step would be; each replay is one graph launch and no kernel launch, and
+ * matches the same ops run eagerly. Then what a capture must refuse: an
+ * upload (the device refuses it, the capture ends without a graph) and an
+ * allocation (refused by the backend before the device sees it). */
+static void graphs(sw_tensor *a, sw_tensor *b, sw_tensor *o, sw_tensor *wd, sw_tensor *cd,
+                   const float *x, const float *y, const float *c0, const float *cw)
+{
+    const size_t n = ROWS * COLS;
+    sw_error err = {SW_OK, {0}};
+    float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got), cg[ROWS * K];
+    sw_backend_counters seen;
+    be->counters(be, NULL, 1);
+    sw_graph *graph = NULL;
+    sw_status st = be->capture_begin(be, &err);
+    if (st == SW_OK)
+        st = be->add(be, a, b, o, &err);
+    if (st == SW_OK)
+        st = be->scale(be, o, 0.25f, o, &err);
+    if (st == SW_OK)
+        st = be->matmul(be, a, wd, cd, 0, 0.5f, 2.0f, &err);
+    sw_status end = be->capture_end(be, &graph, &err);
+    if (st == SW_OK)
+        st = end;
+    be->counters(be, &seen, 1);
+    printf("graph capture              %s (%llu launches while capturing)%s%s\n",
+           st == SW_OK && graph && seen.launches == 0 ? "ok  " : "FAIL",
+           (unsigned long long)seen.launches, st == SW_OK ? "" : ": ", st == SW_OK ? "" : err.msg);
+    failures += st != SW_OK || !graph || seen.launches != 0;
+    for (int replay = 0; replay < 2 && graph; replay++) {
+        const float *second = replay ? x : y; /* b is y, then x */
+        put(b, second, n * 4);
+        put(cd, c0, ROWS * K * 4);
+        for (size_t i = 0; i < n; i++)
+            want[i] = (x[i] + second[i]) * 0.25f;
+        st = be->graph_launch(be, graph, &err);
+        get(got, o, n * 4);
+        check(replay ? "graph replay, new input" : "graph replay", st, &err, got, want, n, 0.0f);
+        get(cg, cd, sizeof cg);
+        check("graph replay matmul", st, &err, cg, cw, ROWS * K, 1e-4f);
+    }
+    be->counters(be, &seen, 1);
+    int counted = seen.graph_launches == 2 && seen.launches == 0;
+    printf("graph counters             %s (%llu graph launches, %llu launches)\n",
+           counted ? "ok  " : "FAIL", (unsigned long long)seen.graph_launches,
+           (unsigned long long)seen.launches);
+    failures += !counted;
+    be->graph_free(be, graph);
+    put(b, y, n * 4);
+
+    /* an upload inside a capture: refused, no graph, the stream usable after */
+    graph = NULL;
+    st = be->capture_begin(be, &err);
+    sw_status inside = st == SW_OK ? be->upload(be, b->data, y, n * 4, &err) : st;
+    sw_error end_err = {SW_OK, {0}};
+    end = be->capture_end(be, &graph, &end_err);
+    int refused = st == SW_OK && inside != SW_OK && end != SW_OK && !graph;
+    printf("graph refuses an upload    %s (%s / %s)\n", refused ? "ok  " : "FAIL", err.msg,
+           end_err.msg);
+    failures += !refused;
+    /* an allocation inside a capture */
+    err = (sw_error){SW_OK, {0}};
+    end_err = (sw_error){SW_OK, {0}};
+    st = be->capture_begin(be, &err);
+    void *p = st == SW_OK ? be->alloc(be, 1024, &err) : NULL;
+    end = be->capture_end(be, &graph, &end_err);
+    refused = st == SW_OK && !p && strstr(err.msg, "capture") && end == SW_OK && graph;
+    printf("graph refuses an alloc     %s (%s)\n", refused ? "ok  " : "FAIL", err.msg);
+    failures += !refused;
+    be->graph_free(be, graph);
+    if (p)
+        be->free(be, p);
+    for (size_t i = 0; i < n; i++)
+        want[i] = x[i] + y[i];
+    err = (sw_error){SW_OK, {0}};
+    st = be->add(be, a, b, o, &err);
+    get(got, o, n * 4);
+    check("add after the captures", st, &err, got, want, n, 0.0f);
+    free(want);
+    free(got);
+}
 
 int main(int argc, char **argv)
 {
@@ -196,7 +280,6 @@ int main(int argc, char **argv)
     check("convert f16>bf16>f32", st, &err, got, want, n, 0.0f);
 
     /* matmul: a[ROWS,COLS] @ w, with w [COLS,K] and its transpose [K,COLS] */
-    enum { K = 70 };
     const int64_t wshape[2] = {COLS, K}, wtshape[2] = {K, COLS}, cshape[2] = {ROWS, K};
     float *w = malloc(COLS * K * sizeof *w), *wt = malloc(COLS * K * sizeof *wt);
     float c0[ROWS * K], cw[ROWS * K], cg[ROWS * K];
@@ -225,6 +308,8 @@ int main(int argc, char **argv)
         get(cg, &cd, sizeof cg);
         check(trans ? "matmul trans_b" : "matmul", st, &err, cg, cw, ROWS * K, 1e-4f);
     }
+
+    graphs(&a, &b, &o, &wd, &cd, x, y, c0, cw);
 
     st = be->synchronize(be, &err);
     failures += st != SW_OK;
