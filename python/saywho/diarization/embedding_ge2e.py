@@ -28,7 +28,7 @@ from saywho.runtime_user import RuntimeUser
 
 from ..audio import SAMPLE_RATE
 from ..native import _core
-from .clustering import DEFAULT_THRESHOLD
+from .clustering import MERGE_DISTANCE_THRESHOLD
 
 HOP = 160  # samples per mel frame (10 ms)
 N_MELS = 40
@@ -83,7 +83,7 @@ class GE2EEncoder(RuntimeUser):
 
     dimension = HIDDEN
     sample_rate = SAMPLE_RATE
-    threshold = DEFAULT_THRESHOLD  # the clustering's, tuned for these embeddings
+    threshold = MERGE_DISTANCE_THRESHOLD  # the clustering's, tuned for these embeddings
 
     def __init__(
         self,
