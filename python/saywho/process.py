@@ -27,9 +27,9 @@ from .known_speakers import check_known, known_voices, load_clip, name_known_spe
 from .native import _core
 from .performance import Performance
 from .process_options import ProcessOptions
-from .progress import progress_bar
 from .result import Result
 from .silence import drop_silent
+from .stage_progress import progress_bar
 from .vad import vad_options as checked_vad_options
 from .whisper.options import TranscribeOptions
 
