@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -51,7 +52,11 @@ class ProcessOptions:
     def __post_init__(self) -> None:
         if not (self.transcribe or self.diarize is not False):
             raise _core.OptionError("process needs transcribe=True, diarize=True or both")
-        if not 0.0 <= self.threshold <= 1.0:
+        if (
+            isinstance(self.threshold, bool)
+            or not isinstance(self.threshold, numbers.Real)
+            or not 0.0 <= self.threshold <= 1.0
+        ):
             raise _core.OptionError(f"threshold must be in [0, 1], not {self.threshold}")
         self.speakers  # noqa: B018 (checks the counts now, before any audio is read)
 
