@@ -28,9 +28,8 @@ sys.path.insert(0, str(REPO / "bench"))
 
 
 def worker(engine, model, recording_name, minutes, threads, compute, batch) -> dict:
+    from checkout_weights import whisper_dir
     from recordings import recording
-
-    from saywho.models.pinned_weights import whisper_dir
 
     audio = recording(recording_name, minutes)
     path = str(whisper_dir(model))

@@ -26,11 +26,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from checkout_weights import weights_root
 
 from saywho import _core
 from saywho.audio import load_audio
 from saywho.diarization.embedding_campp import CamppEmbedding, campp_features
-from saywho.models.pinned_weights import weights_root
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = ((1, 10.0), (8, 3.0), (32, 1.5))  # (items, seconds each)

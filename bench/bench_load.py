@@ -113,9 +113,8 @@ def main() -> None:
         print(json.dumps(worker(args.worker, args.path, args.compute, args.threads)))
         return
 
+    from checkout_weights import whisper_dir
     from machine import describe
-
-    from saywho.models.pinned_weights import whisper_dir
 
     print(describe())  # the CPU and kernels, so figures are never compared blind
     models = [(name, whisper_dir(name)) for name in args.models]

@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from checkout_weights import weights_root
 
 from saywho import _core
 from saywho.audio import load_audio
 from saywho.diarization import SegmentationModel, load_segmentation, sliding_windows
-from saywho.models.pinned_weights import weights_root
 
 REPO = Path(__file__).resolve().parents[1]
 

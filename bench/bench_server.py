@@ -37,11 +37,11 @@ import time
 from pathlib import Path
 
 import httpx
+from checkout_weights import whisper_dir
 from machine import cpu_model
 from openai import OpenAI
 
 import saywho
-from saywho.models.pinned_weights import whisper_dir
 
 REPO = Path(__file__).resolve().parents[1]
 # the installed package cannot know where the checkout keeps its test weights

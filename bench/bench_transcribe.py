@@ -43,10 +43,9 @@ sys.path.insert(0, str(REPO / "bench"))
 
 
 def worker(engine, model, recording_name, minutes, beam, threads, compute) -> dict:
+    from checkout_weights import whisper_dir
     from machine import product_path
     from recordings import recording
-
-    from saywho.models.pinned_weights import whisper_dir
 
     audio = recording(recording_name, minutes)
     path = str(whisper_dir(model))
@@ -101,9 +100,8 @@ def whispercpp_model(binary: Path, model_name: str, compute: str) -> Path:
     rows (whisper.cpp computes in float32 from them, as saywho does), its
     q8_0 quantization (whisper-quantize, built beside whisper-cli) for the
     int8 rows."""
+    from checkout_weights import whisper_dir
     from whispercpp_model import write_ggml
-
-    from saywho.models.pinned_weights import whisper_dir
 
     f16 = WHISPERCPP / f"ggml-{model_name}.bin"
     if not f16.exists():

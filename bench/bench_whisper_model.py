@@ -35,7 +35,7 @@ def load(model_dir: str | None):
     from saywho.models.whisper_weights import load_whisper
 
     if model_dir is None:
-        from saywho.models.pinned_weights import whisper_dir
+        from checkout_weights import whisper_dir
 
         model_dir = str(whisper_dir("tiny.en"))
     w = load_whisper(model_dir)

@@ -154,16 +154,16 @@ def evaluate(diarizer, x, num=None):
     starts = diarizer._chunk_starts(len(x))
     active, embeddings, trainable, seconds = diarizer._segment_and_embed(x, starts, None)
     return diarizer.from_chunks(
-        active,
-        embeddings,
-        trainable,
-        starts,
-        len(x) / SR,
-        num,
-        lo,
-        hi,
-        dict(seconds),
-        Performance(len(x) / SR, time.perf_counter()),
+        active=active,
+        embeddings=embeddings,
+        trainable=trainable,
+        starts=starts,
+        duration=len(x) / SR,
+        num=num,
+        lo=lo,
+        hi=hi,
+        seconds=dict(seconds),
+        perf=Performance(len(x) / SR, time.perf_counter()),
     )
 
 

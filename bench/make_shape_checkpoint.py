@@ -136,7 +136,7 @@ def _template_dir() -> Path:
     """The test weights' Whisper base folder: only its tokenizer and token
     lists are read, so a machine given those three small files without the
     weights (scripts/gpu_carry.sh) makes checkpoints too."""
-    from saywho.models.pinned_weights import weights_root
+    from checkout_weights import weights_root
 
     path = weights_root() / "whisper-base"
     missing = [f for f in TEMPLATE_FILES if not (path / f).is_file()]

@@ -73,8 +73,9 @@ def _zero_key_bias(name: str, bits: np.ndarray) -> None:
 
 def write_synthetic(out: Path | None = None, seed: int = 0) -> Path:
     """The model directory (model.bin, config.json, tokenizer.json, vocabulary.txt)."""
+    from checkout_weights import whisper_dir
+
     from saywho.models.ctranslate2 import read_ct2
-    from saywho.models.pinned_weights import whisper_dir
 
     src = whisper_dir("base")
     out = Path(out or default_dir())

@@ -90,6 +90,6 @@ def write_ggml(model_dir: str | Path, out: str | Path) -> Path:
 
 
 if __name__ == "__main__":
-    from saywho.models.pinned_weights import whisper_dir
+    from checkout_weights import whisper_dir
 
     print(write_ggml(whisper_dir(sys.argv[1]), sys.argv[2]))

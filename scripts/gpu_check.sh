@@ -89,7 +89,7 @@ python3 - "$device" "$mode" <<'PY'
 import sys
 import saywho
 from saywho.device import open_runtime
-from saywho.models.pinned_weights import whisper_dir
+from tests.weights import whisper_dir
 device, mode = sys.argv[1:]
 watch = open_runtime(device)  # holds the CUDA context, so the baseline includes it
 before = watch.memory()["free"]

@@ -147,7 +147,7 @@ else
     tee -a "$out/diarization.log"
   stages+=("| pyannote.audio peer | not run: pyannote.audio does not import here (no wheels carried) | - |")
 fi
-if python3 -c "from saywho.models.pinned_weights import whisper_dir; whisper_dir('tiny.en'); whisper_dir('base')" 2>/dev/null; then
+if python3 -c "from tests.weights import whisper_dir; whisper_dir('tiny.en'); whisper_dir('base')" 2>/dev/null; then
   for model in tiny.en base; do
     for threads in 2 8; do
       stage "host CPU $model, $threads threads" 30 host_cpu.log python3 bench/bench_transcribe.py \

@@ -3,8 +3,10 @@
 Prints the modules in layers (a module's layer is one above the highest layer
 it imports; modules in a cycle share one), the arrows that point back up
 (from a lower layer to a higher one: there are none unless a cycle exists),
-the cycles, the imports hidden inside functions, and the imports of the
-package root or of test code. ``--json`` prints the same as one object.
+the cycles, the imports hidden inside functions, the imports of the package
+root or of test code, the reads of the environment outside
+saywho.environment and the test-only variables (SAYWHO_TEST_*) shipped code
+names. ``--json`` prints the same as one object.
 
     python scripts/import_graph.py            # the report
     python scripts/import_graph.py --json     # for tests and notes
@@ -23,10 +25,17 @@ from pathlib import Path
 
 PACKAGE = "saywho"
 DEFAULT_ROOT = Path(__file__).resolve().parents[1] / "python" / PACKAGE
-# modules that exist for tests only: shipped code must not import them
-TEST_ONLY = ("saywho.models.test_weights",)
-# the test package of the checkout: shipped code must not import it either
+# the test package of the checkout: shipped code must not import it
 TESTS = "tests"
+# the checkout's test scaffolding that shipped code once reached for (the
+# test weights' layout, the memory figures' root): each must exist, under
+# tests/, or this guard guards nothing
+TEST_ONLY = ("tests.weights", "tests.conftest")
+# names of test scaffolding that must never be a module of the package
+TEST_ONLY_NAMES = ("pinned_weights", "test_weights")
+# the one module that reads the process environment
+ENVIRONMENT = f"{PACKAGE}.environment"
+TEST_VARIABLE_PREFIX = "SAYWHO_TEST_"
 
 
 def module_names(root: Path) -> dict[str, Path]:
@@ -108,6 +117,23 @@ def imports_of(name: str, path: Path, known: set[str]) -> list[tuple[str, int, b
     return sorted({f for f in found if f[0] != name})
 
 
+def environment_uses(path: Path) -> tuple[list[int], list[int]]:
+    """(lines reading the environment: os.environ, os.getenv, os.putenv;
+    lines naming a SAYWHO_TEST_* variable) in ``path``."""
+    tree = ast.parse(path.read_text(), str(path))
+    reads, test_names = [], []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "putenv"):
+            reads.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.module == "os":
+            if any(a.name in ("environ", "getenv", "putenv") for a in node.names):
+                reads.append(node.lineno)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if TEST_VARIABLE_PREFIX in node.value:
+                test_names.append(node.lineno)
+    return sorted(set(reads)), sorted(set(test_names))
+
+
 def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
     """Tarjan's components, each sorted; only those that are cycles (size > 1)."""
     index: dict[str, int] = {}
@@ -170,12 +196,24 @@ def analyse(root: Path = DEFAULT_ROOT) -> dict:
     edges: dict[str, list[tuple[str, int, bool]]] = {
         n: imports_of(n, p, known) for n, p in names.items()
     }
-    test_imports = sorted(
+    test_imports = sorted((src, dst) for src, e in edges.items() for dst, _, _ in e if dst == TESTS)
+    test_imports += sorted(
         (src, dst)
         for src, e in edges.items()
         for dst, _, _ in e
-        if (dst in TEST_ONLY or dst == TESTS) and src not in TEST_ONLY
+        if dst.rpartition(".")[2] in TEST_ONLY_NAMES
     )
+    test_modules = sorted(n for n in names if n.rpartition(".")[2] in TEST_ONLY_NAMES)
+    checkout = root.resolve().parents[1]
+    missing_guards = [
+        m for m in TEST_ONLY if not (checkout / (m.replace(".", "/") + ".py")).is_file()
+    ]
+    env_reads, test_variables = [], []
+    for n, path in names.items():
+        reads, test_names = environment_uses(path)
+        if n != ENVIRONMENT:
+            env_reads += [[n, line] for line in reads]
+        test_variables += [[n, line] for line in test_names]
     edges = {n: [x for x in e if x[0] != TESTS] for n, e in edges.items()}
     graph = {n: {t for t, _, _ in e} for n, e in edges.items()}
     graph[EXTENSION] = set()
@@ -202,6 +240,10 @@ def analyse(root: Path = DEFAULT_ROOT) -> dict:
         "hidden_imports": [list(h) for h in hidden],
         "root_importers": root_importers,
         "test_imports": [list(t) for t in test_imports],
+        "test_modules": test_modules,
+        "missing_guards": missing_guards,
+        "env_reads": env_reads,
+        "test_variables": test_variables,
         "graph": {k: sorted(v) for k, v in sorted(graph.items())},
     }
 
@@ -213,7 +255,9 @@ def report(result: dict) -> str:
         f"{len(result['cycles'])} cycles ({sum(len(c) for c in result['cycles'])} modules in "
         f"them), {len(result['hidden_imports'])} imports inside functions, "
         f"{len(result['root_importers'])} modules importing the package root, "
-        f"{len(result['test_imports'])} imports of test code",
+        f"{len(result['test_imports'])} imports of test code, "
+        f"{len(result['env_reads'])} environment reads outside {ENVIRONMENT}, "
+        f"{len(result['test_variables'])} test-only variables named",
         "",
         "layers (0 imports nothing of saywho):",
     ]
@@ -225,6 +269,10 @@ def report(result: dict) -> str:
         ("imports inside functions (module -> module, line)", result["hidden_imports"]),
         ("modules importing the package root", [[m] for m in result["root_importers"]]),
         ("imports of test code", result["test_imports"]),
+        ("test scaffolding modules in the package", [[m] for m in result["test_modules"]]),
+        ("guarded test modules that no longer exist", [[m] for m in result["missing_guards"]]),
+        (f"environment reads outside {ENVIRONMENT} (module, line)", result["env_reads"]),
+        ("test-only variables named (module, line)", result["test_variables"]),
     ):
         lines.append("")
         lines.append(f"{title}: {len(rows)}")

@@ -51,6 +51,11 @@ class Server:
             "cpu",
             "--data-dir",
             str(data_dir),
+            # the other test weights, under the names the tests load them by
+            "--model-folder",
+            f"test:base={test_model_dir('base')}",
+            "--model-folder",
+            f"test:tiny.en={test_model_dir('tiny.en')}",
             *args,
         ]
         self.proc: subprocess.Popen | None = None

@@ -10,14 +10,17 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from saywho import _core
+
+REPO = Path(__file__).resolve().parents[1]  # the child imports tests.weights from here
 
 CHILD = """
 import json, sys
 from saywho import _core
 from saywho.device import open_runtime
-from saywho.models.pinned_weights import whisper_dir
+from tests.weights import whisper_dir
 from saywho.whisper.transcribe import WhisperModel
 runtime = open_runtime("cpu")
 model = WhisperModel(whisper_dir("tiny.en"), runtime, compute_type=sys.argv[2])
@@ -33,6 +36,7 @@ def _child(*args: str, **env: str) -> dict:
     out = subprocess.run(
         [sys.executable, "-c", CHILD, *args],
         env={**os.environ, **env},
+        cwd=REPO,
         capture_output=True,
         text=True,
         check=True,

@@ -239,7 +239,7 @@ def test_batch_progress_reads_a_float_wavs_duration(tmp_path, jfk_wav):
     """saywho batch's ETA: a 32-bit float WAV's duration from its header, not
     guessed from its size (which made it 4x as long)."""
     import saywho
-    from saywho.batch.progress import estimated_duration
+    from saywho.batch.total_progress import estimated_duration
 
     samples = saywho.load_audio(jfk_wav)
     seconds = len(samples) / saywho.SAMPLE_RATE

@@ -209,3 +209,25 @@ def test_ray_resumes_and_survives_a_node_that_leaves(cluster, local_batch, tmp_p
     assert re.search(r"\b2 done now, 4 done before", again.stdout), again.stdout
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())
     assert len(read_index(out)) == 6
+
+
+def test_the_actor_reads_counts_by_the_one_rule(tmp_path):
+    """A num_speakers cell is read by saywho.speaker_counts.parse_count, as a
+    manifest's or a form field's: blank is not given, 0 or 2.5 is that file's
+    error row (Ray's own rule once took 0 for "not given"). Called in this
+    process: the rule needs no cluster."""
+    from saywho.ray import SaywhoActor
+
+    from .weights import test_model_dir
+
+    missing = str(tmp_path / "not_there.wav")
+    actor = SaywhoActor({"model": str(test_model_dir("tiny.en")), "device": "cpu"})
+    try:
+        rows = actor({"path": [missing] * 4, "num_speakers": [0, 2.5, float("nan"), 2]})
+    finally:
+        actor.pipeline.close()
+    assert rows["status"] == ["error"] * 4
+    assert "num_speakers" in rows["error"][0] and "num_speakers" in rows["error"][1]
+    # a blank or good count gets as far as the audio, which is missing
+    for error in rows["error"][2:]:
+        assert "not_there.wav" in error and "num_speakers" not in error

@@ -70,12 +70,32 @@ def test_names_choose_models():
     assert default_diarization_models() == (SEGMENTATION, CAMPP)
     assert resolve_segmentation("pyannote/segmentation-3.0") == SEGMENTATION
     assert resolve_embedding("CAM++") == CAMPP
-    ge2e = resolve_embedding("ge2e")
-    assert ge2e == test_weights_root() / "resemblyzer-ge2e" / "pretrained.pt"
     assert resolve_embedding("/some/where.pt") == Path("/some/where.pt")
 
 
-def test_ge2e_by_name_without_its_weights_says_what_to_do(monkeypatch, tmp_path):
-    monkeypatch.setenv("SAYWHO_TEST_WEIGHTS", str(tmp_path))
-    with pytest.raises(saywho.ModelError, match="fetch_test_weights.sh"):
+def test_ge2e_by_name_is_the_installed_resemblyzers(monkeypatch, tmp_path):
+    """ "ge2e" is found where pip installs resemblyzer (its package folder holds
+    pretrained.pt), not among the checkout's test weights; here that install
+    is laid out on sys.path with the real checkpoint."""
+    package = tmp_path / "site" / "resemblyzer"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    checkpoint = package / "pretrained.pt"
+    checkpoint.symlink_to(test_weights_root() / "resemblyzer-ge2e" / "pretrained.pt")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    assert resolve_embedding("ge2e") == checkpoint
+    assert resolve_embedding("Resemblyzer") == checkpoint
+
+
+def test_ge2e_by_name_without_resemblyzer_says_what_to_do(monkeypatch, tmp_path):
+    # a resemblyzer without its checkpoint, then none at all (an empty path)
+    (tmp_path / "resemblyzer").mkdir()
+    (tmp_path / "resemblyzer" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(saywho.ModelError, match="pip install resemblyzer") as e:
+        resolve_embedding("ge2e")
+    assert "has no pretrained.pt" in str(e.value)
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "nothing")])
+    monkeypatch.delitem(sys.modules, "resemblyzer", raising=False)
+    with pytest.raises(saywho.ModelError, match="pip install resemblyzer"):
         resolve_embedding("ge2e")

@@ -1,5 +1,9 @@
-"""python/saywho's import structure (issue 27): no cycle, no test code in shipped
-modules, one way to the C extension, and a package root that only re-exports.
+"""python/saywho's import structure (issues 27 and 42): no cycle, no test code
+in shipped modules (no import of the checkout's tests or of a test-weights
+module, no SAYWHO_TEST_* variable), one module that reads the environment,
+one way to the C extension, a package root that only re-exports, one
+process signature, one name per threshold, relative imports inside the
+package.
 
 The graph is read from the sources by scripts/import_graph.py (ast, nothing
 imported), so a cycle fails here even where import order happens to hide it.
@@ -49,7 +53,128 @@ def test_no_import_cycle():
 
 def test_no_shipped_module_imports_test_code():
     assert RESULT["test_imports"] == []
-    assert not (PACKAGE / "models" / "test_weights.py").exists()
+    assert RESULT["test_modules"] == []
+    # the guards guard something: the scaffolding they keep out exists
+    assert RESULT["missing_guards"] == []
+    assert GRAPH.TEST_ONLY and all(
+        (REPO / (m.replace(".", "/") + ".py")).is_file() for m in GRAPH.TEST_ONLY
+    )
+
+
+def test_no_shipped_module_reads_test_variables_or_the_environment():
+    assert RESULT["test_variables"] == []
+    assert RESULT["env_reads"] == [], "read through saywho.environment"
+    # the one module that does lists every variable it is asked for
+    assert (PACKAGE / "environment.py").is_file()
+
+
+def _functions(root: Path):
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield path, node
+
+
+def _process_option_names() -> set[str]:
+    tree = ast.parse((PACKAGE / "process_options.py").read_text())
+    [declaration] = [
+        n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ProcessOptions"
+    ]
+    return {n.target.id for n in declaration.body if isinstance(n, ast.AnnAssign)}
+
+
+def second_process_signatures(root: Path) -> list[str]:
+    """Functions that take three or more of Pipeline.process's own options as
+    parameters: a second declaration of them (they are ProcessOptions' fields).
+    The speaker counts are left out: pyannote's diarize(num_speakers=...,
+    min_speakers=..., max_speakers=...) keeps its public shape, checked by
+    saywho.speaker_counts."""
+    names = _process_option_names() - {"num_speakers", "min_speakers", "max_speakers"}
+    found = []
+    for path, node in _functions(root):
+        args = node.args
+        params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+        if len(params & names) >= 3:
+            found.append(f"{path.relative_to(root.parent)}:{node.lineno} {node.name}")
+    return found
+
+
+def duplicated_constants(root: Path) -> dict[str, list[str]]:
+    """DEFAULT_* and *THRESHOLD constants defined by more than one module (a
+    threshold is named for what it thresholds, and declared once), and any
+    constant called just DEFAULT_THRESHOLD."""
+    where: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            if isinstance(node, ast.AnnAssign):
+                targets = [node.target]
+            for t in targets:
+                if isinstance(t, ast.Name) and (
+                    t.id.startswith("DEFAULT_") or t.id.endswith("THRESHOLD")
+                ):
+                    where.setdefault(t.id, []).append(str(path.relative_to(root.parent)))
+    return {k: v for k, v in where.items() if len(v) > 1 or k == "DEFAULT_THRESHOLD"}
+
+
+def test_one_process_signature():
+    assert second_process_signatures(PACKAGE) == []
+
+
+def test_one_name_per_threshold():
+    assert duplicated_constants(PACKAGE) == {}
+
+
+def test_the_package_imports_itself_relatively():
+    absolute = [
+        f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom)
+        and node.level == 0
+        and (node.module or "").split(".")[0] == "saywho"
+    ]
+    assert absolute == []
+
+
+def test_the_structure_checks_fail_on_each_regression(tmp_path):
+    """Each regression issue 42 removed, put back in a small package: the
+    checks above see every one."""
+    root = tmp_path / "saywho"
+    (root / "models").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "models" / "__init__.py").write_text("")
+    (root / "process_options.py").write_text((PACKAGE / "process_options.py").read_text())
+    # a shipped module reaching for the test weights and a SAYWHO_TEST_* root
+    (root / "models" / "pinned_weights.py").write_text(
+        'import os\nROOT = os.environ.get("SAYWHO_TEST_WEIGHTS")\n'
+    )
+    (root / "models" / "hub.py").write_text("from .pinned_weights import ROOT\n")
+    (root / "memory.py").write_text(
+        'from os import environ\nTEST_ROOT_ENV = "SAYWHO_TEST_MEMORY_ROOT"\n'
+    )
+    # a second process signature and a second DEFAULT_THRESHOLD
+    (root / "process.py").write_text(
+        "DEFAULT_THRESHOLD = 0.5\n"
+        "def process(pipeline, audio, *, transcribe=True, diarize=True, num_speakers=None,\n"
+        "            threshold=DEFAULT_THRESHOLD, fill_nearest=True):\n"
+        "    pass\n"
+    )
+    (root / "clustering.py").write_text("DEFAULT_THRESHOLD = 0.45\n")
+    found = GRAPH.analyse(root)
+    assert ["saywho.models.hub", "saywho.models.pinned_weights"] in found["test_imports"]
+    assert found["test_modules"] == ["saywho.models.pinned_weights"]
+    assert {m for m, _ in found["env_reads"]} == {"saywho.memory", "saywho.models.pinned_weights"}
+    assert {m for m, _ in found["test_variables"]} == {
+        "saywho.memory",
+        "saywho.models.pinned_weights",
+    }
+    assert [s.split()[-1] for s in second_process_signatures(root)] == ["process"]
+    assert sorted(duplicated_constants(root)["DEFAULT_THRESHOLD"]) == [
+        "saywho/clustering.py",
+        "saywho/process.py",
+    ]
 
 
 def test_no_module_imports_the_package_root():
@@ -89,6 +214,7 @@ def test_the_detector_finds_a_cycle_and_a_test_import(tmp_path):
     (root / "models" / "test_weights.py").write_text("")
     (root / "d.py").write_text("from .models.test_weights import z\nfrom . import native\n")
     found = GRAPH.analyse(root)
+    assert found["test_modules"] == ["saywho.models.test_weights"]
     assert found["cycles"] == [["saywho.a", "saywho.b"]]
     assert ["saywho.b", "saywho.a", 2] in found["hidden_imports"]
     assert ["saywho.c", "tests"] in found["test_imports"]

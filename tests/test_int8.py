@@ -92,7 +92,7 @@ def test_int8_weights_take_less_memory_and_give_it_all_back():
     [("default", "float32"), ("float32", "float32"), ("auto", "int8"), ("int8_float32", "int8")],
 )
 def test_compute_type_names_are_faster_whispers(compute_type, resolved):
-    from saywho.whisper.transcribe import resolve_compute_type
+    from saywho.whisper.compute_types import resolve_compute_type
 
     assert resolve_compute_type(compute_type) == resolved
 

@@ -4,7 +4,7 @@ The checkpoints' Free/Total and their 70% / 85% warnings come from
 saywho.memory.system_memory(): MemAvailable (page cache counts as free), or
 the process's cgroup limit where that is tighter. The machines are simulated
 by real-shaped /proc and cgroup files written under tmp_path, read through
-the reader's root (or SAYWHO_TEST_MEMORY_ROOT, the test-only variable)."""
+the reader's root argument, or set_memory_root() for a whole Pipeline."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ import pytest
 import saywho
 from saywho.memory import (
     GB,
-    TEST_ROOT_ENV,
     MemoryReport,
     log_checkpoint,
+    set_memory_root,
     system_memory,
 )
 
@@ -28,6 +28,21 @@ from .weights import test_model_dir
 
 GIB = 1024**3
 MIB = 1024**2
+
+
+@pytest.fixture
+def memory_root():
+    """Points every memory report at a folder of written files; this
+    machine's own again after the test."""
+    before = []
+
+    def point(root):
+        before.append(set_memory_root(root))
+
+    yield point
+    if before:
+        set_memory_root(before[0])
+
 
 # 24 GiB with 0.7 GiB in use and 16 GiB of page cache: the issue's laptop,
 # where MemFree said 71% used.
@@ -211,13 +226,13 @@ def test_warnings_once_per_stage(tmp_path, caplog):
 
 
 def test_pipeline_under_a_4gib_cgroup_warns_after_the_stage_that_filled_it(
-    tmp_path, monkeypatch, caplog
+    tmp_path, memory_root, caplog
 ):
     """A real Pipeline run in a simulated 4 GiB container: 2 GiB used when it
     starts, 3.5 GiB once transcription has run (the test writes the cgroup's
     counter as the kernel would, from inside the stage)."""
     v2_container(tmp_path, "4294967296", 2 * GIB)
-    monkeypatch.setenv(TEST_ROOT_ENV, str(tmp_path))
+    memory_root(tmp_path)
     counter = tmp_path / "sys/fs/cgroup/memory.current"
 
     def grow(stage, done, total):
@@ -245,10 +260,9 @@ def test_pipeline_under_a_4gib_cgroup_warns_after_the_stage_that_filled_it(
     assert messages[messages.index(warning) - 1] == lines[2]
 
 
-def test_a_run_on_this_machine_prints_no_warning(monkeypatch, caplog):
+def test_a_run_on_this_machine_prints_no_warning(caplog):
     """This machine, its page cache warm (the model files and the audio just
     read): no warning unless memory really is short."""
-    monkeypatch.delenv(TEST_ROOT_ENV, raising=False)
     model = Path(test_model_dir("tiny.en"))
     for path in [*model.iterdir(), shared_file("jfk.wav")]:
         if path.is_file():

@@ -2,7 +2,8 @@
 every layer derives from or agrees with that declaration: the keywords of
 WhisperModel.transcribe and Pipeline.transcribe, the CLI's flags, the core's
 keyword list (python/ext/py_whisper_generate.c), the compute types and the
-speaker-count rules."""
+speaker-count rules. Pipeline.process's own options are declared once too
+(saywho.process_options), and the stages read the built objects."""
 
 from __future__ import annotations
 
@@ -15,9 +16,12 @@ from pathlib import Path
 import pytest
 
 import saywho
+from saywho import process_options
+from saywho.align import WORD_COVERAGE_THRESHOLD
 from saywho.cli_options import add_processing_options, process_kwargs
 from saywho.native import _core
-from saywho.speaker_counts import parse_count, speaker_bounds
+from saywho.process import process as process_stages
+from saywho.speaker_counts import SpeakerCounts, parse_count, speaker_bounds
 from saywho.whisper import compute_types
 from saywho.whisper.generate import SEARCH_ONLY, GenerateOptions, WhisperSpecialTokens
 from saywho.whisper.options import (
@@ -155,13 +159,74 @@ def test_compute_types_are_one_table():
 def test_speaker_count_rules_are_one():
     assert speaker_bounds(2, None, None) == (2, 2, 2)
     assert speaker_bounds(None, 2, 3) == (None, 2, 3)
+    assert SpeakerCounts(None, 2, None).bounds()[1:] == (2, float("inf"))
+    assert SpeakerCounts(min_speakers=2).keywords() == {"min_speakers": 2}
     assert parse_count(" 3 ") == 3 and parse_count("") is None
-    for bad in ((0, None, None), (None, True, None), (None, 3, 2)):
+    for bad in ((0, None, None), (None, True, None), (None, 3, 2), (2, 1, None), (2, None, 2)):
         with pytest.raises(_core.OptionError):
             speaker_bounds(*bad)
+        with pytest.raises(_core.OptionError):
+            SpeakerCounts(*bad)
+    with pytest.raises(_core.OptionError, match="not both"):
+        SpeakerCounts(num_speakers=2, max_speakers=3)
     for text in ("0", "two", "2.5"):
         with pytest.raises(_core.OptionError, match="num_speakers"):
             parse_count(text)
+    assert SpeakerCounts.from_text({"num_speakers": " 2", "language": "en"}).num_speakers == 2
+    with pytest.raises(_core.OptionError, match="min_speakers"):
+        SpeakerCounts.from_text({"min_speakers": "0"})
+
+
+def test_process_options_are_declared_once():
+    """Pipeline.process's keywords are ProcessOptions' fields, then
+    TranscribeOptions', with their defaults; the stages take the built
+    objects (no keyword list passed on again); the CLI builds its call from
+    the same names."""
+    params = inspect.signature(saywho.Pipeline.process).parameters
+    callbacks = ("self", "audio", "progress", "on_segment", "options")
+    declared = [p for p in params.values() if p.name not in callbacks]
+    assert [p.name for p in declared] == [*process_options.NAMES, *NAMES]
+    assert not set(process_options.NAMES) & set(NAMES)
+    process_defaults = {f.name: f.default for f in process_options.FIELDS}
+    assert {p.name: p.default for p in declared} == {**process_defaults, **DEFAULTS}
+    assert process_defaults["threshold"] == WORD_COVERAGE_THRESHOLD
+    assert list(inspect.signature(process_stages).parameters) == [
+        "pipeline",
+        "audio",
+        "settings",
+        "whisper_options",
+        "progress",
+        "on_segment",
+    ]
+    parser = argparse.ArgumentParser()
+    add_processing_options(parser, "out")
+    kwargs = process_kwargs(parser.parse_args(["--num-speakers", "2"]))
+    assert set(kwargs) <= set(process_options.NAMES) | set(NAMES)
+    settings, whisper = process_options.ProcessOptions.split(kwargs)
+    assert settings.speakers == SpeakerCounts(num_speakers=2) and whisper.word_timestamps
+    # diarize None is the Pipeline's default; vad is transcription's vad_filter too
+    settings, whisper = process_options.ProcessOptions.split({"vad": True}, None, False)
+    assert settings.diarize is False and whisper.vad_filter and not whisper.word_timestamps
+    settings, _ = process_options.ProcessOptions.split({"vad_filter": True})
+    assert settings.vad
+
+
+def test_process_checks_speaker_counts_before_reading_audio(tmp_path):
+    """The counts are refused before any audio is decoded: a missing file
+    raises the OptionError, not the AudioError (the same rule as the CLI's)."""
+    missing = tmp_path / "not_there.wav"
+    with saywho.Pipeline(test_model_dir("tiny.en"), device="cpu", log_memory=False) as p:
+        for bad in (
+            {"num_speakers": 2, "min_speakers": 1},
+            {"min_speakers": 3, "max_speakers": 2},
+            {"num_speakers": 0},
+        ):
+            with pytest.raises(saywho.OptionError, match="speakers"):
+                p.process(missing, **bad)
+            with pytest.raises(saywho.OptionError, match="speakers"):
+                p.diarize(missing, **bad)
+        with pytest.raises(saywho.AudioError, match="not_there"):
+            p.process(missing, num_speakers=2)
 
 
 def test_keywords_and_the_object_transcribe_alike(whisper_models, jfk_wav):

@@ -163,8 +163,9 @@ def test_bad_requests_are_option_errors(pipeline, tmp_path):
     jfk = shared_file("jfk.wav")
     with pytest.raises(saywho.OptionError):
         pipeline.process(jfk, transcribe=False, diarize=False)
-    with pytest.raises(saywho.OptionError):
-        pipeline.process(jfk, threshold=1.5)
+    for threshold in (1.5, "0.5", None):
+        with pytest.raises(saywho.OptionError, match="threshold"):
+            pipeline.process(jfk, threshold=threshold)
     with pytest.raises(saywho.OptionError):
         pipeline.process(jfk, transcribe=False, num_speakers=0)
     with saywho.Pipeline(device="cpu") as bare:

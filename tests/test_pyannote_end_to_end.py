@@ -20,6 +20,7 @@ from .pyannote_fixtures import (  # noqa: F401 (fixtures)
     offline,
     resnet_bin,
 )
+from .weights import test_model_dir
 
 V31 = "pyannote/speaker-diarization-3.1"
 COMMUNITY = "pyannote/speaker-diarization-community-1"
@@ -86,7 +87,7 @@ def test_cli_diarization_by_name(offline, capsys, tmp_path, excerpt):  # noqa: F
         [
             str(excerpt),
             "--model",
-            "test:tiny.en",
+            str(test_model_dir("tiny.en")),
             "--device",
             "cpu",
             "--diarization",
@@ -102,5 +103,13 @@ def test_cli_diarization_by_name(offline, capsys, tmp_path, excerpt):  # noqa: F
     assert code == 0, out.err
     assert "2 speakers" in out.out
     assert (output_dir(tmp_path / "out", excerpt) / "transcript.rttm").is_file()
-    code = main([str(shared_file("jfk.wav")), "--model", "test:tiny.en", "--diarization", "x/y"])
+    code = main(
+        [
+            str(shared_file("jfk.wav")),
+            "--model",
+            str(test_model_dir("tiny.en")),
+            "--diarization",
+            "x/y",
+        ]
+    )
     assert code == 2 and "known diarization pipeline" in capsys.readouterr().err

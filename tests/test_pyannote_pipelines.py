@@ -26,6 +26,7 @@ from .pyannote_fixtures import (  # noqa: F401 (fixtures)
     resnet_bin,
     segmentation_bin,
 )
+from .weights import test_model_dir
 
 V31 = "pyannote/speaker-diarization-3.1"
 COMMUNITY = "pyannote/speaker-diarization-community-1"
@@ -181,7 +182,7 @@ def test_numbers_in_the_config_are_numbers(tmp_path):
 def test_diarization_false_means_transcribe_only():
     from .conftest import shared_file
 
-    with saywho.Pipeline(model="test:tiny.en", device="cpu", diarization=False) as p:
+    with saywho.Pipeline(model=test_model_dir("tiny.en"), device="cpu", diarization=False) as p:
         result = p.process(shared_file("jfk.wav"))
     assert "ask not what your country" in result.text.lower()
     assert not result.speakers and "diarization" not in result.performance["stages"]

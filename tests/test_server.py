@@ -232,6 +232,7 @@ def test_corrupt_audio_names_the_clients_file_not_the_spool(server):
         {"beam_size": "0"},
         {"chunking_strategy[type]": "server_vad", "chunking_strategy[threshold]": "2"},
         {"min_speakers": "3", "max_speakers": "2"},
+        {"num_speakers": "2", "min_speakers": "1"},  # the one count rule (saywho.speaker_counts)
     ],
 )
 def test_values_saywho_refuses_are_400s(server, data):

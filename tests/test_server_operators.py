@@ -22,8 +22,14 @@ ORIGIN = "https://app.example.com"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
+    root = tmp_path_factory.mktemp("operators")
+    # a third model the operator names: the tiny.en weights in another folder
+    # (the default model is tiny.en's own folder; test:base is the second)
+    (root / "other-tiny.en").symlink_to(test_model_dir("tiny.en"), target_is_directory=True)
     srv = Server(
-        tmp_path_factory.mktemp("operators") / "data",
+        root / "data",
+        "--model-folder",
+        f"other:tiny.en={root / 'other-tiny.en'}",
         "--api-key",
         ANN,
         "--api-key",
@@ -149,9 +155,15 @@ def test_the_cap_unloads_the_least_recently_used(server):
     """--max-models 2: the default and one more; loading a third closes the idle one."""
     url = server.url + "/api/ps/"
     assert httpx.post(url + "test:base", headers=as_key(ANN), timeout=300).status_code == 201
-    assert httpx.post(url + "test:tiny.en", headers=as_key(ANN), timeout=300).status_code == 201
+    assert httpx.post(url + "other:tiny.en", headers=as_key(ANN), timeout=300).status_code == 201
     now = loaded(server)
-    assert len(now) == 2 and "test:tiny.en" in now and "test:base" not in now
+    assert len(now) == 2 and "other:tiny.en" in now and "test:base" not in now
+    # the folder names are the operator's: /v1/models lists them, paths never
+    listed = [
+        m["id"] for m in httpx.get(server.url + "/v1/models", headers=as_key(ANN)).json()["data"]
+    ]
+    assert "other:tiny.en" in listed and "test:base" in listed
+    assert not any("/" in name and name.startswith("/") for name in listed)
     client = OpenAI(base_url=server.url + "/v1", api_key=ANN, max_retries=0, timeout=300)
     with pytest.raises(NotFoundError), open(shared_file("jfk.wav"), "rb") as f:
         client.audio.transcriptions.create(file=f, model="../base")
@@ -169,6 +181,23 @@ def test_an_idle_model_leaves_after_its_ttl(tmp_path):
             time.sleep(0.2)
         # the default model stays, however long idle
         assert len(httpx.get(srv.url + "/api/ps").json()["models"]) == 1
-        assert "unloading test:base" in srv.log()
+        # the operator's log names the folder
+        assert f"unloading {test_model_dir('base')}" in srv.log()
     finally:
         srv.stop()
+
+
+def test_model_folder_flags_are_checked(tmp_path, capsys):
+    """--model-folder NAME=FOLDER: a usage error (2) for a missing '=', a
+    folder that is not there, or a name given twice, before anything loads."""
+    from saywho.server.cli import main
+
+    folder = str(test_model_dir("base"))
+    for bad, said in (
+        (["--model-folder", "base"], "NAME=FOLDER"),
+        (["--model-folder", f"x={tmp_path / 'none'}"], "is not a folder"),
+        (["--model-folder", f"x={folder}", "--model-folder", f"x={folder}"], "twice"),
+    ):
+        with pytest.raises(SystemExit) as e:
+            main(bad)
+        assert e.value.code == 2 and said in capsys.readouterr().err

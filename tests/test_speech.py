@@ -7,7 +7,7 @@ import numpy as np
 
 import saywho
 from saywho.speech import SpeechMap
-from saywho.whisper.transcribe import Segment, Word
+from saywho.whisper.segments import Segment, Word
 
 from .weights import test_model_dir
 

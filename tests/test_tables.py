@@ -11,8 +11,8 @@ import pytest
 
 import saywho
 from saywho.align import SpeakerSegment, SpeakerWord
-from saywho.progress import ProgressBar, TqdmProgress, progress_bar
 from saywho.rttm import Turn
+from saywho.stage_progress import ProgressBar, TqdmProgress, progress_bar
 
 
 def _result() -> saywho.Result:

@@ -27,7 +27,7 @@ from .weights import test_weights_root
 REPO = Path(__file__).resolve().parents[1]
 PLATFORM_TAG = "manylinux_2_31_x86_64"
 
-# What a Colab GPU runtime has installed (DESIGN.md, "Facts about Colab"):
+# What a Colab GPU runtime has installed (docs/design.md, "Facts about Colab"):
 # torch and torchaudio 2.11 built for CUDA 12.8, their cuBLAS, and NumPy.
 COLAB_PINS = {
     "torch": "2.11.0+cu128",

@@ -36,7 +36,9 @@ from .native import _core
 from .rttm import Turn
 
 UNKNOWN = "UNKNOWN"
-DEFAULT_THRESHOLD = 0.5
+# the share of a word's (or segment's) duration a speaker's turns must cover
+# for that speaker to get it
+WORD_COVERAGE_THRESHOLD = 0.5
 DEFAULT_TOLERANCE = 0.1
 # the shortest change of speaker inside a segment: the diarization's floor on
 # turns (saywho.diarization.diarize.MIN_DURATION_ON)
@@ -97,7 +99,7 @@ def _times(spans: Sequence, what: str) -> tuple[np.ndarray, np.ndarray]:
 def speaker_coverage(
     spans: Sequence[Span],
     turns: Sequence[TurnLike],
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float = WORD_COVERAGE_THRESHOLD,
     tolerance: float = DEFAULT_TOLERANCE,
 ) -> tuple[list[str], np.ndarray]:
     """Each span's speaker label (or ``UNKNOWN``) and the best speaker's share.
@@ -153,7 +155,7 @@ def nearest_turn_speakers(spans: Sequence[Span], turns: Sequence[TurnLike]) -> l
 def assign_speakers(
     words: Sequence[Span],
     turns: Sequence[TurnLike],
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float = WORD_COVERAGE_THRESHOLD,
     tolerance: float = DEFAULT_TOLERANCE,
     fill_nearest: bool = False,
 ) -> list[str]:
@@ -193,7 +195,7 @@ def keep_sentences_whole(
     words: Sequence[WordLike],
     labels: Sequence[str],
     turns: Sequence[TurnLike],
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float = WORD_COVERAGE_THRESHOLD,
     tolerance: float = DEFAULT_TOLERANCE,
 ) -> list[str]:
     """Labels where a sentence's stray words join the speaker of the rest of
@@ -380,7 +382,7 @@ def split_segments_by_speaker(
 def align_segments(
     segments: Sequence,
     turns: Sequence[TurnLike],
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float = WORD_COVERAGE_THRESHOLD,
     tolerance: float = DEFAULT_TOLERANCE,
     absorb_unknown: bool = True,
     fill_nearest: bool = True,

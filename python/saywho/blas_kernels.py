@@ -20,9 +20,10 @@ process's other OpenBLAS copies still see it.
 from __future__ import annotations
 
 import contextlib
-import os
 import platform
 from collections.abc import Iterator
+
+from . import environment
 
 # the flags each level needs, as cpu_dispatch.c checks them (Linux's names)
 _V3_FLAGS = {"avx2", "fma", "bmi1", "bmi2", "popcnt", "f16c"}
@@ -66,7 +67,7 @@ def core_kernels(environ: dict[str, str] | None = None, level: int | None = None
     OpenBLAS's own detection: a CPU below AVX2 (OpenBLAS knows more sets
     there, Sandy Bridge's say), an unknown CPU, or a dispatch value the core
     rejects with an OptionError when a runtime opens."""
-    env = os.environ if environ is None else environ
+    env = environment.snapshot() if environ is None else environ
     named = env.get("SAYWHO_BLAS_CORETYPE", "").strip()
     if named:
         return named
@@ -84,16 +85,5 @@ def loading_core() -> Iterator[None]:
     """OPENBLAS_CORETYPE set to core_kernels() while the core is imported
     (OpenBLAS reads it as it loads, linked in or not), or unset where
     OpenBLAS detects for itself, and restored after."""
-    kernels = core_kernels()
-    before = os.environ.get("OPENBLAS_CORETYPE")
-    if kernels is None:
-        os.environ.pop("OPENBLAS_CORETYPE", None)
-    else:
-        os.environ["OPENBLAS_CORETYPE"] = kernels
-    try:
+    with environment.set_while("OPENBLAS_CORETYPE", core_kernels()):
         yield
-    finally:
-        if before is None:
-            os.environ.pop("OPENBLAS_CORETYPE", None)
-        else:
-            os.environ["OPENBLAS_CORETYPE"] = before

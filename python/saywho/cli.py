@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from .batch.progress import BatchProgress, estimated_duration
+from .batch.total_progress import BatchProgress, estimated_duration
 from .cli_options import (
     add_processing_options,
     check_processing_options,
@@ -31,8 +31,8 @@ from .models.hub import AUTO, default_model_name
 from .native import _core
 from .output_names import output_dir
 from .pipeline import Pipeline
-from .progress import LineAwareHandler, ProgressBar
 from .sample import sample_path
+from .stage_progress import LineAwareHandler, ProgressBar
 
 EXAMPLES = """\
 examples:

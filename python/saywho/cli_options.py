@@ -15,7 +15,7 @@ import argparse
 
 from .models.hub import AUTO
 from .native import OptionError
-from .speaker_counts import parse_count, speaker_bounds
+from .speaker_counts import SpeakerCounts, parse_count
 from .vad import VadOptions
 from .whisper import compute_types
 from .whisper.compute_types import COMPUTE_TYPES
@@ -262,10 +262,8 @@ def check_processing_options(args, parser: argparse.ArgumentParser) -> None:
     """Usage errors among the shared options (exits with 2, as argparse does)."""
     if args.no_speakers and (args.min_speakers or args.max_speakers):
         parser.error("--min-speakers and --max-speakers need speakers (drop --no-speakers)")
-    if args.num_speakers and (args.min_speakers or args.max_speakers):
-        parser.error("give --num-speakers or --min-speakers/--max-speakers, not both")
-    try:  # the library's rules (saywho.speaker_counts), as usage errors
-        speaker_bounds(args.num_speakers, args.min_speakers, args.max_speakers)
+    try:  # the library's one rule (saywho.speaker_counts), as usage errors
+        SpeakerCounts(args.num_speakers, args.min_speakers, args.max_speakers)
     except OptionError as e:
         parser.error(str(e))
     if args.threads < 0:

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from . import environment
 from .native import _core
 
 log = logging.getLogger("saywho")
@@ -19,7 +20,7 @@ def cuda_library_path() -> str | None:
     With SAYWHO_CUDA_EMULATE=1 it is the CPU emulator's build of the same
     sources, so "cuda" and "auto" run the GPU code on the CPU (CI does).
     """
-    if os.environ.get("SAYWHO_CUDA_EMULATE", "0") not in ("", "0"):
+    if environment.read("SAYWHO_CUDA_EMULATE", "0") not in ("", "0"):
         return emulator_library_path()
     path = Path(_core.__file__).resolve().parent / "libsaywho_cuda.so"
     return str(path) if path.exists() else None
@@ -29,7 +30,7 @@ def emulator_library_path() -> str | None:
     """libsaywho_cuda_emu.so: the CUDA backend's kernels built for the CPU
     (docs/cuda_emulator.md). SAYWHO_CUDA_EMULATOR_LIBRARY names another build
     of it, such as the AddressSanitizer one."""
-    env = os.environ.get("SAYWHO_CUDA_EMULATOR_LIBRARY")
+    env = environment.read("SAYWHO_CUDA_EMULATOR_LIBRARY")
     if env:
         return env
     path = Path(_core.__file__).resolve().parent / "libsaywho_cuda_emu.so"
@@ -48,7 +49,7 @@ def cublas_search_path() -> str:
     for base in sys.path:
         for pattern in ("nvidia/cublas/lib", "nvidia/cu13/lib", "nvidia/cu12/lib"):
             dirs.extend(glob.glob(os.path.join(base, pattern)))
-    extra = os.environ.get("SAYWHO_CUBLAS_PATH")
+    extra = environment.read("SAYWHO_CUBLAS_PATH")
     if extra:
         dirs = extra.split(os.pathsep) + dirs
     seen: list[str] = []

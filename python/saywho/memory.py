@@ -27,9 +27,20 @@ log = logging.getLogger("saywho")
 GB = 1024**3  # bytes of the unit the lines print, labelled GiB
 WARN_FRACTION = 0.70
 CRITICAL_FRACTION = 0.85
-# Tests only: a folder holding real-shaped proc/meminfo, proc/self/cgroup,
-# proc/self/mountinfo and cgroup files, read instead of this machine's.
-TEST_ROOT_ENV = "SAYWHO_TEST_MEMORY_ROOT"
+# The folder system_memory() reads proc/meminfo, proc/self/cgroup,
+# proc/self/mountinfo and the cgroup files under: None is this machine's
+# own. set_memory_root() moves it (a host's view mounted elsewhere; a test's
+# real-shaped files), for every report at once.
+_memory_root: str | None = None
+
+
+def set_memory_root(root: str | os.PathLike | None) -> str | None:
+    """Read the memory files under ``root`` from now on (None: this
+    machine's); returns the root read before, to put back."""
+    global _memory_root
+    before = _memory_root
+    _memory_root = None if root is None else os.fspath(root)
+    return before
 
 
 @dataclass(frozen=True)
@@ -66,10 +77,10 @@ def system_memory(root: str | os.PathLike | None = None) -> SystemMemory:
     """This process's host memory, read now (a few small files, microseconds).
 
     ``root`` is prefixed to every path read (tests write /proc and cgroup
-    files under a folder); None reads this machine, or the folder that the
-    test-only environment variable SAYWHO_TEST_MEMORY_ROOT names."""
+    files under a folder); None reads under set_memory_root()'s folder, by
+    default this machine's own files."""
     if root is None:
-        root = os.environ.get(TEST_ROOT_ENV) or None
+        root = _memory_root
     m = _core.host_memory(root)
     limited = m["cgroup_version"] != 0
     return SystemMemory(

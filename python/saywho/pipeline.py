@@ -24,9 +24,11 @@ from .models.pyannote_hub import resolve_pipeline
 from .native import _core
 from .performance import Performance
 from .process import process
+from .process_options import ProcessOptions, process_keywords
 from .result import Result
 from .runtime_user import RuntimeUser
 from .silence import speech_regions
+from .speaker_counts import SpeakerCounts
 from .whisper.options import TranscribeOptions, option_keywords
 from .whisper.transcribe import Segment, TranscriptionInfo, WhisperModel
 
@@ -240,7 +242,9 @@ class Pipeline(RuntimeUser):
         ``Pipeline(diarization=..., token=...)``, else the bundled
         segmentation-3.0 and CAM++. ``known_voices`` [voices, dimension]
         (saywho.known_speakers.known_voices): voices the clustering keeps
-        apart wherever it hears them."""
+        apart wherever it hears them. The counts (saywho.speaker_counts) are
+        checked before any audio is read."""
+        SpeakerCounts(num_speakers, min_speakers, max_speakers)
         diarizer = self._open_diarizer()
         anchors = {}
         if known_voices is not None:
@@ -313,23 +317,12 @@ class Pipeline(RuntimeUser):
         segmentation, embedding = self._diarization_models
         return resolve_segmentation(segmentation), resolve_embedding(embedding)
 
-    @option_keywords
+    @process_keywords
     def process(
         self,
         audio,
         *,
-        transcribe: bool = True,
-        diarize: bool | None = None,
-        num_speakers: int | None = None,
-        min_speakers: int | None = None,
-        max_speakers: int | None = None,
-        threshold: float = 0.5,
-        vad: bool = False,
-        vad_options=None,
-        skip_silence: bool = True,
         progress=None,
-        known_speakers=None,
-        fill_nearest: bool = True,
         on_segment=None,
         options: TranscribeOptions | None = None,
         **keywords,
@@ -348,6 +341,8 @@ class Pipeline(RuntimeUser):
         only, Silero VAD) finds no speech at all, and a segment Whisper rates
         likely silent (no_speech_prob > no_speech_threshold) is dropped when
         no speech overlaps it (saywho.silence).
+        ``num_speakers``, or ``min_speakers`` and/or ``max_speakers`` (not
+        with ``num_speakers``: saywho.speaker_counts), bound the speakers found.
         ``transcribe=False`` or ``diarize=False`` skips a stage (``diarize``
         defaults to True unless the Pipeline was opened with diarization=False);
         other keyword options go to Whisper (saywho.TranscribeOptions: faster-whisper's
@@ -366,28 +361,12 @@ class Pipeline(RuntimeUser):
         soon as it is decoded (after the diarization, which runs first; the
         speakers come with the result, after alignment), to stream the text.
         """
-        self._open_runtime()
-        if diarize is None:
-            diarize = self._diarize_by_default
-        return process(
-            self,
-            audio,
-            transcribe=transcribe,
-            diarize=diarize,
-            num_speakers=num_speakers,
-            min_speakers=min_speakers,
-            max_speakers=max_speakers,
-            threshold=threshold,
-            vad=vad,
-            vad_options=vad_options,
-            skip_silence=skip_silence,
-            progress=progress,
-            known_speakers=known_speakers,
-            fill_nearest=fill_nearest,
-            on_segment=on_segment,
-            options=options,
-            **keywords,
+        # every option checked (the speaker counts too) before any audio is read
+        settings, whisper_options = ProcessOptions.split(
+            keywords, options, diarize_by_default=self._diarize_by_default
         )
+        self._open_runtime()
+        return process(self, audio, settings, whisper_options, progress, on_segment)
 
 
 def _heard(segments, on_segment):

@@ -1,9 +1,12 @@
 """Recording in, speaker-attributed transcript out: the stages of Pipeline.process.
 
-decode -> transcription (with word timestamps) -> diarization -> alignment.
+decode -> (known speakers' voices) -> diarization -> transcription (with
+word timestamps; where the diarization heard nobody, Whisper is not run) ->
+alignment. The options arrive built and checked (saywho.process_options),
+the speaker counts among them, before any audio is decoded.
 It drives the Pipeline through its public methods only (transcribe, diarize,
 checkpoint), each of which times its stage and ends it with a memory
-checkpoint (DESIGN.md's stage lines); ``progress(stage, done, total)`` hears
+checkpoint (docs/design.md's stage lines); ``progress(stage, done, total)`` hears
 from every stage. The result's ``performance`` is saywho.performance's shape:
 decode, diarization, transcription and alignment, the first two with their
 own parts.
@@ -18,15 +21,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .align import DEFAULT_THRESHOLD, SpeakerSegment, SpeakerWord, align_segments
+from .align import SpeakerSegment, SpeakerWord, align_segments
 from .audio import SAMPLE_RATE
 from .known_speakers import check_known, known_voices, load_clip, name_known_speakers
 from .native import _core
 from .performance import Performance
-from .progress import progress_bar
+from .process_options import ProcessOptions
 from .result import Result
 from .silence import drop_silent
-from .vad import VadOptions
+from .stage_progress import progress_bar
 from .vad import vad_options as checked_vad_options
 from .whisper.options import TranscribeOptions
 
@@ -49,78 +52,54 @@ def _plain_segments(segments) -> list[SpeakerSegment]:
 def process(
     pipeline,
     audio,
-    *,
-    transcribe: bool = True,
-    diarize: bool = True,
-    num_speakers: int | None = None,
-    min_speakers: int | None = None,
-    max_speakers: int | None = None,
-    threshold: float = DEFAULT_THRESHOLD,
-    vad: bool = False,
-    vad_options: VadOptions | dict | None = None,
-    skip_silence: bool = True,
+    settings: ProcessOptions,
+    whisper_options: TranscribeOptions,
     progress: Progress | bool | None = None,
-    known_speakers: dict | None = None,
-    fill_nearest: bool = True,
     on_segment: Callable | None = None,
-    **options,
 ) -> Result:
-    """See :meth:`saywho.Pipeline.process`."""
-    known = check_known(known_speakers)
-    if known and not diarize:
+    """The stages of :meth:`saywho.Pipeline.process` over ``audio`` (a path
+    or samples), with its options already built and checked
+    (ProcessOptions.split)."""
+    known = check_known(settings.known_speakers)
+    if known and not settings.diarize:
         raise _core.OptionError("known_speakers needs diarization (diarize=True)")
-    given = options.pop("options", None)  # a TranscribeOptions passed whole
-    if vad:
-        options["vad_filter"] = True
-        if vad_options is not None:
-            options["vad_parameters"] = vad_options
-    # checked now, before any stage runs; faster-whisper's names work too
-    whisper_options = TranscribeOptions.build(given, options)
-    parameters = checked_vad_options(whisper_options.vad_parameters)
-    vad = vad or whisper_options.vad_filter
-    if not (transcribe or diarize):
-        raise _core.OptionError("process needs transcribe=True, diarize=True or both")
-    if not 0.0 <= threshold <= 1.0:
-        raise _core.OptionError(f"threshold must be in [0, 1], not {threshold}")
-    if transcribe and pipeline.model_path is None:
+    if settings.transcribe and pipeline.model_path is None:
         raise _core.OptionError(
             "this Pipeline has no Whisper model: Pipeline(model=...), or process(transcribe=False)"
         )
+    if known:  # a bad clip or an untuned embedding fails before the long stages
+        known = {name: [load_clip(name, c) for c in clips] for name, clips in known.items()}
+        pipeline.known_speaker_threshold  # noqa: B018 (raises when there is none)
     source = None if isinstance(audio, np.ndarray) else os.fspath(audio)
     if progress is True:
         bar = progress_bar(os.path.basename(source) if source else "audio")
         try:
-            return process(
-                pipeline,
-                audio,
-                transcribe=transcribe,
-                diarize=diarize,
-                num_speakers=num_speakers,
-                min_speakers=min_speakers,
-                max_speakers=max_speakers,
-                threshold=threshold,
-                vad=vad,
-                vad_options=vad_options,
-                skip_silence=skip_silence,
-                progress=bar,
-                known_speakers=known_speakers,
-                fill_nearest=fill_nearest,
-                on_segment=on_segment,
-                options=given,
-                **options,
+            return _stages(
+                pipeline, audio, source, settings, whisper_options, known, bar, on_segment
             )
         finally:
             bar.close()
-    if progress is False:
-        progress = None
+    return _stages(
+        pipeline, audio, source, settings, whisper_options, known, progress or None, on_segment
+    )
+
+
+def _stages(
+    pipeline,
+    audio,
+    source: str | None,
+    settings: ProcessOptions,
+    whisper_options: TranscribeOptions,
+    known: dict,
+    progress: Progress | None,
+    on_segment: Callable | None,
+) -> Result:
+    transcribe, diarize = settings.transcribe, settings.diarize
+    parameters = checked_vad_options(whisper_options.vad_parameters)
 
     def tell(stage: str, done: float, total: float) -> None:
         if progress is not None:
             progress(stage, done, total)
-
-    if known:  # a bad clip or an untuned embedding fails before the long stages
-        known = {name: [load_clip(name, c) for c in clips] for name, clips in known.items()}
-        pipeline.known_speaker_threshold  # noqa: B018 (raises when there is none)
 
     start = time.perf_counter()
     # through the Pipeline, so its memory lines count the decoded samples
@@ -130,10 +109,6 @@ def process(
     perf.add("decode", time.perf_counter() - start)
     tell("decode", duration, duration)  # seconds, as transcribe counts: the audio's length
 
-    if transcribe and diarize and "word_timestamps" not in options:
-        # the alignment needs every word's time
-        whisper_options = whisper_options.replace(word_timestamps=True)
-        options["word_timestamps"] = True
     segments, language, diarization = [], None, None
     voices = None
     if known:
@@ -144,7 +119,7 @@ def process(
         known_seconds = time.perf_counter() - t0
     if diarize:
         diarization = pipeline.diarize(
-            samples, num_speakers, min_speakers, max_speakers, progress, known_voices=voices
+            samples, **settings.speakers.keywords(), progress=progress, known_voices=voices
         )
         perf.add_call("diarization", diarization.performance)
     names = {}
@@ -154,7 +129,7 @@ def process(
         perf.add("known speakers", known_seconds + time.perf_counter() - t0)
         tell("known speakers", 1, 1)
     regions = None  # where a speech detector heard speech (saywho.silence)
-    if transcribe and skip_silence:
+    if transcribe and settings.skip_silence:
         if diarization is not None:
             regions = [(t.start, t.end) for t in diarization.turns]
         else:
@@ -187,8 +162,8 @@ def process(
         aligned = align_segments(
             segments,
             diarization.exclusive,
-            threshold,
-            fill_nearest=fill_nearest,
+            settings.threshold,
+            fill_nearest=settings.fill_nearest,
             overlapping_turns=diarization.turns,
         )
         seconds = time.perf_counter() - t0
@@ -203,21 +178,23 @@ def process(
     if diarize:
         segmentation, embedding = pipeline.diarization_models()
         models.update(segmentation=str(segmentation), embedding=str(embedding))
-    settings = {
+    recorded = {
         "transcribe": transcribe,
         "diarize": diarize,
-        "num_speakers": num_speakers,
-        "min_speakers": min_speakers,
-        "max_speakers": max_speakers,
-        "alignment_threshold": threshold,
-        "fill_nearest": fill_nearest,
+        **dataclasses.asdict(settings.speakers),
+        "alignment_threshold": settings.threshold,
+        "fill_nearest": settings.fill_nearest,
         "known_speakers": names or None,
-        "vad": vad,
-        "skip_silence": skip_silence,
-        **({"vad_parameters": dataclasses.asdict(parameters)} if vad and parameters else {}),
+        "vad": settings.vad,
+        "skip_silence": settings.skip_silence,
+        **(
+            {"vad_parameters": dataclasses.asdict(parameters)}
+            if settings.vad and parameters
+            else {}
+        ),
         **{
             k: v
-            for k, v in {**(given.changed() if given else {}), **options}.items()
+            for k, v in whisper_options.changed().items()
             if k != "vad_filter" and isinstance(v, (bool, int, float, str, type(None)))
         },
     }
@@ -229,6 +206,6 @@ def process(
         speakers=list(diarization.speakers) if diarization else [],
         turns=list(diarization.turns) if diarization else None,
         models=models,
-        options=settings,
+        options=recorded,
         performance=perf.report(memory=pipeline.memory()),
     )

@@ -45,6 +45,7 @@ from .models.hub import AUTO
 from .native import _core
 from .pipeline import Pipeline
 from .result import Result
+from .speaker_counts import parse_count
 
 #: The columns of every row :func:`transcribe` returns.
 COLUMNS = (
@@ -80,7 +81,10 @@ class SaywhoActor:
     ``bytes`` column (the files' contents, as ``ray.data.read_binary_files``
     gives them, with ``path`` for their names), and optionally per-file
     ``num_speakers`` and ``language`` columns that override
-    ``process_options``.
+    ``process_options``. A blank (None, NaN, "") cell is not given; any
+    other ``num_speakers`` cell must be a whole number of at least 1
+    (saywho.speaker_counts.parse_count, the rule every path shares), else
+    that file's row is an error.
     """
 
     def __init__(self, pipeline_options: dict | None = None, process_options: dict | None = None):
@@ -88,12 +92,18 @@ class SaywhoActor:
         self.pipeline = Pipeline(**{"model": AUTO, **(pipeline_options or {})})
         self.process_options = dict(process_options or {})
 
-    def _process(self, path: str | None, blob, overrides: dict) -> dict:
+    def _process(self, path: str | None, blob, cells: dict) -> dict:
         start = time.perf_counter()
         row = dict.fromkeys(COLUMNS)
         row.update(path=path, speakers=[])
-        options = {**self.process_options, **overrides}
         try:
+            # a cell that is not a count is this file's error, as a manifest's is
+            count = parse_count(cells.get("num_speakers"), "num_speakers")
+            language = cells.get("language")
+            overrides = {"num_speakers": count} if count is not None else {}
+            if language not in (None, ""):
+                overrides["language"] = str(language)
+            options = {**self.process_options, **overrides}
             if blob is None:
                 result = self.pipeline.process(path, **options)
             else:  # FFmpeg reads files: give the bytes a name with their suffix
@@ -127,15 +137,15 @@ class SaywhoActor:
         count = len(paths if paths is not None else blobs)
         rows = []
         for i in range(count):
-            overrides = {}
-            for name in ("num_speakers", "language"):
-                column = batch.get(name)
-                value = None if column is None else _cell(column[i])
-                if value not in (None, 0, ""):  # none, NaN, 0 or "": not given
-                    overrides[name] = int(value) if name == "num_speakers" else str(value)
+            # None, NaN or "": not given (saywho.speaker_counts.parse_count)
+            cells = {
+                name: _cell(batch[name][i])
+                for name in ("num_speakers", "language")
+                if batch.get(name) is not None
+            }
             path = None if paths is None else str(_cell(paths[i]))
             blob = None if blobs is None else blobs[i]
-            rows.append(self._process(path, blob, overrides))
+            rows.append(self._process(path, blob, cells))
         return {name: [row[name] for row in rows] for name in COLUMNS}
 
     def __del__(self):
@@ -312,10 +322,14 @@ def ray_outcomes(items, pipeline_options: dict, process_options: dict, address: 
             # saywho batch draws its own progress line
             ray.data.DataContext.get_current().enable_progress_bars = False
             by_path = {item.path: item for item in items}
-            # a manifest's per-file options as columns; 0 and "" mean none
+            # a manifest's per-file options as text columns; "" means none
             # (one type per column, whichever rows set them)
             rows = [
-                {"path": i.path, "num_speakers": i.num_speakers or 0, "language": i.language or ""}
+                {
+                    "path": i.path,
+                    "num_speakers": "" if i.num_speakers is None else str(i.num_speakers),
+                    "language": i.language or "",
+                }
                 for i in items
             ]
             # one block per file, so that tasks (and their retries) are files;

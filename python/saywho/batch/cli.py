@@ -25,7 +25,7 @@ from ..cli_options import (
     write_kwargs,
 )
 from ..native import _core
-from ..progress import LineAwareHandler
+from ..stage_progress import LineAwareHandler
 from .inputs import expand_inputs
 from .runner import run_batch
 

@@ -23,7 +23,7 @@ from ..pipeline import Pipeline
 from .index import Index, IndexRecord
 from .inputs import Item
 from .outcome import Outcome, describe
-from .progress import BatchProgress, estimated_duration
+from .total_progress import BatchProgress, estimated_duration
 
 
 def process_item(pipeline: Pipeline, item: Item, process_options: dict) -> Outcome:

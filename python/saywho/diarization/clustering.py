@@ -25,7 +25,9 @@ from ..native import _core
 
 # pyannote/speaker-diarization-3.1's values are tuned for its ResNet; these
 # are saywho's for the GE2E encoder (docs/diarization.md says how).
-DEFAULT_THRESHOLD = 0.45
+# the linkage distance (unit embeddings, centroid linkage) at or below which
+# two clusters are one speaker
+MERGE_DISTANCE_THRESHOLD = 0.45
 DEFAULT_MIN_CLUSTER_SIZE = 12
 MAX_POINTS = 4000
 
@@ -202,7 +204,7 @@ def _pre_merge(points: np.ndarray, threshold: float, max_points: int):
 
 def cluster_embeddings(
     embeddings: np.ndarray,
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float = MERGE_DISTANCE_THRESHOLD,
     min_cluster_size: int = DEFAULT_MIN_CLUSTER_SIZE,
     num_clusters: int | None = None,
     min_clusters: int = 1,

@@ -29,16 +29,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from saywho.audio import load_audio
-from saywho.memory import memory_report
-from saywho.models.torch_checkpoint import load_checkpoint, state_dict
-from saywho.performance import Performance
-from saywho.rttm import Turn, write_rttm
-from saywho.speaker_counts import speaker_bounds
-
-from ..audio import SAMPLE_RATE
+from ..audio import SAMPLE_RATE, load_audio
+from ..memory import memory_report
+from ..models.torch_checkpoint import load_checkpoint, state_dict
 from ..native import _core
+from ..performance import Performance
+from ..rttm import Turn, write_rttm
 from ..runtime_user import RuntimeUser
+from ..speaker_counts import speaker_bounds
 from . import floor, reconstruct
 from .anchors import split_by_anchors
 from .assignment import assign_distinct
@@ -418,21 +416,22 @@ class Diarizer(RuntimeUser):
             if anchor_threshold is None:
                 raise _core.OptionError("anchors need an anchor_threshold")
         return self.from_chunks(
-            active,
-            embeddings,
-            trainable,
-            starts,
-            duration,
-            num,
-            lo,
-            hi,
-            seconds,
-            perf,
-            (anchors, anchor_threshold) if anchors is not None else None,
+            active=active,
+            embeddings=embeddings,
+            trainable=trainable,
+            starts=starts,
+            duration=duration,
+            num=num,
+            lo=lo,
+            hi=hi,
+            seconds=seconds,
+            perf=perf,
+            anchors=(anchors, anchor_threshold) if anchors is not None else None,
         )
 
     def from_chunks(
         self,
+        *,  # eleven values, several of one type: by name only
         active,
         embeddings,
         trainable,

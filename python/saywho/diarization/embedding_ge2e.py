@@ -23,12 +23,11 @@ import os
 
 import numpy as np
 
-from saywho.models.torch_checkpoint import load_checkpoint, state_dict
-from saywho.runtime_user import RuntimeUser
-
 from ..audio import SAMPLE_RATE
+from ..models.torch_checkpoint import load_checkpoint, state_dict
 from ..native import _core
-from .clustering import DEFAULT_THRESHOLD
+from ..runtime_user import RuntimeUser
+from .clustering import MERGE_DISTANCE_THRESHOLD
 
 HOP = 160  # samples per mel frame (10 ms)
 N_MELS = 40
@@ -83,7 +82,7 @@ class GE2EEncoder(RuntimeUser):
 
     dimension = HIDDEN
     sample_rate = SAMPLE_RATE
-    threshold = DEFAULT_THRESHOLD  # the clustering's, tuned for these embeddings
+    threshold = MERGE_DISTANCE_THRESHOLD  # the clustering's, tuned for these embeddings
 
     def __init__(
         self,

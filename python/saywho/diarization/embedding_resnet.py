@@ -25,13 +25,12 @@ import os
 
 import numpy as np
 
-from saywho.features import fbank
-from saywho.models.torch_checkpoint import load_checkpoint, state_dict
-from saywho.runtime_user import RuntimeUser
-
 from ..audio import SAMPLE_RATE
+from ..features import fbank
+from ..models.torch_checkpoint import load_checkpoint, state_dict
 from ..native import _core
-from .clustering import DEFAULT_THRESHOLD
+from ..runtime_user import RuntimeUser
+from .clustering import MERGE_DISTANCE_THRESHOLD
 from .embedding_ge2e import waveform_batch
 
 BLOCKS = (3, 4, 6, 3)
@@ -135,7 +134,9 @@ class ResNetEmbedding(RuntimeUser):
 
     dimension = EMBED_DIM
     sample_rate = SAMPLE_RATE
-    threshold = DEFAULT_THRESHOLD  # saywho's GE2E value; pyannote 3.1 uses 0.7046 for the ResNet
+    threshold = (
+        MERGE_DISTANCE_THRESHOLD  # saywho's GE2E value; pyannote 3.1 uses 0.7046 for the ResNet
+    )
 
     def __init__(
         self,

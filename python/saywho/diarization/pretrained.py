@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 
-from saywho.models.pyannote_hub import PipelineFiles, resolve_pipeline
-
+from ..models.pyannote_hub import PipelineFiles, resolve_pipeline
 from ..native import _core
 from .diarize import Diarizer
 from .vbx import PLDA, VBxClustering

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from saywho.models.onnx_reader import Node, read_onnx
-
 from ..audio import SAMPLE_RATE
+from ..models.onnx_reader import Node, read_onnx
 from ..native import _core
 from ..runtime_user import RuntimeUser
 from .segmentation_torch import load_pytorch_segmentation

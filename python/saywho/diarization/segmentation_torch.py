@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from saywho.models.torch_checkpoint import load_checkpoint, state_dict
-
 from ..audio import SAMPLE_RATE
+from ..models.torch_checkpoint import load_checkpoint, state_dict
 from ..native import _core
 
 MIN_LOW_HZ = 50.0  # pyannote's SincNet: ParamSincFB(min_low_hz=50, min_band_hz=50)

@@ -1,7 +1,7 @@
 """Model weights read from their published formats into named NumPy arrays.
 
 Readers know formats, mappings know a model family's names and shapes, and
-the C core knows only the named arrays (DESIGN.md, "Model code knows
+the C core knows only the named arrays (docs/design.md, "Model code knows
 shapes, not formats").
 """
 

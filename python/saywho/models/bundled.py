@@ -3,17 +3,18 @@
 segmentation-3.0 (pyannote's pytorch_model.bin, MIT) and CAM++ (3D-Speaker's
 zh+en model, Apache-2.0) lie in saywho/data/models/ (README.md and
 THIRD_PARTY_LICENSES there): a fresh install diarizes offline, with no
-token. GE2E stays available by name, from the test weights
-(models/pinned_weights.py) or a path.
+token. GE2E stays available by name, from what its users have: the
+resemblyzer package (pip install resemblyzer ships its pretrained.pt), or a
+path.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
 from ..native import _core
-from .pinned_weights import ge2e_path
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "models"
 SEGMENTATION = DATA / "segmentation-3.0" / "pytorch_model.bin"
@@ -41,15 +42,35 @@ def resolve_segmentation(value: str | os.PathLike[str] | None) -> Path:
     return Path(value)
 
 
+def resemblyzer_ge2e() -> Path:
+    """resemblyzer's GE2E checkpoint, pretrained.pt inside the installed
+    resemblyzer package (found, not imported: that would import torch)."""
+    try:
+        spec = importlib.util.find_spec("resemblyzer")
+    except (ImportError, ValueError):
+        spec = None
+    folders = list(spec.submodule_search_locations or ()) if spec else []
+    for folder in folders:
+        path = Path(folder) / "pretrained.pt"
+        if path.is_file():
+            return path
+    where = f" (resemblyzer in {folders[0]} has no pretrained.pt)" if folders else ""
+    raise _core.ModelError(
+        f'embedding="ge2e" is resemblyzer\'s GE2E encoder, not installed here{where}: '
+        "pip install resemblyzer (its wheel ships pretrained.pt), or pass embedding= "
+        "the path of a pretrained.pt"
+    )
+
+
 def resolve_embedding(value: str | os.PathLike[str] | None) -> Path:
     """None or "campp" -> the bundled CAM++; "ge2e" -> resemblyzer's GE2E from
-    the test weights; else the path given (the checkpoint's tensors tell the
-    encoder apart)."""
+    the installed resemblyzer package; else the path given (the checkpoint's
+    tensors tell the encoder apart)."""
     name = value.lower() if isinstance(value, str) else None
     if value is None or name in CAMPP_NAMES:
         return _bundled(CAMPP)
     if name in GE2E_NAMES:
-        return ge2e_path()
+        return resemblyzer_ge2e()
     return Path(value)
 
 

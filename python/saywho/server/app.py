@@ -23,7 +23,7 @@ from .config import ServerConfig
 from .errors import APIError, bad_field, internal, shutting_down
 from .fields import RESPONSE_FORMATS, AudioRequest, parse_form
 from .formats import render
-from .models import choose, listed, served_name
+from .models import choose, listed, public_name
 from .prometheus import rss_bytes
 from .protocol import OpenAIErrorsH11
 from .state import ServerState, as_api_error
@@ -155,7 +155,8 @@ def create_app(config: ServerConfig) -> FastAPI:
                 if task not in ("transcribe", "translate"):
                     raise bad_field("task", f"task is transcribe or translate, not {task!r}")
             audio = parse_form(form, task)
-            choose(audio.model, config.model)  # an unknown model is a 404 before any work
+            # an unknown model is a 404 before any work
+            choose(audio.model, config.model, config.model_folders)
             if "vad_filter" not in audio.options:  # the service's default (--no-vad: off)
                 audio.options["vad_filter"] = config.vad_filter
         except BaseException:
@@ -208,18 +209,18 @@ def create_app(config: ServerConfig) -> FastAPI:
             "object": "list",
             "data": [
                 {"id": name, "object": "model", "created": created, "owned_by": "saywho"}
-                for name in listed(config.model)
+                for name in listed(config.model, config.model_folders)
             ],
         }
 
     @app.get("/v1/models/{name:path}")
     async def model(name: str):
-        choose(name, config.model)
+        choose(name, config.model, config.model_folders)
         return {"id": name, "object": "model", "created": int(time.time()), "owned_by": "saywho"}
 
     def _public_name(model: str) -> str:
         """What clients call a model: never the server's folder path."""
-        return served_name(model) if model == config.model else model
+        return public_name(model, config.model, config.model_folders)
 
     @app.get("/health")
     async def health():
@@ -268,7 +269,7 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     @app.post("/api/ps/{name:path}", status_code=201, summary="Load a model now")
     async def load_model(name: str):
-        choice = choose(name, config.model)
+        choice = choose(name, config.model, config.model_folders)
         try:
             await asyncio.to_thread(state.pool.get, choice.load, None)
         except _core.SaywhoError as e:
@@ -277,7 +278,7 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     @app.delete("/api/ps/{name:path}", summary="Unload a model (when idle)")
     async def unload_model(name: str):
-        choice = choose(name, config.model)
+        choice = choose(name, config.model, config.model_folders)
         if choice.load == config.model:
             raise APIError(
                 409, "The server's default model stays loaded", param="model", code="default_model"

@@ -7,6 +7,7 @@ import logging
 import os
 import sys
 
+from .. import environment
 from ..cli_options import MODEL_HELP, add_model_options, positive
 from ..native import _core
 from .config import ServerConfig
@@ -20,6 +21,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     add_model_options(p, "(served as whisper-1) " + MODEL_HELP)
+    p.add_argument(
+        "--model-folder",
+        action="append",
+        default=[],
+        metavar="NAME=FOLDER",
+        help="another model clients may name: NAME loads the Whisper model in FOLDER "
+        "on this server (repeat for several)",
+    )
     p.add_argument(
         "--api-key",
         action="append",
@@ -101,12 +110,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _keys(given: list[str] | None) -> tuple[str, ...]:
     """--api-key (repeated) or SAYWHO_API_KEY (comma-separated); blanks dropped."""
-    raw = given or os.environ.get("SAYWHO_API_KEY", "").split(",")
+    raw = given or environment.read("SAYWHO_API_KEY", "").split(",")
     return tuple(k.strip() for k in raw if k.strip())
 
 
+def _folders(given: list[str], parser: argparse.ArgumentParser) -> dict[str, str]:
+    """--model-folder NAME=FOLDER (repeated): each an existing folder, each name once."""
+    folders: dict[str, str] = {}
+    for text in given:
+        name, sep, folder = text.partition("=")
+        name = name.strip()
+        if not sep or not name or not folder:
+            parser.error(f"--model-folder takes NAME=FOLDER, not {text!r}")
+        if not os.path.isdir(folder):
+            parser.error(f"--model-folder {name}: {folder} is not a folder")
+        if name in folders:
+            parser.error(f"--model-folder names {name!r} twice")
+        folders[name] = folder
+    return folders
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    folders = _folders(args.model_folder, parser)
     try:
         import uvicorn
 
@@ -119,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     config = ServerConfig(
         model=model,
+        model_folders=folders,
         device=args.device,
         compute_type=args.compute_type,
         api_keys=_keys(args.api_key),

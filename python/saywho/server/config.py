@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 @dataclass
 class ServerConfig:
     model: str  # the default model: a name saywho loads or a folder
+    # more models clients may name: NAME -> a folder on the server (--model-folder)
+    model_folders: dict[str, str] = field(default_factory=dict)
     device: str = "auto"
     compute_type: str = "default"
     api_keys: tuple[str, ...] = ()  # none: open; each key sees only its own jobs

@@ -245,6 +245,11 @@ def parse_form(form, task: str) -> AudioRequest:
         text = _one(form, name)
         if text is not None:
             request.options[option] = _option(name, option, text)
+    counts = {n: request.options.get(n) for n in speaker_counts.NAMES}
+    try:  # the counts together, by the one rule (num with min/max, min > max)
+        speaker_counts.SpeakerCounts(**counts)
+    except OptionError as error:
+        raise bad_field([n for n in counts if counts[n] is not None][-1], str(error)) from None
     request.options.update(_chunking(form))
     granularities = _many(form, "timestamp_granularities")
     for g in granularities:
@@ -290,8 +295,3 @@ def _stream(text: str) -> bool:
         return read_bool(text)  # the words a bool option takes
     except ValueError:
         raise bad_field("stream", f"stream must be true or false, not {text!r}") from None
-
-
-def check_model_field(request: AudioRequest) -> None:
-    if len(request.model) > 200:
-        raise APIError(400, "model name is too long", param="model", code="invalid_value")

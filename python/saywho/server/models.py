@@ -3,15 +3,17 @@
 OpenAI's names map to the server's default model (``whisper-1`` and the
 gpt-4o transcribers; ``gpt-4o-transcribe-diarize`` turns speakers on); the
 default is also served under its own name; any other name must be one
-saywho.models.hub knows (``tiny`` ... ``large-v3-turbo``, ``test:base``) or a
-Hugging Face repo id. A client never names a path on the server: folders are
-the operator's to configure (``--model``).
+saywho.models.hub knows (``tiny`` ... ``large-v3-turbo``), a Hugging Face
+repo id, or a name the operator gave a folder (``--model-folder
+NAME=FOLDER``). A client never names a path on the server: folders are the
+operator's to configure (``--model``, ``--model-folder``).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,18 +36,33 @@ def served_name(default: str) -> str:
     return Path(default).name if os.path.isdir(default) else default
 
 
-def choose(name: str, default: str) -> ModelChoice:
+def choose(name: str, default: str, folders: Mapping[str, str] | None = None) -> ModelChoice:
+    """What ``name`` loads; ``folders``: the operator's NAME -> folder."""
     if name in DEFAULT_ALIASES or name == served_name(default) or name == default:
         return ModelChoice(default, False)
     if name in DIARIZE_ALIASES:
         return ModelChoice(default, True)
-    if name in WHISPER_REPOS or name in ("test:tiny.en", "test:base"):
+    if folders and name in folders:
+        return ModelChoice(folders[name], False)
+    if name in WHISPER_REPOS:
         return ModelChoice(name, False)
     if REPO_ID.match(name) and not os.path.exists(name) and ".." not in name:
         return ModelChoice(name, False)
     raise unknown_model(name)
 
 
-def listed(default: str) -> list[str]:
-    """Model ids for GET /v1/models: the default, its aliases, and hub names."""
-    return [served_name(default), *DEFAULT_ALIASES, *DIARIZE_ALIASES, *WHISPER_REPOS]
+def listed(default: str, folders: Mapping[str, str] | None = None) -> list[str]:
+    """Model ids for GET /v1/models: the default, its aliases, the operator's
+    named folders and hub names."""
+    named = list(folders or ())
+    return [served_name(default), *DEFAULT_ALIASES, *DIARIZE_ALIASES, *named, *WHISPER_REPOS]
+
+
+def public_name(model: str, default: str, folders: Mapping[str, str] | None = None) -> str:
+    """What clients call a loaded model: never the server's folder path."""
+    if model == default:
+        return served_name(model)
+    for name, folder in (folders or {}).items():
+        if folder == model:
+            return name
+    return model

@@ -64,8 +64,10 @@ class PipelinePool:
         workers: int,
         max_models: int = 4,
         ttl_s: float = -1.0,
+        model_folders: dict[str, str] | None = None,
     ):
         self.default_model = default_model
+        self.model_folders = dict(model_folders or {})  # the operator's NAME -> folder
         self.device = device
         self.compute_type = compute_type
         self.threads = max(1, cpu_count() // max(1, workers))

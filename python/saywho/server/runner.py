@@ -30,7 +30,7 @@ def run(
 ) -> Transcript:
     """The request's transcript; ``progress`` and ``on_segment`` hear the run
     as it goes (saywho's callbacks: a job's progress, a stream's deltas)."""
-    choice = choose(request.model, pool.default_model)
+    choice = choose(request.model, pool.default_model, pool.model_folders)
     diarize = request.diarize or choice.diarize
     options = dict(request.options)
     if diarize:

@@ -89,6 +89,7 @@ class ServerState:
             config.workers,
             max_models=config.max_models,
             ttl_s=config.model_ttl_s,
+            model_folders=config.model_folders,
         )
         self.queue = WorkQueue(config.workers, config.max_queued)
         self.jobs = JobStore(config.data_dir, config.job_ttl_s)

@@ -24,13 +24,7 @@ from ..native import _core
 from ..runtime_user import RuntimeUser
 from ..tokenizer import Tokenizer
 from .batched import transcribe_batched
-from .compute_types import (  # noqa: F401 (their old home: saywho.whisper.transcribe)
-    COMPUTE_TYPES,
-    CPU_COMPUTE_TYPES,
-    GPU_COMPUTE_TYPES,
-    check_compute_type_on,
-    resolve_compute_type,
-)
+from .compute_types import check_compute_type_on, resolve_compute_type
 from .generate import WhisperSpecialTokens
 from .generate import suppressed_tokens as suppress_list
 from .options import TranscribeOptions, option_keywords
@@ -39,7 +33,6 @@ from .segments import (
     N_FRAMES,
     Segment,
     TranscriptionInfo,
-    Word,  # noqa: F401 (its old home: saywho.whisper.transcribe)
     pad_window,
 )
 from .sequential import transcribe_sequential

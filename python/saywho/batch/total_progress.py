@@ -19,7 +19,7 @@ import struct
 import time
 from typing import TextIO
 
-from ..progress import CLEAR_LINE, LiveLine, clock
+from ..stage_progress import CLEAR_LINE, LiveLine, clock
 
 WIDTH = 30
 BYTES_PER_SECOND_GUESS = 16000  # 128 kbit/s
@@ -118,7 +118,7 @@ class BatchProgress:
         self.stream.flush()
 
     def draw(self) -> None:
-        """(Re)draws the line in place; saywho.progress.LineAwareHandler
+        """(Re)draws the line in place; saywho.stage_progress.LineAwareHandler
         wipes it before a log record and calls this after."""
         self.stream.write(f"{CLEAR_LINE}{self.line}")
         self.stream.flush()
