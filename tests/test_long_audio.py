@@ -19,7 +19,7 @@ import saywho
 from saywho.audio_store import on_disk
 
 from .conftest import SHARED_DATA, shared_file
-from .long_recording import GAP_SECONDS, PIECES
+from .long_recording import GAP_SECONDS, PIECES, SHORT_MINUTES, assemble
 from .weights import test_model_dir
 
 
@@ -86,6 +86,42 @@ def test_the_stages_read_the_store_and_the_memory_line_says_where_it_is(tmp_path
     del stored, from_disk
     gc.collect()
     assert os.listdir(tmp_path) == [] and _open_into(tmp_path) == []
+
+
+def test_whisper_reads_the_store_a_window_at_a_time(tmp_path, monkeypatch):
+    """The log-mel of samples on disk is computed a window at a time and is
+    the whole recording's (to float32's last bit, where the floor rounds);
+    the seek loop over it gives the in-memory transcript across windows."""
+    from saywho.native import _core
+    from saywho.whisper import windowed_mel
+
+    samples = assemble(SHARED_DATA, SHORT_MINUTES)  # 42 s: two windows
+    path = tmp_path / "two_windows.wav"
+    _write_wav(path, samples)
+    stored = saywho.load_audio(path, in_memory_seconds=1, temp_dir=tmp_path)
+    whole = _core.log_mel_spectrogram(np.array(stored), n_mels=80, padding=160, threads=1)
+    monkeypatch.setattr(windowed_mel, "PIECE_FRAMES", 1000)  # several pieces for the floor
+    lazy = windowed_mel.WindowedLogMel(stored, 80, 1)
+    assert lazy.shape == whole.shape
+    for a, b in [(0, 3000), (1234, 4234), (whole.shape[1] - 1000, whole.shape[1] + 500)]:
+        np.testing.assert_allclose(lazy[:, a:b], whole[:, a:b], rtol=0, atol=1e-6)
+    monkeypatch.undo()
+    with saywho.Pipeline(model=str(test_model_dir("tiny.en")), device="cpu") as pipeline:
+        on_disk_segments, _ = pipeline.transcribe(stored, beam_size=1)
+        in_memory_segments, _ = pipeline.transcribe(np.array(stored), beam_size=1)
+    on_disk_text = [s.text for s in on_disk_segments]
+    in_memory_text = [s.text for s in in_memory_segments]
+    assert len(in_memory_text) > 1 and on_disk_text == in_memory_text
+
+
+def _write_wav(path, samples: np.ndarray) -> None:
+    import wave
+
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes((np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes())
 
 
 # The memory claim for the decode: decoding a recording holds no more
