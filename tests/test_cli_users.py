@@ -248,6 +248,36 @@ def test_progress_lines_and_messages_off_a_terminal(tmp_path):
         assert cpu == ["saywho runs on the CPU: no NVIDIA GPU on this machine"]
 
 
+def test_batch_progress_lines_per_file_and_overall(tmp_path):
+    """``saywho batch`` shows what ``saywho`` shows for several files: each
+    file's stages with their own seconds, the file's share, elapsed and ETA,
+    and the batch's overall line after each file."""
+    jfk, wav = shared_file("jfk.flac"), shared_file("jfk.wav")
+    out = tmp_path / "out"
+    args = ["batch", str(jfk), str(wav), "-o", str(out), *tiny(), "--no-speakers"]
+    proc = run(*args, "--beam-size", "1", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    stage = re.compile(
+        r"\[(\d)/2\] (jfk\.\w+)  (decode|transcribe) done in \d+\.\d s "
+        r"\(\d+%, \d:\d\d:\d\d elapsed(, ETA ~(\d:\d\d:\d\d|\?))?\)"
+    )
+    seen = [m.groups()[:3] for m in map(stage.fullmatch, lines) if m]
+    assert sorted(seen) == [
+        ("1", "jfk.flac", "decode"),
+        ("1", "jfk.flac", "transcribe"),
+        ("2", "jfk.wav", "decode"),
+        ("2", "jfk.wav", "transcribe"),
+    ]
+    overall = [line for line in lines if re.match(r"ok +\S+jfk\.(flac|wav)  \[", line)]
+    assert len(overall) == 2
+    assert "2 files (0 errors)" in overall[-1] and "ETA 0:00:00" in overall[-1]
+    # each file's overall line comes after that file's last stage
+    assert lines.index(overall[0]) > max(
+        i for i, line in enumerate(lines) if line.startswith("[1/2] ") and "transcribe" in line
+    )
+
+
 def _on_a_terminal(args: list[str], cwd) -> str:
     """What ``saywho ARGS`` draws on stderr when stderr is a terminal (a
     pseudo-terminal here; stdout is dropped)."""
@@ -304,4 +334,6 @@ def test_the_batch_line_leaves_log_records_their_own_lines(tmp_path):
     args = ["batch", str(jfk), str(wav), "-o", str(out), *tiny(), "--no-speakers", "-v"]
     drawn = _on_a_terminal(args, tmp_path)
     assert "2 files (0 errors)" in drawn and "elapsed" in drawn
+    # each file's own line, redrawn in place: its stage, elapsed and ETA
+    assert re.search(r"\[2/2\] jfk\.wav  transcribe +\[[#.]+\] +\d+%  \d:\d\d:\d\d elapsed", drawn)
     _every_log_record_on_its_own_line(drawn, 3)

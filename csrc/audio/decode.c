@@ -67,11 +67,21 @@ static void av_message(int averr, char *buf, size_t size)
 
 /* ------------------------------------------------------- growing output */
 
+/* Samples decoded so far. With spill_after > 0, once more than spill_after
+ * samples have come, they go to the file spill_fd instead, SW_SPILL_PIECE at
+ * a time (`spilled` counts them), so a long recording never lies whole in
+ * memory (sw_audio_decode_file_spill). */
 typedef struct sample_buf {
     float *data;
     size_t len;
     size_t cap;
+    int spill_fd;
+    size_t spill_after;
+    size_t spilled;
 } sample_buf;
+
+/* Samples written to the spill file at a time once spilling (4 MiB). */
+#define SW_SPILL_PIECE ((size_t)1 << 20)
 
 static sw_status too_long(sw_error *err, int rate)
 {
@@ -83,7 +93,7 @@ static sw_status too_long(sw_error *err, int rate)
 /* Room for `extra` more samples; the total never passes SW_AUDIO_MAX_SAMPLES. */
 static sw_status buf_reserve(sample_buf *b, size_t extra, int rate, sw_error *err)
 {
-    if (extra > SW_AUDIO_MAX_SAMPLES - b->len)
+    if (extra > SW_AUDIO_MAX_SAMPLES - b->spilled - b->len)
         return too_long(err, rate);
     size_t need = b->len + extra;
     if (need <= b->cap)
@@ -96,6 +106,39 @@ static sw_status buf_reserve(sample_buf *b, size_t extra, int rate, sw_error *er
         return sw_fail(err, SW_ERR_NOMEM, "out of memory for %zu decoded samples", cap);
     b->data = p;
     b->cap = cap;
+    return SW_OK;
+}
+
+/* Writes the buffered samples to the spill file when spilling is on and
+ * due (past spill_after at first, then every SW_SPILL_PIECE samples, and
+ * the rest with `last` once spilling). After the first spill the buffer is given back, so
+ * what stays allocated is a piece, not the spill_after samples. */
+static sw_status buf_spill(sample_buf *b, int last, sw_error *err)
+{
+    if (b->spill_after == 0 || b->len == 0)
+        return SW_OK;
+    if (last ? b->spilled == 0 : b->len <= (b->spilled ? SW_SPILL_PIECE : b->spill_after))
+        return SW_OK; /* a recording that never passed spill_after stays in memory */
+    const char *p = (const char *)b->data;
+    size_t left = b->len * sizeof *b->data;
+    while (left > 0) {
+        ssize_t n = write(b->spill_fd, p, left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return sw_fail(err, SW_ERR_IO, "cannot write the decoded samples to disk: %s",
+                           n < 0 ? strerror(errno) : "nothing written");
+        p += n;
+        left -= (size_t)n;
+    }
+    int first = b->spilled == 0;
+    b->spilled += b->len;
+    b->len = 0;
+    if (first && b->cap > 2 * SW_SPILL_PIECE) {
+        free(b->data);
+        b->data = NULL;
+        b->cap = 0;
+    }
     return SW_OK;
 }
 
@@ -196,6 +239,9 @@ static sw_status conv_run(converter *c, const uint8_t **in, int n, sample_buf *b
             }
         }
         b->len += (size_t)got;
+        sw_status spilled = buf_spill(b, 0, err);
+        if (spilled != SW_OK)
+            return spilled;
         /* A flush may take more than one call; input is consumed in one. */
         if (n > 0 || got == 0)
             return SW_OK;
@@ -486,10 +532,12 @@ static sw_status decode_all(decoder *d, sw_error *err)
     st = feed(d, NULL, err);
     if (st == SW_OK && d->conv.swr)
         st = conv_run(&d->conv, NULL, 0, &d->buf, err);
+    if (st == SW_OK)
+        st = buf_spill(&d->buf, 1, err);
     if (st != SW_OK)
         return st;
 
-    if (d->buf.len == 0) {
+    if (d->buf.len == 0 && d->buf.spilled == 0) {
         char msg[128];
         if (d->problem[0])
             return sw_fail(err, SW_ERR_AUDIO, "corrupt data: %s", d->problem);
@@ -518,12 +566,20 @@ static sw_status check_rate(const char *what, int rate, sw_error *err)
 sw_status sw_audio_decode_file(const char *path, int sample_rate, float **out, size_t *n_out,
                                sw_error *err)
 {
+    return sw_audio_decode_file_spill(path, sample_rate, -1, 0, out, n_out, err);
+}
+
+sw_status sw_audio_decode_file_spill(const char *path, int sample_rate, int spill_fd,
+                                     size_t spill_after, float **out, size_t *n_out, sw_error *err)
+{
     if (out)
         *out = NULL;
     if (n_out)
         *n_out = 0;
     if (!path || !out || !n_out)
         return sw_fail(err, SW_ERR_ARG, "sw_audio_decode_file: NULL argument");
+    if (spill_after > 0 && spill_fd < 0)
+        return sw_fail(err, SW_ERR_ARG, "sw_audio_decode_file_spill: no file to spill to");
     sw_status st = check_rate("sample_rate", sample_rate, err);
     if (st != SW_OK)
         return st;
@@ -535,10 +591,14 @@ sw_status sw_audio_decode_file(const char *path, int sample_rate, float **out, s
     decoder d;
     memset(&d, 0, sizeof d);
     d.out_rate = sample_rate;
+    d.buf.spill_fd = spill_fd;
+    d.buf.spill_after = spill_after;
     st = open_input(&d, path, err);
     if (st == SW_OK)
         st = decode_all(&d, err);
-    if (st == SW_OK)
+    if (st == SW_OK && d.buf.spilled)
+        *n_out = d.buf.spilled; /* all of them in the file */
+    else if (st == SW_OK)
         buf_release(&d.buf, out, n_out);
     decoder_free(&d);
     return st;

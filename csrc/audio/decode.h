@@ -31,6 +31,17 @@ extern "C" {
 sw_status sw_audio_decode_file(const char *path, int sample_rate, float **out, size_t *n_out,
                                sw_error *err);
 
+/* sw_audio_decode_file, except that a recording longer than `spill_after`
+ * samples (0: never) is written to the file descriptor `spill_fd` instead,
+ * as native float32 from the descriptor's position: then *out is NULL and
+ * *n_out counts the samples written. A shorter one comes back in *out as
+ * from sw_audio_decode_file, and nothing is written. Memory stays bounded by
+ * spill_after samples plus a piece of a few MiB whatever the length.
+ * SW_ERR_IO when the descriptor cannot be written; on any failure what was
+ * written is the caller's to discard. */
+sw_status sw_audio_decode_file_spill(const char *path, int sample_rate, int spill_fd,
+                                     size_t spill_after, float **out, size_t *n_out, sw_error *err);
+
 /* Turns `frames` interleaved frames of `channels` float32 samples at
  * `in_rate` into mono float32 at `out_rate` (a malloc'ed *out of *n_out
  * samples). SW_ERR_ARG for a NULL pointer, channels out of

@@ -5,6 +5,7 @@
 #include "decode.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -606,6 +607,54 @@ static void test_threads(void)
         free(jobs[i].out);
 }
 
+/* A recording longer than spill_after goes to the file, bit for bit what
+ * sw_audio_decode_file gives; a shorter one comes back in memory and writes
+ * nothing; an unwritable descriptor is an I/O error. */
+static void test_spill(void)
+{
+    sw_error err = {0};
+    float *whole = NULL, *out = NULL;
+    size_t n_whole = 0, n = 0;
+    char src[1024], path[1024];
+    snprintf(src, sizeof src, "%s/jfk.flac", SW_TEST_DATA);
+    tmp_path(path, sizeof path, "spill.f32");
+    CHECK(sw_audio_decode_file(src, 16000, &whole, &n_whole, &err) == SW_OK);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0);
+    /* past the first spill and several pieces of 2^20 samples at 44.1 kHz */
+    float *big = NULL;
+    size_t n_big = 0;
+    CHECK(sw_audio_decode_file(src, 384000, &big, &n_big, &err) == SW_OK);
+    CHECK(n_big > 3 * ((size_t)1 << 20));
+    CHECK(sw_audio_decode_file_spill(src, 384000, fd, 1000, &out, &n, &err) == SW_OK);
+    CHECK(out == NULL && n == n_big);
+    size_t bytes = 0;
+    unsigned char *written = read_file(path, &bytes);
+    CHECK(written && bytes == n_big * sizeof(float));
+    CHECK(written && memcmp(written, big, bytes) == 0);
+    free(written);
+    free(big);
+    /* shorter than spill_after: in memory, the file untouched */
+    CHECK(ftruncate(fd, 0) == 0 && lseek(fd, 0, SEEK_SET) == 0);
+    CHECK(sw_audio_decode_file_spill(src, 16000, fd, n_whole + 1, &out, &n, &err) == SW_OK);
+    CHECK(out != NULL && n == n_whole && memcmp(out, whole, n * sizeof(float)) == 0);
+    CHECK(lseek(fd, 0, SEEK_END) == 0);
+    free(out);
+    out = NULL;
+    close(fd);
+    unlink(path);
+    /* a descriptor that cannot be written */
+    int ro = open(src, O_RDONLY);
+    CHECK(ro >= 0);
+    sw_error_clear(&err);
+    CHECK(sw_audio_decode_file_spill(src, 16000, ro, 1000, &out, &n, &err) == SW_ERR_IO);
+    CHECK(out == NULL && n == 0 && strstr(err.msg, "cannot write") != NULL);
+    close(ro);
+    sw_error_clear(&err);
+    CHECK(sw_audio_decode_file_spill(src, 16000, -1, 1000, &out, &n, &err) == SW_ERR_ARG);
+    free(whole);
+}
+
 static void remove_tree(void)
 {
     static const char *names[] = {
@@ -634,6 +683,7 @@ int main(void)
     test_written_files();
     test_errors();
     test_threads();
+    test_spill();
     remove_tree();
     return sw_check_summary("test_decode");
 }

@@ -13,19 +13,28 @@ static PyObject *samples_to_array(float *data, size_t n)
 
 static PyObject *py_decode_file(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"path", "sample_rate", NULL};
+    static char *kwlist[] = {"path", "sample_rate", "spill_fd", "spill_after", NULL};
     PyObject *path = NULL;
     int sample_rate = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&i:decode_file", kwlist, PyUnicode_FSConverter,
-                                     &path, &sample_rate))
+    int spill_fd = -1;
+    Py_ssize_t spill_after = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&i|in:decode_file", kwlist,
+                                     PyUnicode_FSConverter, &path, &sample_rate, &spill_fd,
+                                     &spill_after))
         return NULL;
+    if (spill_after < 0) {
+        Py_DECREF(path);
+        PyErr_SetString(PyExc_ValueError, "spill_after must be >= 0");
+        return NULL;
+    }
     const char *cpath = PyBytes_AsString(path);
     float *data = NULL;
     size_t n = 0;
     sw_error err = {0};
     sw_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = sw_audio_decode_file(cpath, sample_rate, &data, &n, &err);
+    st = sw_audio_decode_file_spill(cpath, sample_rate, spill_fd, (size_t)spill_after, &data, &n,
+                                    &err);
     Py_END_ALLOW_THREADS
     if (st != SW_OK) {
         swpy_raise(&err, cpath);
@@ -33,6 +42,8 @@ static PyObject *py_decode_file(PyObject *self, PyObject *args, PyObject *kwargs
         return NULL;
     }
     Py_DECREF(path);
+    if (data == NULL) /* spilled: the samples are in the file */
+        return PyLong_FromSize_t(n);
     return samples_to_array(data, n);
 }
 
@@ -66,10 +77,13 @@ static PyObject *py_resample(PyObject *self, PyObject *args, PyObject *kwargs)
 
 static PyMethodDef audio_methods[] = {
     {"decode_file", (PyCFunction)(void (*)(void))py_decode_file, METH_VARARGS | METH_KEYWORDS,
-     "decode_file(path, sample_rate) -> numpy.ndarray\n\n"
+     "decode_file(path, sample_rate, spill_fd=-1, spill_after=0) -> numpy.ndarray | int\n\n"
      "Decodes the best audio stream of any file FFmpeg reads to mono float32\n"
      "at sample_rate Hz. Raises saywho.AudioError naming the file when it is\n"
-     "missing, empty, not audio, has no audio stream or is corrupt."},
+     "missing, empty, not audio, has no audio stream or is corrupt. With\n"
+     "spill_after > 0, a recording longer than spill_after samples is written\n"
+     "to the file descriptor spill_fd (native float32) and the number of\n"
+     "samples written is returned instead of an array."},
     {"resample", (PyCFunction)(void (*)(void))py_resample, METH_VARARGS | METH_KEYWORDS,
      "resample(array, in_rate, out_rate) -> numpy.ndarray\n\n"
      "Mono float32 at out_rate from a 1-D (frames,) or 2-D (frames, channels)\n"

@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 
+from .audio_store import IN_MEMORY_SECONDS, decode_file
 from .native import _core
 
 __all__ = ["SAMPLE_RATE", "load_audio"]
@@ -17,7 +18,7 @@ SAMPLE_RATE = 16000
 _MAX_CHANNELS_FIRST = 8
 
 
-def load_audio(source, sample_rate=None):
+def load_audio(source, sample_rate=None, *, in_memory_seconds=IN_MEMORY_SECONDS, temp_dir=None):
     """Returns ``source`` as a 1-D float32 array of mono samples at 16 kHz.
 
     ``source`` is a path (``str``, ``bytes`` or ``os.PathLike``) to any audio
@@ -30,13 +31,18 @@ def load_audio(source, sample_rate=None):
     a missing, empty, unreadable or corrupt file (the message names the file)
     and for an empty array or non-finite samples, and ``saywho.OptionError``
     for a bad ``sample_rate``.
+
+    A file longer than ``in_memory_seconds`` (default 600; None: never) is
+    decoded in pieces onto disk and returned as a read-only ``np.memmap``
+    over an unnamed temporary file in ``temp_dir`` (default $TMPDIR), so a
+    10-hour recording does not take 2.3 GB of memory (saywho.audio_store).
     """
     if isinstance(source, (str, bytes, os.PathLike)):
         if sample_rate is not None:
             raise _core.OptionError(
                 "sample_rate is only for arrays; a file's rate is read from the file"
             )
-        return _core.decode_file(source, SAMPLE_RATE)
+        return decode_file(source, SAMPLE_RATE, in_memory_seconds, temp_dir)
 
     if sample_rate is None:
         raise _core.OptionError("sample_rate (in Hz) is required when audio is an array")

@@ -32,7 +32,7 @@ from .native import _core
 from .output_names import output_dir
 from .pipeline import Pipeline
 from .sample import sample_path
-from .stage_progress import LineAwareHandler, ProgressBar
+from .stage_progress import LineAwareHandler, ProgressBar, run_stages
 
 EXAMPLES = """\
 examples:
@@ -69,25 +69,17 @@ def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} min"
 
 
-def _stages(args) -> list[str]:
-    """The stages a file goes through with these options, in order."""
-    speakers = not args.no_speakers
-    return [
-        "decode",
-        *(["diarization"] if speakers else []),
-        *(["known speakers"] if args.speaker else []),
-        "transcribe",
-        *(["alignment"] if speakers else []),
-    ]
-
-
 def run_file(pipeline: Pipeline, path: str, args, label: str = "") -> float:
     """Processes one file, prints its transcript, writes its files; returns
     the audio's duration. ``label``: which of several files (``[2/5] ``)."""
     bar = (
         None
         if args.quiet
-        else ProgressBar(label + Path(path).name, sys.stderr, stages=_stages(args))
+        else ProgressBar(
+            label + Path(path).name,
+            sys.stderr,
+            stages=run_stages(not args.no_speakers, bool(args.speaker)),
+        )
     )
     try:
         result = pipeline.process(path, progress=bar, **process_kwargs(args))

@@ -117,6 +117,7 @@ class MemoryReport:
     mapped: int = 0
     source: str = "device"
     audio: int = 0  # the decoded samples alive now (host memory), bytes
+    audio_on_disk: int = 0  # a long recording's samples in a temporary file (audio_store)
 
     @classmethod
     def from_counts(
@@ -126,6 +127,7 @@ class MemoryReport:
         mapped: int = 0,
         system: SystemMemory | None = None,
         audio: int = 0,
+        audio_on_disk: int = 0,
     ) -> MemoryReport:
         """``counts``: a Runtime's memory(); ``system``, on the CPU, the
         figures that replace the device's free/total."""
@@ -141,6 +143,7 @@ class MemoryReport:
             mapped=mapped,
             source=system.source if system else "device",
             audio=audio,
+            audio_on_disk=audio_on_disk,
         )
 
     @property
@@ -165,7 +168,9 @@ class MemoryReport:
             return f"{100.0 * n / self.total:.1f}%" if self.total else "n/a"
 
         mapped = f" | Mapped {self.mapped / GB:.2f} GiB" if self.mapped else ""
-        audio = f" | Audio {self.audio / GB:.2f} GiB" if self.audio else ""
+        audio = f" | Audio {self.audio / GB:.2f} GiB" if self.audio or self.audio_on_disk else ""
+        if self.audio_on_disk:  # file-backed: read a window at a time, not held
+            audio += f" (+{self.audio_on_disk / GB:.2f} GiB on disk)"
         return (
             f"[{label} Memory] {stage}: "
             f"Allocated {self.allocated / GB:.2f} GiB ({pct(self.allocated)}) | "
@@ -174,13 +179,13 @@ class MemoryReport:
         )
 
 
-def memory_report(runtime, mapped: int = 0, audio: int = 0) -> MemoryReport:
+def memory_report(runtime, mapped: int = 0, audio: int = 0, audio_on_disk: int = 0) -> MemoryReport:
     """A Runtime's pools with its device's figures: on the CPU system_memory()'s,
     on the GPU the device's free/total; ``audio``: decoded samples' bytes.
     After close() every count is zero."""
     device = runtime.device or "closed"
     system = system_memory() if device == "cpu" else None
-    return MemoryReport.from_counts(device, runtime.memory(), mapped, system, audio)
+    return MemoryReport.from_counts(device, runtime.memory(), mapped, system, audio, audio_on_disk)
 
 
 def warning_fraction(used: float) -> float | None:

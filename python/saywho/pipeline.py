@@ -14,6 +14,7 @@ import weakref
 import numpy as np
 
 from .audio import SAMPLE_RATE, load_audio
+from .audio_store import on_disk
 from .device import cpu_reason, open_runtime
 from .diarization.diarize import Diarization, Diarizer
 from .diarization.pretrained import open_pipeline
@@ -161,6 +162,8 @@ class Pipeline(RuntimeUser):
         mapped = self._whisper.mapped_bytes if self._whisper is not None else 0
         samples = self._decoded() if self._decoded is not None else None
         audio = samples.nbytes if samples is not None else 0
+        if on_disk(samples):  # a long recording's, in a temporary file (audio_store)
+            return memory_report(self.runtime, mapped, 0, audio)
         return memory_report(self.runtime, mapped, audio)
 
     def checkpoint(self, stage: str) -> MemoryReport:
@@ -172,13 +175,15 @@ class Pipeline(RuntimeUser):
         return report
 
     # -- stages --------------------------------------------------------------
-    def load_audio(self, source, sample_rate: int | None = None) -> np.ndarray:
-        """16 kHz mono float32 samples of a file or an array (see saywho.load_audio).
+    def load_audio(self, source, sample_rate: int | None = None, **store) -> np.ndarray:
+        """16 kHz mono float32 samples of a file or an array (see saywho.load_audio;
+        ``store``: its ``in_memory_seconds`` and ``temp_dir``).
 
         The memory lines count the samples decoded from a file while they are
-        alive (a weak reference: this Pipeline keeps nothing alive)."""
+        alive (a weak reference: this Pipeline keeps nothing alive), those of
+        a long recording as on disk (saywho.audio_store)."""
         self._open_runtime()
-        samples = load_audio(source, sample_rate=sample_rate)
+        samples = load_audio(source, sample_rate=sample_rate, **store)
         if not isinstance(source, np.ndarray):
             self._decoded = weakref.ref(samples)
         return samples

@@ -38,6 +38,17 @@ CLEAR_LINE = "\r\x1b[K"
 ETA_AFTER = 0.02
 
 
+def run_stages(diarize: bool, known_speakers: bool) -> list[str]:
+    """The stages a file goes through, in order: a ProgressBar's ``stages``."""
+    return [
+        "decode",
+        *(["diarization"] if diarize else []),
+        *(["known speakers"] if known_speakers else []),
+        "transcribe",
+        *(["alignment"] if diarize else []),
+    ]
+
+
 def clock(seconds: float) -> str:
     """``H:MM:SS``."""
     seconds = int(round(max(seconds, 0.0)))

@@ -5,6 +5,11 @@ file as it finishes: :func:`local_outcomes` (one Pipeline in this process)
 or saywho.ray's (actors on a Ray cluster). Everything after that, the
 transcript files, the index line and the progress, is this module's, so a
 batch writes the same files whichever engine ran it.
+
+Progress, run locally, is what ``saywho`` shows for several files: each
+file's own line (saywho.stage_progress.ProgressBar: stage, elapsed, ETA) and,
+under it after each file, the batch's overall line. On Ray the files run
+elsewhere, so only the overall line is drawn.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -20,30 +25,60 @@ from typing import TextIO
 from ..native import _core
 from ..output_names import output_dir
 from ..pipeline import Pipeline
+from ..stage_progress import ProgressBar, run_stages
 from .index import Index, IndexRecord
 from .inputs import Item
 from .outcome import Outcome, describe
 from .total_progress import BatchProgress, estimated_duration
 
+# the file's own progress line: (its place among the files, the item) -> a bar
+FileProgress = Callable[[int, Item], ProgressBar]
 
-def process_item(pipeline: Pipeline, item: Item, process_options: dict) -> Outcome:
+
+def process_item(
+    pipeline: Pipeline, item: Item, process_options: dict, bar: ProgressBar | None = None
+) -> Outcome:
     """One file through ``pipeline.process``; any failure of the file (not
-    of the run: Ctrl-C goes through) becomes the outcome's error."""
+    of the run: Ctrl-C goes through) becomes the outcome's error. ``bar``
+    hears every stage and is closed when the file ends, however it ends."""
     start = time.perf_counter()
     try:
-        result = pipeline.process(item.path, **{**process_options, **item.overrides()})
+        result = pipeline.process(
+            item.path, progress=bar, **{**process_options, **item.overrides()}
+        )
     except Exception as e:  # a corrupt or huge file must not stop the batch
         return Outcome(item, None, describe(e), time.perf_counter() - start)
+    finally:
+        if bar is not None:
+            bar.close()
     return Outcome(item, result, None, time.perf_counter() - start)
 
 
 def local_outcomes(
-    items: list[Item], pipeline_options: dict, process_options: dict
+    items: list[Item],
+    pipeline_options: dict,
+    process_options: dict,
+    file_progress: FileProgress | None = None,
 ) -> Iterator[Outcome]:
     """One Pipeline, loaded once, over every item in turn."""
     with Pipeline(**pipeline_options) as pipeline:
-        for item in items:
-            yield process_item(pipeline, item, process_options)
+        for place, item in enumerate(items):
+            bar = file_progress(place, item) if file_progress is not None else None
+            yield process_item(pipeline, item, process_options, bar)
+
+
+def file_progress_lines(items: list[Item], process_options: dict, stream: TextIO) -> FileProgress:
+    """Each file's own line, labelled as ``saywho`` labels several files
+    (``[2/5] name``), over the stages these options run."""
+    stages = run_stages(
+        process_options.get("diarize", True), bool(process_options.get("known_speakers"))
+    )
+
+    def bar(place: int, item: Item) -> ProgressBar:
+        label = f"[{place + 1}/{len(items)}] {os.path.basename(item.path)}"
+        return ProgressBar(label, stream, stages=stages)
+
+    return bar
 
 
 def record_outcome(outcome: Outcome, out: Path, write_options: dict) -> IndexRecord:
@@ -124,12 +159,18 @@ def run_batch(
             check_cluster(ray_address)  # before the index: a wrong address writes nothing
     with Index(out) as index:
         todo = select(items, index, retry_failed)
-        bar = BatchProgress({i.path: estimated_duration(i.path) for i in todo}, progress)
+        local = ray_address is None
+        estimates = {i.path: estimated_duration(i.path) for i in todo}
+        # locally, each file's line is redrawn in place, so the overall line
+        # is written once per file under it rather than redrawn too
+        per_file = local and progress is not None
+        bar = BatchProgress(estimates, progress, redraw=False if per_file else None)
         summary = BatchSummary(len(items), len(items) - len(todo), 0, 0, 0.0, 0.0)
-        if ray_address is not None:
-            outcomes = ray_outcomes(todo, pipeline_options, process_options, ray_address, actors)
+        if local:
+            lines = file_progress_lines(todo, process_options, progress) if per_file else None
+            outcomes = local_outcomes(todo, pipeline_options, process_options, lines)
         else:
-            outcomes = local_outcomes(todo, pipeline_options, process_options)
+            outcomes = ray_outcomes(todo, pipeline_options, process_options, ray_address, actors)
         try:
             for outcome in outcomes:
                 record = record_outcome(outcome, out, write_options)

@@ -2,8 +2,9 @@
 
 What ``WhisperModel.transcribe`` does without ``batch_size``, as
 faster-whisper's ``transcribe``: Silero's speech regions joined (with
-``vad_filter``), the log-mel of the whole recording, the language given or
-detected, then the seek loop (saywho.whisper.seek_loop) over the windows,
+``vad_filter``), the log-mel of the whole recording (a window at a time
+for a recording decoded onto disk: saywho.whisper.windowed_mel), the
+language given or detected, then the seek loop (saywho.whisper.seek_loop) over the windows,
 its timestamps moved back to the recording's clock when the VAD cut it.
 """
 
@@ -14,12 +15,14 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..audio import SAMPLE_RATE
+from ..audio_store import on_disk
 from ..speech import SpeechMap
 from ..vad import speech_sample_regions, vad_options
 from .clips import clip_seconds, detection_start
 from .options import TranscribeOptions
 from .seek_loop import seek_segments
-from .segments import Segment, TranscriptionInfo, audio_samples
+from .segments import N_FRAMES, Segment, TranscriptionInfo, audio_samples
+from .windowed_mel import WindowedLogMel
 
 
 def transcribe_sequential(
@@ -42,10 +45,16 @@ def transcribe_sequential(
             samples = np.zeros(SAMPLE_RATE // 10, dtype=np.float32)
     # faster-whisper computes the log-mel over the audio plus one hop of
     # zeros, then pads each window with zeros in the log-mel domain.
-    features = model.log_mel(samples)
+    if on_disk(samples):  # a long recording: its log-mel would be half its size again
+        features = WindowedLogMel(samples, model.dims["n_mels"], model.runtime.threads)
+    else:
+        features = model.log_mel(samples)
     content_frames = features.shape[-1] - 1
+    detect_from = detection_start(clips, content_frames)
+    # only the frames detection reads (it reads language_detection_segments windows)
+    detect_to = detect_from + options.language_detection_segments * N_FRAMES
     language, language_probability, all_language_probs = model.resolve_language(
-        options, lambda: features[:, detection_start(clips, content_frames) :]
+        options, lambda: features[:, detect_from:detect_to]
     )
     decoding = model.decoding_options(options)
     info = TranscriptionInfo(

@@ -1,0 +1,216 @@
+"""Long recordings are decoded in pieces onto disk (saywho.audio_store): the
+same samples as in memory, read by every stage, counted in the memory lines,
+no temporary file left behind, and memory that does not grow with length."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import saywho
+from saywho.audio_store import on_disk
+
+from .conftest import SHARED_DATA, shared_file
+from .long_recording import GAP_SECONDS, PIECES, SHORT_MINUTES, assemble
+from .weights import test_model_dir
+
+
+def _open_into(folder) -> list[str]:
+    """What this process holds open or mapped from ``folder``."""
+    folder = os.path.realpath(folder)
+    held = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(folder):
+            held.append(target)
+    with open("/proc/self/maps") as maps:
+        held += [line.split(None, 5)[-1] for line in maps if folder in line]
+    return held
+
+
+def test_a_long_file_comes_back_on_disk_bit_for_bit(tmp_path):
+    jfk = shared_file("jfk.flac")
+    whole = saywho.load_audio(jfk)
+    assert not on_disk(whole)  # 11 s: in memory, as before
+    stored = saywho.load_audio(jfk, in_memory_seconds=1, temp_dir=tmp_path)
+    assert isinstance(stored, np.memmap) and on_disk(stored) and on_disk(stored[100:200])
+    assert stored.dtype == np.float32 and stored.shape == whole.shape
+    assert np.array_equal(stored, whole)
+    # an unnamed file: nothing in the folder while it is used, nothing after
+    assert os.listdir(tmp_path) == []
+    assert _open_into(tmp_path)  # the map is the only handle
+    del stored
+    gc.collect()
+    assert _open_into(tmp_path) == [] and os.listdir(tmp_path) == []
+
+
+def test_a_corrupt_or_bad_call_leaves_nothing(tmp_path):
+    store = tmp_path / "store"
+    store.mkdir()
+    broken = tmp_path / "broken.flac"
+    broken.write_bytes(shared_file("jfk.flac").read_bytes()[:200] + os.urandom(4000))
+    with pytest.raises(saywho.AudioError, match="broken.flac"):
+        saywho.load_audio(broken, in_memory_seconds=0, temp_dir=store)
+    assert os.listdir(store) == [] and _open_into(store) == []
+    with pytest.raises(saywho.AudioError, match="jfk.flac.*temporary file"):
+        saywho.load_audio(shared_file("jfk.flac"), in_memory_seconds=0, temp_dir=tmp_path / "no")
+    with pytest.raises(saywho.OptionError, match="in_memory_seconds"):
+        saywho.load_audio(shared_file("jfk.flac"), in_memory_seconds=-1)
+
+
+def test_the_stages_read_the_store_and_the_memory_line_says_where_it_is(tmp_path):
+    """Transcription and diarization of samples on disk give what the same
+    samples in memory give; the memory line counts them on disk, not held."""
+    wav = shared_file("two_speakers.wav")
+    with saywho.Pipeline(model=str(test_model_dir("tiny.en")), device="cpu") as pipeline:
+        stored = pipeline.load_audio(wav, in_memory_seconds=1, temp_dir=tmp_path)
+        assert on_disk(stored)
+        line = pipeline.memory().line("After Decode")
+        assert f"| Audio 0.00 GiB (+{stored.nbytes / 2**30:.2f} GiB on disk) |" in line
+        from_disk = pipeline.process(stored, beam_size=1)
+        in_memory = pipeline.process(np.array(stored), beam_size=1)
+    assert from_disk.text and from_disk.text == in_memory.text
+    assert from_disk.turns == in_memory.turns
+    assert [s.speaker for s in from_disk.segments] == [s.speaker for s in in_memory.segments]
+    del stored, from_disk
+    gc.collect()
+    assert os.listdir(tmp_path) == [] and _open_into(tmp_path) == []
+
+
+def test_whisper_reads_the_store_a_window_at_a_time(tmp_path, monkeypatch):
+    """The log-mel of samples on disk is computed a window at a time and is
+    the whole recording's (to float32's last bit, where the floor rounds);
+    the seek loop over it gives the in-memory transcript across windows."""
+    from saywho.native import _core
+    from saywho.whisper import windowed_mel
+
+    samples = assemble(SHARED_DATA, SHORT_MINUTES)  # 42 s: two windows
+    path = tmp_path / "two_windows.wav"
+    _write_wav(path, samples)
+    stored = saywho.load_audio(path, in_memory_seconds=1, temp_dir=tmp_path)
+    whole = _core.log_mel_spectrogram(np.array(stored), n_mels=80, padding=160, threads=1)
+    monkeypatch.setattr(windowed_mel, "PIECE_FRAMES", 1000)  # several pieces for the floor
+    lazy = windowed_mel.WindowedLogMel(stored, 80, 1)
+    assert lazy.shape == whole.shape
+    for a, b in [(0, 3000), (1234, 4234), (whole.shape[1] - 1000, whole.shape[1] + 500)]:
+        np.testing.assert_allclose(lazy[:, a:b], whole[:, a:b], rtol=0, atol=1e-6)
+    monkeypatch.undo()
+    with saywho.Pipeline(model=str(test_model_dir("tiny.en")), device="cpu") as pipeline:
+        on_disk_segments, _ = pipeline.transcribe(stored, beam_size=1)
+        in_memory_segments, _ = pipeline.transcribe(np.array(stored), beam_size=1)
+    on_disk_text = [s.text for s in on_disk_segments]
+    in_memory_text = [s.text for s in in_memory_segments]
+    assert len(in_memory_text) > 1 and on_disk_text == in_memory_text
+
+
+def _write_wav(path, samples: np.ndarray) -> None:
+    import wave
+
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes((np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes())
+
+
+# The memory claim for the decode: decoding a recording holds no more
+# anonymous memory (RssAnon: not the file-backed pages of the store) for a
+# long one than for a short one, where before the samples were held whole.
+# Each length runs in its own process, which samples its own RssAnon while it
+# decodes and then reads the samples a 30 s window at a time, as the stages do.
+# (Diarizing them too would take far longer than a test may on 2 cores;
+# test_the_stages_read_the_store shows the stages read the store.)
+MEASURE = textwrap.dedent(
+    """
+    import json, sys, threading, time
+    import numpy as np
+    import saywho
+
+    def rss_anon():
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) * 1024
+
+    before = rss_anon()
+    peak, done = [before], threading.Event()
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], rss_anon())
+            time.sleep(0.01)
+
+    threading.Thread(target=sample, daemon=True).start()
+    samples = saywho.load_audio(sys.argv[1], temp_dir=sys.argv[2])
+    window = 30 * 16000
+    loudest = max(float(np.abs(samples[i : i + window]).max())
+                  for i in range(0, samples.size, window))
+    done.set()
+    print(json.dumps({"before": before, "peak": peak[0], "seconds": samples.size / 16000,
+                      "on_disk": isinstance(samples, np.memmap), "loudest": loudest}))
+    """
+)
+
+
+def _long_flac(path, minutes: float) -> None:
+    """``minutes`` of the real speech in tests/data/shared, in turn with
+    pauses, encoded as a FLAC file by FFmpeg (as a user would have one),
+    written a clip at a time so this process never holds it whole."""
+    ffmpeg = shutil.which("ffmpeg")
+    if ffmpeg is None:
+        pytest.fail("ffmpeg is needed to write the long recording")
+    clips = [saywho.load_audio(SHARED_DATA / name) for name in PIECES]
+    gap = np.zeros(int(GAP_SECONDS * 16000), dtype=np.float32)
+    encoder = subprocess.Popen(
+        [ffmpeg, "-v", "error", "-f", "f32le", "-ar", "16000", "-ac", "1", "-i", "-", str(path)],
+        stdin=subprocess.PIPE,
+    )
+    total, i = 0, 0
+    while total < minutes * 60 * 16000:
+        clip = clips[i % len(clips)]
+        encoder.stdin.write(clip.tobytes() + gap.tobytes())
+        total += clip.size + gap.size
+        i += 1
+    encoder.stdin.close()
+    assert encoder.wait(timeout=600) == 0
+
+
+def _measure(path, store) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(path), str(store)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def test_decoding_memory_does_not_grow_with_the_length(tmp_path):
+    store = tmp_path / "store"
+    store.mkdir()
+    short, long = tmp_path / "short.flac", tmp_path / "long.flac"
+    _long_flac(short, 20)
+    _long_flac(long, 120)
+    a, b = _measure(short, store), _measure(long, store)
+    assert a["on_disk"] and b["on_disk"]  # both past the 10 minutes kept in memory
+    assert b["seconds"] > 5.5 * a["seconds"] and b["loudest"] > 0.1
+    grown = (b["peak"] - b["before"]) - (a["peak"] - a["before"])
+    held_whole = (b["seconds"] - a["seconds"]) * 16000 * 4  # 100 more minutes: 384 MB
+    print(
+        f"RssAnon peak: {(a['peak'] - a['before']) / 2**20:.1f} MiB for 20 min, "
+        f"{(b['peak'] - b['before']) / 2**20:.1f} MiB for 2 h "
+        f"(the 100 more minutes' samples: {held_whole / 2**20:.0f} MiB)"
+    )
+    assert grown < held_whole / 4, (a, b)
+    assert os.listdir(store) == []
