@@ -23,6 +23,14 @@
 #define ROWS_EACH    (TILE_Q / ROW_LANES)
 #define KEYS_EACH    (TILE_K / ROW_LANES)
 #define COLS_EACH    (TILE_DH / ROW_LANES)
+/* shared rows one float longer than their data: see the top */
+#define QK_STRIDE (TILE_DH + 1)
+#define P_STRIDE  (TILE_K + 1)
+/* 41,600 bytes in all: under sm_75's 48 KiB a block */
+#define QS_FLOATS (TILE_Q * QK_STRIDE)
+#define KS_FLOATS (TILE_K * QK_STRIDE)
+#define VS_FLOATS (TILE_K * TILE_DH)
+#define PS_FLOATS (TILE_Q * P_STRIDE)
 
 /* The tiled kernel wins where a tile of query rows shares each key read:
  * from a decoder prompt's rows up to the encoder's 1500. Below 16 rows
@@ -59,10 +67,10 @@ __global__ void __launch_bounds__(TILE_THREADS)
                     int64_t d, int64_t dh, int64_t tkv, int64_t group, int64_t kv_len,
                     int64_t causal, int heads, float scale, int64_t q_tiles, int64_t items)
 {
-    SW_SHARED(float, qs, TILE_Q *(TILE_DH + 1));
-    SW_SHARED(float, ks, TILE_K *(TILE_DH + 1));
-    SW_SHARED(float, vs, TILE_K *TILE_DH);
-    SW_SHARED(float, ps, TILE_Q *(TILE_K + 1));
+    SW_SHARED(float, qs, QS_FLOATS);
+    SW_SHARED(float, ks, KS_FLOATS);
+    SW_SHARED(float, vs, VS_FLOATS);
+    SW_SHARED(float, ps, PS_FLOATS);
     const int tx = threadIdx.x % ROW_LANES, ty = threadIdx.x / ROW_LANES;
     for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
         int64_t tile = item % q_tiles, h = (item / q_tiles) % heads, b = item / (q_tiles * heads);
@@ -79,7 +87,7 @@ __global__ void __launch_bounds__(TILE_THREADS)
         /* zeros beyond the rows and the head: they add nothing to a score */
         for (int e = threadIdx.x; e < TILE_Q * TILE_DH; e += blockDim.x) {
             int r = e / TILE_DH, c = e % TILE_DH;
-            qs[r * (TILE_DH + 1) + c] = r < rows && c < dh ? qb[r * d + c] : 0.0f;
+            qs[r * QK_STRIDE + c] = r < rows && c < dh ? qb[r * d + c] : 0.0f;
         }
         float m[ROWS_EACH], l[ROWS_EACH], acc[ROWS_EACH][COLS_EACH];
         int64_t seen[ROWS_EACH];
@@ -100,7 +108,7 @@ __global__ void __launch_bounds__(TILE_THREADS)
             for (int e = threadIdx.x; e < TILE_K * TILE_DH; e += blockDim.x) {
                 int t = e / TILE_DH, c = e % TILE_DH;
                 int in = t < keys && c < dh;
-                ks[t * (TILE_DH + 1) + c] = in ? kb[(t0 + t) * d + c] : 0.0f;
+                ks[t * QK_STRIDE + c] = in ? kb[(t0 + t) * d + c] : 0.0f;
                 vs[t * TILE_DH + c] = in ? vb[(t0 + t) * d + c] : 0.0f;
             }
             __syncthreads();
@@ -112,9 +120,9 @@ __global__ void __launch_bounds__(TILE_THREADS)
             for (int c = 0; c < dh; c++) {
                 float qc[ROWS_EACH], kc[KEYS_EACH];
                 for (int r = 0; r < ROWS_EACH; r++)
-                    qc[r] = qs[(ty + ROW_LANES * r) * (TILE_DH + 1) + c];
+                    qc[r] = qs[(ty + ROW_LANES * r) * QK_STRIDE + c];
                 for (int j = 0; j < KEYS_EACH; j++)
-                    kc[j] = ks[(tx + ROW_LANES * j) * (TILE_DH + 1) + c];
+                    kc[j] = ks[(tx + ROW_LANES * j) * QK_STRIDE + c];
                 for (int r = 0; r < ROWS_EACH; r++)
                     for (int j = 0; j < KEYS_EACH; j++)
                         s[r][j] += qc[r] * kc[j];
@@ -134,7 +142,7 @@ __global__ void __launch_bounds__(TILE_THREADS)
                 float part = 0.0f;
                 for (int j = 0; j < KEYS_EACH; j++) {
                     float p = s[r][j] == -INFINITY ? 0.0f : expf(s[r][j] - m_new);
-                    ps[(ty + ROW_LANES * r) * (TILE_K + 1) + tx + ROW_LANES * j] = p;
+                    ps[(ty + ROW_LANES * r) * P_STRIDE + tx + ROW_LANES * j] = p;
                     part += p;
                 }
                 /* each thread keeps its share of the sum; the shares are
@@ -151,7 +159,7 @@ __global__ void __launch_bounds__(TILE_THREADS)
                 for (int c = 0; c < COLS_EACH; c++)
                     vt[c] = vs[t * TILE_DH + tx + ROW_LANES * c];
                 for (int r = 0; r < ROWS_EACH; r++) {
-                    float p = ps[(ty + ROW_LANES * r) * (TILE_K + 1) + t];
+                    float p = ps[(ty + ROW_LANES * r) * P_STRIDE + t];
                     for (int c = 0; c < COLS_EACH; c++)
                         acc[r][c] += p * vt[c];
                 }
