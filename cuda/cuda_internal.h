@@ -126,6 +126,13 @@ sw_status sw_cuda_scatter_rows(sw_backend *be, const sw_tensor *src, const sw_te
 sw_status sw_cuda_attention(sw_backend *be, const sw_tensor *q, const sw_tensor *k,
                             const sw_tensor *v, const sw_attention_params *p, sw_tensor *out,
                             sw_tensor *probs, sw_error *err);
+/* attention.cu: the tiled kernel for many query rows, and the shapes it takes
+ * (the rest run norm_softmax.cu's one block a row). */
+int sw_cuda_attention_tiled_fits(int64_t tq, int64_t dh, int with_probs);
+sw_status sw_cuda_attention_tiled(sw_cuda *c, const float *q, const float *k, const float *v,
+                                  float *out, int64_t batch, int64_t tq, int64_t d, int64_t dh,
+                                  int64_t tkv, int64_t group, const sw_attention_params *p,
+                                  sw_error *err);
 
 sw_status sw_cuda_leaky_relu(sw_backend *be, const sw_tensor *a, float alpha, sw_tensor *out,
                              sw_error *err);

@@ -123,7 +123,9 @@ sw_status sw_cuda_layernorm(sw_backend *be, const sw_tensor *a, const sw_tensor 
 /* ---- attention: one block per (batch, head, query row) ----
  * The row's scores sit in shared memory (kv_len floats: 1500 for Whisper's
  * cross-attention), then the block does the softmax and the weighted sum of
- * values. Plain, and the same arithmetic order as the CPU's fused path. */
+ * values. Plain, and the same arithmetic order as the CPU's fused path.
+ * Many query rows without their weights go to attention.cu's tiles instead
+ * (sw_cuda_attention_tiled_fits says which). */
 __global__ void attention_rows(const float *q, const float *k, const float *v, float *out,
                                float *probs, int64_t tq, int64_t d, int64_t dh, int64_t tkv,
                                int64_t group, int64_t kv_len, int64_t causal, int heads,
@@ -189,6 +191,14 @@ sw_status sw_cuda_attention(sw_backend *be, const sw_tensor *q, const sw_tensor 
         return sw_fail(err, SW_ERR_ARG, "cuda attention: f32 q, k, v of three dimensions");
     int64_t b = q->shape[0], tq = q->shape[1], d = q->shape[2], dh = d / p->n_heads;
     int64_t items = b * p->n_heads * tq;
+    if (items > 0 && sw_cuda_attention_tiled_fits(tq, dh, probs != NULL)) {
+        sw_status st = sw_cuda_enter(c, err);
+        if (st != SW_OK)
+            return st;
+        return sw_cuda_attention_tiled(c, (const float *)q->data, (const float *)k->data,
+                                       (const float *)v->data, (float *)out->data, b, tq, d, dh,
+                                       k->shape[1], b / k->shape[0], p, err);
+    }
     size_t shared = (size_t)(dh + p->kv_len) * sizeof(float);
     /* a block's 48 KiB hold the dynamic part and the kernel's static scratch */
     if (shared + WARP * sizeof(float) > 48 * 1024)

@@ -26,6 +26,7 @@ static const struct {
     {"gather_rows_f32", "gather_rows"},
     {"scatter_rows_f32", "scatter_rows"},
     {"attention_rows", "attention"},
+    {"attention_tiles", "attention"},
     {"max_pool_f32", "max_pool1d"},
     {"instance_norm_f32", "instance_norm"},
     {"lstm_recurrence_f32", "lstm"},

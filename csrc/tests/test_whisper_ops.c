@@ -227,6 +227,63 @@ static void test_attention_shared_limit(sw_backend *b)
         sw_tensor_free(all[i]);
 }
 
+/* Whisper's shapes against the CPU backend's attention, float by float, and
+ * sampled rows against the double reference: on the GPU (the emulator's
+ * CUDA backend) these many query rows take the tiled kernel (attention.cu),
+ * on the CPU they check the CPU against the reference. batch B queries over
+ * Bk key batches (beams sharing one audio's keys when B > Bk). */
+static void test_attention_whisper_shape(sw_backend *b, sw_backend *cpu, int64_t B, int64_t Bk,
+                                         int heads, int64_t dh, int64_t tq, int64_t tkv,
+                                         int64_t kv_len, int64_t causal)
+{
+    sw_error err = {SW_OK, ""};
+    int64_t d = heads * dh, qs[3] = {B, tq, d}, ks[3] = {Bk, tkv, d};
+    sw_tensor q = make(b, 3, qs, 1), k = make(b, 3, ks, 1), v = make(b, 3, ks, 1);
+    sw_tensor out = make(b, 3, qs, 0);
+    sw_tensor cq = make(cpu, 3, qs, 0), ck = make(cpu, 3, ks, 0), cv = make(cpu, 3, ks, 0);
+    sw_tensor cout = make(cpu, 3, qs, 0);
+    memcpy(cq.data, q.data, sw_tensor_nbytes(&q));
+    memcpy(ck.data, k.data, sw_tensor_nbytes(&k));
+    memcpy(cv.data, v.data, sw_tensor_nbytes(&v));
+    sw_attention_params p = {heads, kv_len, causal, 1.0f / sqrtf((float)dh)};
+    CHECK(sw_attention(&q, &k, &v, &p, &out, NULL, &err) == SW_OK);
+    CHECK(sw_attention(&cq, &ck, &cv, &p, &cout, NULL, &err) == SW_OK);
+    const float *O = out.data, *C = cout.data;
+    double worst = 0.0;
+    for (int64_t i = 0; i < sw_tensor_numel(&out); i++)
+        worst = fmax(worst, fabs((double)O[i] - C[i])); /* a NaN fails below */
+    CHECK_NEAR(worst, 0.0, 2e-6);
+    double *ref = malloc(sizeof(double) * (size_t)dh), *rp = malloc(sizeof(double) * (size_t)tkv);
+    CHECK(ref && rp);
+    double worst_ref = 0.0;
+    for (int64_t bq = 0; ref && rp && bq < B; bq++)
+        for (int h = 0; h < heads; h++)
+            for (int64_t i = (bq + h) % 7; i < tq; i += 7) { /* every seventh row, all tiles */
+                ref_attention(q.data, k.data, v.data, tq, d, tkv, heads, kv_len, causal, p.scale,
+                              bq, bq / (B / Bk), i, h, ref, rp);
+                for (int64_t c = 0; c < dh; c++)
+                    worst_ref = fmax(worst_ref, fabs(ref[c] - O[(bq * tq + i) * d + h * dh + c]));
+            }
+    CHECK_NEAR(worst_ref, 0.0, 2e-6);
+    if (!(worst <= 2e-6 && worst_ref <= 2e-6))
+        fprintf(stderr, "attention B %lld/%lld, %d heads of %lld, %lld x %lld, causal %lld\n",
+                (long long)B, (long long)Bk, heads, (long long)dh, (long long)tq, (long long)kv_len,
+                (long long)causal);
+    free(ref);
+    free(rp);
+    sw_tensor *all[] = {&q, &k, &v, &out, &cq, &ck, &cv, &cout};
+    for (int i = 0; i < 8; i++)
+        sw_tensor_free(all[i]);
+}
+
+/* Sixteen query rows over more keys than a block of the row kernel holds in
+ * its 48 KiB (test_attention_shared_limit): the GPU takes them in the tiled
+ * kernel, which streams the keys, so this also proves that kernel ran. */
+static void test_attention_many_keys(sw_backend *b, sw_backend *cpu)
+{
+    test_attention_whisper_shape(b, cpu, 1, 1, 1, 64, 16, 13000, 12999, -1);
+}
+
 /* Keys and values head by head, [B_kv, H, T_kv, d_head] (the CPU's cross-
  * attention form): the same bits as the [B_kv, T_kv, D] form on every path
  * (fused decoding rows, causal prompts, sgemm), d_head a multiple of eight or
@@ -309,6 +366,24 @@ int main(void)
     test_attention_head_major(b, 5, -1, 8, 1);   /* five query rows, weights kept */
     test_attention_head_major(b, 3, 5, 5, 1);    /* d_head not a multiple of eight, causal */
     test_attention_head_major(b, 20, -1, 64, 0); /* a prompt's rows: the sgemm path */
+    sw_backend *cpu = NULL;
+    CHECK(sw_cpu_backend_open(2, &cpu, &err) == SW_OK);
+    if (cpu) {
+        /* tiny's encoder: 1500 frames, six heads of 64 */
+        test_attention_whisper_shape(b, cpu, 1, 1, 6, 64, 1500, 1500, 1500, -1);
+        /* a decoder prompt of 20 rows over a cache of 37 (448 rows allocated),
+         * five beams; and 70 rows, two query tiles, after 100 */
+        test_attention_whisper_shape(b, cpu, 5, 5, 6, 64, 20, 448, 57, 37);
+        test_attention_whisper_shape(b, cpu, 2, 2, 6, 64, 70, 448, 170, 100);
+        /* a prompt's rows against the audio: two audios of five beams each */
+        test_attention_whisper_shape(b, cpu, 10, 2, 6, 64, 24, 1500, 1500, -1);
+        /* heads narrower than a tile, one not a multiple of four */
+        test_attention_whisper_shape(b, cpu, 2, 1, 3, 40, 33, 50, 45, -1);
+        test_attention_whisper_shape(b, cpu, 1, 1, 2, 5, 17, 30, 20, 3);
+        test_attention_many_keys(b, cpu);
+        CHECK(cpu->memory(cpu).allocated == 0);
+        cpu->destroy(cpu);
+    }
     CHECK(b->memory(b).allocated == 0);
     b->destroy(b);
     return sw_check_summary("test_whisper_ops");
