@@ -106,3 +106,28 @@ def test_diarization_chunks_within_the_budget(runtimes, speech):
     for ours, theirs in zip(result.turns, cpu.turns):
         assert abs(ours.start - theirs.start) <= 0.017 and abs(ours.end - theirs.end) <= 0.017
     np.testing.assert_allclose(result.embeddings, cpu.embeddings, atol=2e-3)
+
+
+def test_default_campp_diarization_within_the_budget(runtimes):
+    """The default models (segmentation-3.0 and CAM++, as the wheel ships
+    them) on jfk (2 chunks, one batch) on the emulated GPU: one wait for
+    the scores, one for the embeddings, at most one 192-float embedding per
+    (chunk, speaker) down; the CPU's speakers and embeddings."""
+    from saywho.models.bundled import default_diarization_models
+
+    jfk = saywho.load_audio(shared_file("jfk.wav"))
+    seg, emb = default_diarization_models()
+    device = runtimes["cuda-emulated"]
+    with Diarizer(seg, emb, runtime=device) as d:
+        assert d.batch_size == DEVICE_BATCH
+        chunks = len(d._chunk_starts(len(jfk)))
+        device.counters(reset=True)
+        result = d(jfk)
+        counted = device.counters(reset=True)
+    with Diarizer(seg, emb, runtime=runtimes["cpu"]) as d:
+        cpu = d(jfk)
+    print(f"{chunks} chunks: {counted}")
+    assert counted["host_syncs"] <= 2
+    assert counted["bytes_down"] <= chunks * (SEG_OUT_PER_CHUNK + 3 * 192 * 4)
+    assert result.speakers == cpu.speakers
+    np.testing.assert_allclose(result.embeddings, cpu.embeddings, atol=2e-3)
