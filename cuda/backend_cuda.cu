@@ -156,7 +156,10 @@ static sw_status download_waiting(sw_backend *b, void *dst, const void *src, siz
  * once, after which all of it is free again. */
 static unsigned char *staging_slot(sw_cuda *c, size_t bytes, cudaError_t *e)
 {
-    if (c->staging_off || bytes > SW_CUDA_STAGING_BYTES)
+    /* inside a graph capture the waiting copy below is what it always was,
+     * refused by the device (a graph would replay a copy of whatever the
+     * staging memory then held) */
+    if (c->staging_off || bytes > SW_CUDA_STAGING_BYTES || c->capturing)
         return NULL;
     if (!c->staging) {
         void *p = NULL;
@@ -193,11 +196,6 @@ static sw_status cuda_upload(sw_backend *b, void *dst, const void *host_src, siz
     sw_status st = sw_cuda_enter(c, err);
     if (st != SW_OK)
         return st;
-    if (c->capturing) /* a graph would replay a copy of whatever the staging then holds */
-        return sw_fail(err, SW_ERR_ARG,
-                       "uploading %zu bytes inside a CUDA graph capture: upload the step's "
-                       "inputs before capture_begin",
-                       bytes);
     cudaError_t e = cudaSuccess;
     unsigned char *slot = staging_slot(c, bytes, &e);
     c->counted.bytes_up += bytes;
