@@ -1,8 +1,11 @@
 """The GPU step budget: what the CUDA backend asks of the device per decoder
-step, per encoder window and per diarization chunk (issue 37), read from the
-backend's counters (Runtime.counters) over real work: the tests' jfk speech
-transcribed by tiny.en (its one 30 s window encoded, then decoded with beam 5
-as the seek loop does it) and diarized with the test diarization models.
+step, per encoder window and per diarization chunk and batch of chunks
+(issues 37, 38), read from the backend's counters (Runtime.counters) over
+real work: the tests' jfk speech transcribed by tiny.en (its one 30 s window
+encoded, then decoded with beam 5 as the seek loop does it) and diarized
+with the test diarization models (segmentation-3.0 and GE2E: the
+diarization rows) and with the default ones the wheel ships
+(segmentation-3.0 and CAM++: the campp rows).
 
     python bench/gpu_step_budget.py [--device cuda-emulated] [--beam 5] [--json]
 
@@ -59,19 +62,25 @@ def whisper_budget(runtime, model_name: str, beam: int) -> tuple[dict, dict, lis
     return per(decoder, result.steps), per(encoder, 1), result.sequences_ids[0]
 
 
-def diarization_budget(runtime) -> dict:
+def diarization_budget(runtime, models: str) -> tuple[dict, dict]:
+    """Per 10 s chunk and per batch of chunks (the Diarizer's default batch:
+    32 on a GPU, device_batch.py) on jfk: ``models`` "ge2e", the tests'
+    segmentation-3.0 and GE2E, or "default", the ones the wheel ships
+    (segmentation-3.0 and CAM++)."""
     import saywho
     from saywho.diarization import Diarizer
+    from saywho.models.bundled import default_diarization_models
     from tests.weights import test_diarization_models
 
     audio = saywho.load_audio(JFK)
-    seg, emb = test_diarization_models()
+    seg, emb = test_diarization_models() if models == "ge2e" else default_diarization_models()
     with Diarizer(seg, emb, runtime=runtime) as d:
         chunks = len(d._chunk_starts(audio.size))
+        batches = -(-chunks // d.batch_size)
         runtime.counters(reset=True)
         d(audio)
         counted = runtime.counters(reset=True)
-    return per(counted, chunks)
+    return per(counted, chunks), per(counted, batches)
 
 
 def main() -> int:
@@ -91,10 +100,18 @@ def main() -> int:
     device_name = runtime.device_name
     try:
         decoder, encoder, tokens = whisper_budget(runtime, args.model, args.beam)
-        diarization = diarization_budget(runtime)
+        diarization, diarization_batch = diarization_budget(runtime, "ge2e")
+        default_chunk, default_batch = diarization_budget(runtime, "default")
     finally:
         runtime.close()
-    figures = {"decoder_step": decoder, "encoder_window": encoder, "diarization_chunk": diarization}
+    figures = {
+        "decoder_step": decoder,
+        "encoder_window": encoder,
+        "diarization_chunk": diarization,
+        "diarization_batch": diarization_batch,
+        "campp_chunk": default_chunk,
+        "campp_batch": default_batch,
+    }
     if args.json:
         print(json.dumps(figures))
         return 0

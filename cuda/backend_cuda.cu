@@ -121,11 +121,21 @@ static sw_status cuda_device_info(sw_backend *b, sw_device_info *info, sw_error 
     return SW_OK;
 }
 
-/* Both copies wait for the stream: after upload the caller may free or reuse
- * its host buffer (a pageable async copy is not guaranteed to have read it),
- * and after download it reads the result. */
-static sw_status copy(sw_backend *b, void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
-                      const char *what, sw_error *err)
+/* Pinned staging for uploads (issue 38): 64 MiB, taken at the first upload.
+ * A batch's inputs (segmentation's span, GE2E's mels, CAM++'s features and
+ * index tables) fit many times over; a larger upload waits as before. */
+#define SW_CUDA_STAGING_BYTES ((size_t)64 << 20)
+
+/* The host waited for the stream: every queued copy has read its staging. */
+static void stream_drained(sw_cuda *c)
+{
+    c->counted.host_syncs++;
+    c->staging_used = 0;
+}
+
+/* A download waits for the stream: the caller reads the result next. */
+static sw_status download_waiting(sw_backend *b, void *dst, const void *src, size_t bytes,
+                                  sw_error *err)
 {
     sw_cuda *c = sw_cuda_of(b);
     if (bytes == 0)
@@ -133,27 +143,78 @@ static sw_status copy(sw_backend *b, void *dst, const void *src, size_t bytes, c
     sw_status st = sw_cuda_enter(c, err);
     if (st != SW_OK)
         return st;
-    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, c->stream);
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->stream);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(c->stream);
-    if (kind == cudaMemcpyHostToDevice)
-        c->counted.bytes_up += bytes;
-    else
-        c->counted.bytes_down += bytes;
-    c->counted.host_syncs++;
-    return e == cudaSuccess ? SW_OK : sw_cuda_fail(err, e, what);
+    c->counted.bytes_down += bytes;
+    stream_drained(c);
+    return e == cudaSuccess ? SW_OK : sw_cuda_fail(err, e, "copying from the GPU");
 }
 
+/* Room for `bytes` in the staging memory, or NULL (too large, or no pinned
+ * memory): when the rest of it is too small the host waits for the stream
+ * once, after which all of it is free again. */
+static unsigned char *staging_slot(sw_cuda *c, size_t bytes, cudaError_t *e)
+{
+    /* inside a graph capture the waiting copy below is what it always was,
+     * refused by the device (a graph would replay a copy of whatever the
+     * staging memory then held) */
+    if (c->staging_off || bytes > SW_CUDA_STAGING_BYTES || c->capturing)
+        return NULL;
+    if (!c->staging) {
+        void *p = NULL;
+        if (cudaMallocHost(&p, SW_CUDA_STAGING_BYTES) != cudaSuccess) {
+            (void)cudaGetLastError(); /* not sticky: uploads then wait, as before */
+            c->staging_off = 1;
+            return NULL;
+        }
+        c->staging = (unsigned char *)p;
+    }
+    if (SW_CUDA_STAGING_BYTES - c->staging_used < bytes) {
+        *e = cudaStreamSynchronize(c->stream);
+        stream_drained(c);
+    }
+    unsigned char *slot = c->staging + c->staging_used;
+    c->staging_used += (bytes + 255) / 256 * 256; /* each slot 256-byte aligned */
+    if (c->staging_used > SW_CUDA_STAGING_BYTES)
+        c->staging_used = SW_CUDA_STAGING_BYTES;
+    return slot;
+}
+
+/* An upload returns once the caller's bytes are copied into the staging
+ * memory, the copy to the device queued behind the stream's work, so the
+ * caller may free or reuse its buffer at once and the host does not wait
+ * for the device: a batch's inputs go up without a host synchronisation.
+ * Without staging (too large, no pinned memory) it waits for the stream:
+ * a pageable async copy is not guaranteed to have read the buffer. */
 static sw_status cuda_upload(sw_backend *b, void *dst, const void *host_src, size_t bytes,
                              sw_error *err)
 {
-    return copy(b, dst, host_src, bytes, cudaMemcpyHostToDevice, "copying to the GPU", err);
+    sw_cuda *c = sw_cuda_of(b);
+    if (bytes == 0)
+        return SW_OK;
+    sw_status st = sw_cuda_enter(c, err);
+    if (st != SW_OK)
+        return st;
+    cudaError_t e = cudaSuccess;
+    unsigned char *slot = staging_slot(c, bytes, &e);
+    c->counted.bytes_up += bytes;
+    if (slot && e == cudaSuccess) {
+        memcpy(slot, host_src, bytes);
+        e = cudaMemcpyAsync(dst, slot, bytes, cudaMemcpyHostToDevice, c->stream);
+    } else if (e == cudaSuccess) {
+        e = cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, c->stream);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(c->stream);
+        stream_drained(c);
+    }
+    return e == cudaSuccess ? SW_OK : sw_cuda_fail(err, e, "copying to the GPU");
 }
 
 static sw_status cuda_download(sw_backend *b, void *host_dst, const void *src, size_t bytes,
                                sw_error *err)
 {
-    return copy(b, host_dst, src, bytes, cudaMemcpyDeviceToHost, "copying from the GPU", err);
+    return download_waiting(b, host_dst, src, bytes, err);
 }
 
 static sw_status cuda_synchronize(sw_backend *b, sw_error *err)
@@ -163,7 +224,7 @@ static sw_status cuda_synchronize(sw_backend *b, sw_error *err)
     if (st != SW_OK)
         return st;
     cudaError_t e = cudaStreamSynchronize(c->stream);
-    c->counted.host_syncs++;
+    stream_drained(c);
     return e == cudaSuccess ? SW_OK : sw_cuda_fail(err, e, "waiting for the GPU");
 }
 
@@ -195,6 +256,8 @@ static void cuda_destroy(sw_backend *b)
         if (c->blas_handle)
             c->blas->destroy(c->blas_handle);
         sw_pool_destroy(c->pool);
+        if (c->staging)
+            (void)cudaFreeHost(c->staging); /* the stream was waited for above */
         if (c->stream)
             (void)cudaStreamDestroy(c->stream);
         (void)cudaGetLastError();

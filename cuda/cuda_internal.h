@@ -40,6 +40,14 @@ typedef struct sw_cuda {
     /* a graph capture is open on `stream` (graphs.cu): ops are recorded, not
      * launched, so they are neither counted nor waited for */
     int capturing;
+    /* Uploads are staged (backend_cuda.cu): pinned host memory the caller's
+     * bytes are copied into, the copy to the device queued without a wait.
+     * staging_used: bytes handed out since the stream was last waited for
+     * (every part of it may still be read by a queued copy); staging_off:
+     * pinned memory was refused, uploads wait as before. */
+    unsigned char *staging;
+    size_t staging_used;
+    int staging_off;
 } sw_cuda;
 
 static inline sw_cuda *sw_cuda_of(sw_backend *b)

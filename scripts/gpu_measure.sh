@@ -13,7 +13,9 @@
 #      float16 (then gpu_check), then float32, beam 5 sequential (2 windows) and
 #      batched (8 windows, batch 8), saywho against transformers (SDPA) and
 #      faster-whisper where it imports, 100 tokens a window
-#   3. diarization: saywho's row; pyannote.audio's where it imports
+#   3. diarization (after gpu_check, before float32; issue 38): saywho's rows,
+#      GE2E and the default CAM++, 10 min of speech at the Diarizer's GPU batch
+#      (32 chunks); pyannote.audio's where it imports
 #   4. the host CPU: bench_transcribe.py (tiny.en, base; 2 and 8 threads) where
 #      the real weights travelled, else the same shapes with random weights
 #
@@ -50,7 +52,7 @@ export SAYWHO_TEST_WEIGHTS=${SAYWHO_TEST_WEIGHTS:-$PWD/.cache/test-weights}
 export PYTHONUNBUFFERED=1
 device=cuda shapes=${GPU_MEASURE_SHAPES:-large-v3-turbo large-v3} first=float16 then=float32
 rows_limit=45 # seconds a shape's stage (two engines' rows) may take
-seq_windows=2 batched_windows=8 batch=8 tokens=100 diar_windows=4
+seq_windows=2 batched_windows=8 batch=8 tokens=100 diar_windows=20 # 10 min to diarize
 parity_model=base-shape parity_args=""
 checkpoints=${GPU_MEASURE_CHECKPOINTS:-$PWD/.cache/shape-checkpoints} # multi-GB: made here, once
 if ! nvidia-smi -L >/dev/null 2>&1; then
@@ -135,11 +137,9 @@ stage "Whisper tokens on $device against the CPU ($parity_model)" 40 gpu_check.l
   python3 bench/gpu_token_parity.py --model "$parity_model" --device "$device" \
   --checkpoints "$checkpoints" $parity_args
 stage "gpu_check (no speed step)" 45 gpu_check.log bash scripts/gpu_check.sh --no-speed
-for compute in $then; do
-  for shape in $shapes; do shape_rows "$shape" "$compute" $((rows_limit - 1)); done
-done
-bench "diarization (segmentation-3.0 + GE2E)" 30 diarization.log diarization.json \
-  --engines --diarize --windows $diar_windows
+# diarization before float32 (issue 38): GE2E's and the default CAM++'s rows, then the peer
+bench "diarization (segmentation-3.0 + GE2E; + CAM++, the default)" 60 diarization.log diarization.json \
+  --engines --diarize --windows $diar_windows --timeout 30
 if python3 -c "import pyannote.audio" 2>/dev/null; then
   stage "pyannote.audio peer" 40 diarization.log python3 bench/bench_pyannote_peer.py
 else
@@ -147,6 +147,9 @@ else
     tee -a "$out/diarization.log"
   stages+=("| pyannote.audio peer | not run: pyannote.audio does not import here (no wheels carried) | - |")
 fi
+for compute in $then; do
+  for shape in $shapes; do shape_rows "$shape" "$compute" $((rows_limit - 1)); done
+done
 if python3 -c "from tests.weights import whisper_dir; whisper_dir('tiny.en'); whisper_dir('base')" 2>/dev/null; then
   for model in tiny.en base; do
     for threads in 2 8; do

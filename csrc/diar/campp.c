@@ -99,13 +99,19 @@ static sw_status linear(const sw_tensor *x, const campp_linear *l, int relu, sw_
 /* Output rows a convolution gathers and multiplies at a time: its im2col
  * block (rows x taps x C_in floats) stays in the core's cache instead of
  * going through memory twice (the gather, then BLAS's packing of it), and
- * the whole im2col is never allocated. */
-#define CAMPP_CONV_BLOCK_FLOATS (1 << 16)
-#define CAMPP_CONV_MIN_ROWS     256
+ * the whole im2col is never allocated. On a device (tensors not host
+ * memory) there is no such cache to fit, and each block is a gather and a
+ * product launched (CAM++'s 2-D front took 3,140 launches a 10 s chunk at
+ * 256 rows a block): blocks of up to 16 M floats (64 MiB) instead. */
+#define CAMPP_CONV_BLOCK_FLOATS        (1 << 16)
+#define CAMPP_CONV_MIN_ROWS            256
+#define CAMPP_DEVICE_CONV_BLOCK_FLOATS (1 << 24)
 
-static int64_t conv_block(int taps, int64_t c_in, int64_t n_out)
+static int64_t conv_block(sw_backend *be, int taps, int64_t c_in, int64_t n_out)
 {
-    int64_t block = CAMPP_CONV_BLOCK_FLOATS / (taps * c_in);
+    int on_host = sw_supports(be, SW_CAP_HOST_MEMORY, 0, 0);
+    int64_t floats = on_host ? CAMPP_CONV_BLOCK_FLOATS : CAMPP_DEVICE_CONV_BLOCK_FLOATS;
+    int64_t block = floats / (taps * c_in);
     block = block < CAMPP_CONV_MIN_ROWS ? CAMPP_CONV_MIN_ROWS : block;
     return block > n_out ? n_out : block;
 }
@@ -114,8 +120,9 @@ static int64_t conv_block(int taps, int64_t c_in, int64_t n_out)
  * the backend's gather_linear gathers into scratch of its own. */
 static int64_t cols_rows(sw_backend *be, int taps, int64_t c_in, int64_t n_out, int64_t c_out)
 {
-    return sw_supports(be, SW_CAP_GATHER_LINEAR, 0, c_out) ? 1
-                                                           : conv_block(taps, c_in, n_out) * taps;
+    return sw_supports(be, SW_CAP_GATHER_LINEAR, 0, c_out)
+               ? 1
+               : conv_block(be, taps, c_in, n_out) * taps;
 }
 
 /* y [n_out, C_out] (allocated by the caller) = a convolution of x (rows of
@@ -126,7 +133,7 @@ static sw_status conv_into(const sw_tensor *x, const sw_tensor *ids, int taps,
                            sw_error *err)
 {
     int64_t c_in = sw_row_len(x), n_out = sw_tensor_numel(ids) / taps, c_out = campp_out(l);
-    int64_t block = conv_block(taps, c_in, n_out);
+    int64_t block = conv_block(x->backend, taps, c_in, n_out);
     if (sw_supports(x->backend, SW_CAP_GATHER_LINEAR, 0, c_out)) /* no cols */
         return sw_gather_linear(x, ids, taps, &l->w, l->layout, l->b.data ? &l->b : NULL, relu,
                                 block, y, err);

@@ -43,6 +43,16 @@ sw_backend *sw_ge2e_backend(const sw_ge2e *model);
 sw_status sw_ge2e_run(sw_ge2e *model, const float *mels, int n, int64_t frames,
                       const int64_t *lengths, float *out, sw_error *err);
 
+/* sw_ge2e_run, then item i's embedding added into group owners[i] (0 ..
+ * groups - 1) and each group's sum L2-normalised (a group without items
+ * stays zero): out [groups, 256], resemblyzer's mean of partials, summed on
+ * the device so that only the groups' embeddings come down. The sums are
+ * float32 in the device's order, so they differ from the host's float64
+ * mean in the last bits. */
+sw_status sw_ge2e_run_pooled(sw_ge2e *model, const float *mels, int n, int64_t frames,
+                             const int64_t *lengths, const int32_t *owners, int groups, float *out,
+                             sw_error *err);
+
 #ifdef __cplusplus
 }
 #endif

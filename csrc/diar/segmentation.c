@@ -171,28 +171,26 @@ static void window_affine(const sw_segmentation *m, const float *w, int64_t n, d
     *shift = m->wav_beta - mean * inv * m->wav_gamma;
 }
 
-/* whole [1, frames, 80] = SincNet's first convolution of the raw span. */
-static sw_status span_conv(sw_segmentation *m, const float *span, int64_t span_samples,
+/* whole [1, frames, 80] = SincNet's first convolution of the raw span.
+ * `up` (already on the device) holds the span's samples first. */
+static sw_status span_conv(sw_segmentation *m, const sw_tensor *up, int64_t span_samples,
                            sw_tensor *whole, sw_error *err)
 {
-    sw_backend *be = m->obj.be;
-    sw_tensor wave = {0};
+    sw_tensor wave = sw_tensor_slice(up, 0, 3, 1, span_samples, 1);
     int64_t t_span = sw_window_frames(span_samples, SEG_SINC_TAPS, SEG_SINC_STRIDE);
-    if (fresh(be, &wave, 1, span_samples, 1, err) == SW_OK &&
-        be->upload(be, wave.data, span, sw_tensor_nbytes(&wave), err) == SW_OK &&
-        fresh(be, whole, 1, t_span, SEG_SINC_FILTERS, err) == SW_OK)
+    if (fresh(m->obj.be, whole, 1, t_span, SEG_SINC_FILTERS, err) == SW_OK)
         sw_conv1d(&wave, &m->conv_w[0], NULL, SEG_SINC_STRIDE, 0, whole, err);
-    sw_tensor_free(&wave);
     return err->code;
 }
 
 /* y [B, pooled frames, 80]: window i's stretch of `whole` (from frame
  * first[i]) times scale[i] plus shifts[i], its magnitude, max-pooled by 3.
  * One pass where the backend has span_abs_pool (the CPU), the stretches
- * never written out; elsewhere the table's ops on a copy of every stretch. */
+ * never written out; elsewhere the table's ops on a copy of every stretch,
+ * the shifts read from `sh` [B, 80, 1], uploaded with the span. */
 static sw_status pooled_windows(sw_segmentation *m, const sw_tensor *whole, const int64_t *first,
-                                const float *scale, const float *shifts, int batch, int64_t t_conv,
-                                sw_tensor *y, sw_error *err)
+                                const float *scale, const float *shifts, const sw_tensor *sh,
+                                int batch, int64_t t_conv, sw_tensor *y, sw_error *err)
 {
     sw_backend *be = m->obj.be;
     int64_t t_span = whole->shape[1], t_pool = sw_window_frames(t_conv, SEG_POOL, SEG_POOL);
@@ -202,25 +200,50 @@ static sw_status pooled_windows(sw_segmentation *m, const sw_tensor *whole, cons
         sw_tensor rows = sw_tensor_slice(whole, 0, 2, t_span, SEG_SINC_FILTERS, 0);
         return sw_span_abs_pool(&rows, first, scale, shifts, SEG_POOL, y, err);
     }
-    sw_tensor sh = {0}, conv = {0};
-    if (fresh(be, &sh, batch, SEG_SINC_FILTERS, 1, err) == SW_OK &&
-        be->upload(be, sh.data, shifts, sw_tensor_nbytes(&sh), err) == SW_OK &&
-        fresh(be, &conv, batch, t_conv, SEG_SINC_FILTERS, err) == SW_OK) {
+    sw_tensor conv = {0};
+    if (fresh(be, &conv, batch, t_conv, SEG_SINC_FILTERS, err) == SW_OK) {
         for (int i = 0; i < batch && err->code == SW_OK; i++) {
             sw_tensor src =
                 sw_tensor_slice(whole, first[i] * SEG_SINC_FILTERS, 2, t_conv, SEG_SINC_FILTERS, 0);
             sw_tensor dst = sw_tensor_slice(&conv, (int64_t)i * t_conv * SEG_SINC_FILTERS, 2,
                                             t_conv, SEG_SINC_FILTERS, 0);
             sw_tensor row =
-                sw_tensor_slice(&sh, (int64_t)i * SEG_SINC_FILTERS, 1, SEG_SINC_FILTERS, 0, 0);
+                sw_tensor_slice(sh, (int64_t)i * SEG_SINC_FILTERS, 1, SEG_SINC_FILTERS, 0, 0);
             if (sw_scale(&src, scale[i], &dst, err) == SW_OK)
                 sw_add(&dst, &row, &dst, err);
         }
         if (err->code == SW_OK && sw_abs(&conv, &conv, err) == SW_OK)
             sw_max_pool1d(&conv, SEG_POOL, SEG_POOL, y, err);
     }
-    sw_tensor_free(&sh);
     sw_tensor_free(&conv);
+    return err->code;
+}
+
+/* The batch's one copy up: the span's samples, and where the backend
+ * composes the first layer from the table's ops (a GPU) each window's
+ * shifts after them (*sh views them), so the host waits once for both.
+ * The shifts start on a 256-byte boundary, as every pool block does. */
+static sw_status upload_span(sw_segmentation *m, const float *span, int64_t span_samples,
+                             const float *shifts, int batch, sw_tensor *up, sw_tensor *sh,
+                             sw_error *err)
+{
+    sw_backend *be = m->obj.be;
+    if (sw_supports(be, SW_CAP_SPAN_ABS_POOL, 0, 0)) {
+        if (fresh(be, up, 1, span_samples, 1, err) == SW_OK)
+            be->upload(be, up->data, span, sw_tensor_nbytes(up), err);
+        return err->code;
+    }
+    int64_t at = (span_samples + 63) / 64 * 64, n_shift = (int64_t)batch * SEG_SINC_FILTERS;
+    float *host = malloc((size_t)(at + n_shift) * sizeof *host);
+    if (!host)
+        return sw_fail(err, SW_ERR_NOMEM, "segmentation: out of host memory");
+    memcpy(host, span, (size_t)span_samples * sizeof *host);
+    memset(host + span_samples, 0, (size_t)(at - span_samples) * sizeof *host);
+    memcpy(host + at, shifts, (size_t)n_shift * sizeof *host);
+    if (fresh(be, up, 1, at + n_shift, 1, err) == SW_OK &&
+        be->upload(be, up->data, host, sw_tensor_nbytes(up), err) == SW_OK)
+        *sh = sw_tensor_slice(up, at, 3, batch, SEG_SINC_FILTERS, 1);
+    free(host);
     return err->code;
 }
 
@@ -259,14 +282,17 @@ sw_status sw_segmentation_run_span(sw_segmentation *m, const float *span, int64_
     }
     /* the span's convolution once, then every window's stretch of it */
     int64_t t_conv = sw_window_frames(samples, SEG_SINC_TAPS, SEG_SINC_STRIDE);
-    sw_tensor whole = {0}, y = {0};
-    if (span_conv(m, span, span_samples, &whole, err) == SW_OK &&
-        pooled_windows(m, &whole, first, scale, shifts, batch, t_conv, &y, err) == SW_OK) {
+    sw_tensor up = {0}, sh = {0}, whole = {0}, y = {0};
+    if (upload_span(m, span, span_samples, shifts, batch, &up, &sh, err) == SW_OK &&
+        span_conv(m, &up, span_samples, &whole, err) == SW_OK &&
+        pooled_windows(m, &whole, first, scale, shifts, &sh, batch, t_conv, &y, err) == SW_OK) {
         sw_tensor_free(&whole);
+        sw_tensor_free(&up);
         if (sw_instance_norm(&y, &m->norm_w[0], &m->norm_b[0], SEG_NORM_EPS, &y, err) == SW_OK &&
             sw_leaky_relu(&y, SEG_LEAKY_SLOPE, &y, err) == SW_OK)
             forward_tail(m, &y, out, err);
     }
+    sw_tensor_free(&up);
     free(shifts);
     free(scale);
     free(first);

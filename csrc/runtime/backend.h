@@ -126,8 +126,10 @@ struct sw_backend {
     /* c[m,n] = alpha * a[m,k] @ op(b) + beta * c; op(b) = b[k,n] or b[n,k]^T.
      * On the CUDA backend b may be f16 or bf16 (a f32 or b's type, c f32:
      * compute_type float16/bfloat16), as may conv1d's w and gather_rows' table.
-     * Uploads and downloads complete before they return; ops are ordered on
-     * one stream, so a freed block may be reused at once. One thread at a
+     * A download completes before it returns; an upload returns once the
+     * host's bytes are taken (the caller may reuse its buffer at once; the
+     * CUDA backend stages them and queues the copy before every later op);
+     * ops are ordered on one stream, so a freed block may be reused at once. One thread at a
      * time per backend (the Python Runtime holds a lock around each call). */
     sw_status (*matmul)(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *c,
                         int trans_b, float alpha, float beta, sw_error *err);

@@ -137,6 +137,24 @@ cudaError_t cudaFree(void *ptr)
     return cudaSuccess;
 }
 
+/* Pinned host memory (the backend's upload staging): plain host memory here,
+ * where every copy happens when it is queued. */
+cudaError_t cudaMallocHost(void **ptr, size_t bytes)
+{
+    *ptr = malloc(bytes ? bytes : 1);
+    if (!*ptr) {
+        sw_emu_set_error(cudaErrorMemoryAllocation, "out of host memory for pinned memory");
+        return cudaErrorMemoryAllocation;
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaFreeHost(void *ptr)
+{
+    free(ptr);
+    return cudaSuccess;
+}
+
 /* SAYWHO_CUDA_EMU_COPY_LOG=file: each copy between host and device appends
  * "H2D <bytes> <hash>" or "D2H <bytes> <hash>" to the file as it happens
  * (hash: FNV-1a 64 of the bytes, in hex), so a test can mark its stages in the

@@ -85,6 +85,8 @@ template <typename T> static inline cudaError_t cudaMalloc(T **ptr, size_t bytes
     return sw_emu_malloc((void **)ptr, bytes);
 }
 SW_EMU_API cudaError_t cudaFree(void *ptr);
+SW_EMU_API cudaError_t cudaMallocHost(void **ptr, size_t bytes);
+SW_EMU_API cudaError_t cudaFreeHost(void *ptr);
 SW_EMU_API cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind);
 SW_EMU_API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
                                        cudaMemcpyKind kind, cudaStream_t stream);

@@ -389,27 +389,33 @@ SWPY_KIND(ge2e, "GE2EModel")
 
 static PyObject *ge2e_run(ModelObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"mels", "lengths", NULL};
-    PyObject *mels_obj, *lengths_obj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:run", kwlist, &mels_obj, &lengths_obj))
+    static char *kwlist[] = {"mels", "lengths", "owners", NULL};
+    PyObject *mels_obj, *lengths_obj = Py_None, *owners_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:run", kwlist, &mels_obj, &lengths_obj,
+                                     &owners_obj))
         return NULL;
     if (!swpy_model_open(self))
         return NULL;
     PyArrayObject *mels = swpy_float32_array(mels_obj, "mels", 3, 3);
     if (!mels)
         return NULL;
-    PyArrayObject *lengths = NULL;
-    if (lengths_obj != Py_None) {
-        lengths = (PyArrayObject *)PyArray_FROMANY(lengths_obj, NPY_INT64, 1, 1,
-                                                   NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED |
-                                                       NPY_ARRAY_FORCECAST);
-        if (!lengths) {
-            Py_DECREF(mels);
-            return NULL;
-        }
+    PyArrayObject *lengths = NULL, *owners = NULL;
+    int flags = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST;
+    if (lengths_obj != Py_None)
+        lengths = (PyArrayObject *)PyArray_FROMANY(lengths_obj, NPY_INT64, 1, 1, flags);
+    if (owners_obj != Py_None && !PyErr_Occurred())
+        owners = (PyArrayObject *)PyArray_FROMANY(owners_obj, NPY_INT32, 1, 1, flags);
+    if (PyErr_Occurred()) {
+        Py_DECREF(mels);
+        Py_XDECREF(lengths);
+        return NULL;
     }
-    npy_intp n = PyArray_DIM(mels, 0), frames = PyArray_DIM(mels, 1);
+    npy_intp n = PyArray_DIM(mels, 0), frames = PyArray_DIM(mels, 1), groups = 0;
     PyObject *out = NULL;
+    for (npy_intp i = 0; owners && i < PyArray_DIM(owners, 0); i++) {
+        int32_t g = ((const int32_t *)PyArray_DATA(owners))[i];
+        groups = g + 1 > groups ? g + 1 : groups;
+    }
     if (n < 1 || n > 1 << 20 || frames < 1 || PyArray_DIM(mels, 2) != SW_GE2E_MELS)
         PyErr_Format(SwOptionError,
                      "mels must be [n, frames, %d] with at least one item and frame; got %lld x "
@@ -419,18 +425,24 @@ static PyObject *ge2e_run(ModelObject *self, PyObject *args, PyObject *kwargs)
     else if (lengths && PyArray_DIM(lengths, 0) != n)
         PyErr_Format(SwOptionError, "lengths has %lld items, mels %lld",
                      (long long)PyArray_DIM(lengths, 0), (long long)n);
+    else if (owners && PyArray_DIM(owners, 0) != n)
+        PyErr_Format(SwOptionError, "owners has %lld items, mels %lld",
+                     (long long)PyArray_DIM(owners, 0), (long long)n);
     else {
-        npy_intp dims[2] = {n, SW_GE2E_EMBED_DIM};
+        npy_intp dims[2] = {owners ? groups : n, SW_GE2E_EMBED_DIM};
         out = PyArray_SimpleNew(2, dims, NPY_FLOAT32);
     }
     if (out) {
         sw_error err = {SW_OK, ""};
         const float *src = PyArray_DATA(mels);
         const int64_t *len = lengths ? PyArray_DATA(lengths) : NULL;
+        const int32_t *own = owners ? PyArray_DATA(owners) : NULL;
         float *dst = PyArray_DATA((PyArrayObject *)out);
         Py_BEGIN_ALLOW_THREADS
         sw_ge2e *model = swpy_model_lock(self, &err);
-        if (model)
+        if (model && own)
+            sw_ge2e_run_pooled(model, src, (int)n, frames, len, own, (int)groups, dst, &err);
+        else if (model)
             sw_ge2e_run(model, src, (int)n, frames, len, dst, &err);
         swpy_model_unlock(self);
         Py_END_ALLOW_THREADS
@@ -441,13 +453,15 @@ static PyObject *ge2e_run(ModelObject *self, PyObject *args, PyObject *kwargs)
     }
     Py_DECREF(mels);
     Py_XDECREF(lengths);
+    Py_XDECREF(owners);
     return out;
 }
 
 static PyMethodDef ge2e_methods[] = {
     {"run", CF(ge2e_run), METH_VARARGS | METH_KEYWORDS,
-     "run(mels float32 [n, frames, 40], lengths int64 [n] or None) -> unit embeddings float32 "
-     "[n, 256] (item i reads its first lengths[i] frames)"},
+     "run(mels float32 [n, frames, 40], lengths int64 [n] or None, owners int32 [n] or None) "
+     "-> unit embeddings float32 [n, 256] (item i reads its first lengths[i] frames); with "
+     "owners, [max(owners) + 1, 256]: each group's items summed on the device, normalised"},
     SWPY_MODEL_METHODS,
     {NULL, NULL, 0, NULL},
 };

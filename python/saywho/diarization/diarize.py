@@ -47,6 +47,7 @@ from .clustering import (
 )
 from .cooccurrence import MIN_SOLO_SECONDS, split_cooccurring
 from .count_bound import speakers_vouched_for
+from .device_batch import batch_for
 from .embedding_campp import SIGNATURE as CAMPP_SIGNATURE
 from .embedding_campp import CamppEmbedding
 from .embedding_campp import prepare as prepare_campp
@@ -142,6 +143,10 @@ class Diarizer(RuntimeUser):
     embeddings merged. Default: on for CAM++, off for the others; never
     with a given count.
 
+    ``batch_size``: chunks per segmentation call (and per embedding pass);
+    None: 16 on the CPU, 32 on a GPU where its free memory holds them
+    (device_batch.py).
+
     ``min_duration_on`` / ``min_duration_off`` (seconds, pyannote's names):
     no turn shorter than the first, no pause inside one speaker's speech
     shorter than the second (floor.py). pyannote 3.1 uses 0 and 0 (no
@@ -159,7 +164,7 @@ class Diarizer(RuntimeUser):
         step: float = 1.0,
         threshold: float | None = None,
         min_cluster_size: int = DEFAULT_MIN_CLUSTER_SIZE,
-        batch_size: int = 16,
+        batch_size: int | None = None,
         clustering: Callable | None = None,
         shared_front: bool = False,
         embedding_step: float | None = None,
@@ -182,6 +187,7 @@ class Diarizer(RuntimeUser):
         self._use_runtime(runtime)
         self.segmentation = self.embedding = None
         with self._opening():
+            batch_size = batch_for(self.runtime, batch_size)
             self.segmentation = SegmentationModel(segmentation, self.runtime, batch_size)
             self.embedding = open_embedding(embedding, self.runtime)
         if shared_front and not isinstance(self.embedding, CamppEmbedding):

@@ -35,6 +35,8 @@ HIDDEN = 256
 LAYERS = 3
 PARTIAL = 160  # frames per partial utterance, as the encoder was trained
 TARGET_DBFS = -30.0  # resemblyzer's volume normalisation (increase only)
+PARTIALS_PER_CALL_CPU = 64
+PARTIALS_PER_CALL_DEVICE = 1024
 
 
 def load_ge2e(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
@@ -89,17 +91,23 @@ class GE2EEncoder(RuntimeUser):
         source: str | os.PathLike[str] | dict[str, np.ndarray],
         runtime: _core.Runtime | None = None,
         partial_step: int = PARTIAL // 2,
-        batch_size: int = 64,
+        batch_size: int | None = None,
     ) -> None:
         if not 1 <= partial_step <= PARTIAL:
             raise _core.OptionError(f"partial_step must be 1 to {PARTIAL} frames")
-        if batch_size < 1:
+        if batch_size is not None and batch_size < 1:
             raise _core.OptionError("batch_size must be at least 1")
         tensors = source if isinstance(source, dict) else load_ge2e(source)
         self._use_runtime(runtime)
         with self._opening():  # a refused model leaves no Runtime open
             self._model = _core.GE2EModel(self.runtime, tensors)
         self.partial_step = partial_step
+        if batch_size is None:
+            # on a GPU a call is a round trip: a diarization batch's partials
+            # (32 chunks, up to 3 speakers, about 13 partials each) in one
+            # call, ~0.4 MB of device memory each; the CPU's 64 bound memory
+            on_cpu = self.runtime.device == "cpu"
+            batch_size = PARTIALS_PER_CALL_CPU if on_cpu else PARTIALS_PER_CALL_DEVICE
         self.batch_size = batch_size
 
     # -- the network ----------------------------------------------------------
@@ -133,12 +141,9 @@ class GE2EEncoder(RuntimeUser):
                 owners.append(k)
         if not pieces:
             return out
-        # longest first, so each batch pads to little more than its own rows
-        order = np.argsort([-len(p) for p in pieces], kind="stable")
-        lengths = np.array([len(pieces[o]) for o in order])
-        batch = np.zeros((len(pieces), int(lengths[0]), N_MELS), dtype=np.float32)
-        for row, o in enumerate(order):
-            batch[row, : lengths[row]] = pieces[o]
+        if self.runtime.device != "cpu":
+            return self._embed_on_device(pieces, np.asarray(owners), out)
+        batch, lengths, order = _longest_first(pieces)
         embedded = self.embed_partials(batch, lengths)
         sums = np.zeros((len(sequences), HIDDEN), dtype=np.float64)
         np.add.at(sums, np.asarray(owners)[order], embedded)
@@ -146,6 +151,28 @@ class GE2EEncoder(RuntimeUser):
         norms = np.linalg.norm(sums[done], axis=1, keepdims=True)
         out[done] = (sums[done] / np.maximum(norms, 1e-12)).astype(np.float32)
         return out
+
+    def _embed_on_device(self, pieces, owners: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """embed_sequences on a GPU: each sequence's partials summed and
+        normalised on the device, so only the sequences' embeddings come
+        down, a call per up to batch_size partials (whole sequences: a
+        sequence longer than that is a call of its own). Sums in float32
+        there, float64 on the CPU: equal to a few units in the last place."""
+        self._live()
+        # where each sequence's partials start (owners ascend), then the end
+        edges = np.concatenate([[0], np.flatnonzero(np.diff(owners)) + 1, [len(owners)]])
+        first = 0
+        for j in range(1, len(edges)):
+            if edges[j] - first > self.batch_size and edges[j - 1] > first:
+                self._pooled_call(pieces, owners, first, int(edges[j - 1]), out)
+                first = int(edges[j - 1])
+        self._pooled_call(pieces, owners, first, len(owners), out)
+        return out
+
+    def _pooled_call(self, pieces, owners, first: int, last: int, out: np.ndarray) -> None:
+        groups, local = np.unique(owners[first:last], return_inverse=True)
+        batch, lengths, order = _longest_first(pieces[first:last])
+        out[groups] = self._model.run(batch, lengths, local[order].astype(np.int32))
 
     # -- the embedding interface ----------------------------------------------
     def features(self, audio: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -184,6 +211,17 @@ class GE2EEncoder(RuntimeUser):
                 mask = resample_mask(np.asarray(masks[b], dtype=np.float32), len(mel))
             sequences.append(self.select(mel, energy, mask))
         return self.embed_sequences(sequences)
+
+
+def _longest_first(pieces) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pieces [T_i, 40] zero-padded into one batch, longest first, so
+    each call pads to little more than its own rows: (batch, lengths, order)."""
+    order = np.argsort([-len(p) for p in pieces], kind="stable")
+    lengths = np.array([len(pieces[o]) for o in order])
+    batch = np.zeros((len(pieces), int(lengths[0]), N_MELS), dtype=np.float32)
+    for row, o in enumerate(order):
+        batch[row, : lengths[row]] = pieces[o]
+    return batch, lengths, order
 
 
 def resample_mask(mask: np.ndarray, frames: int) -> np.ndarray:

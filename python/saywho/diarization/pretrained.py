@@ -18,7 +18,7 @@ def open_pipeline(
     cache_dir: str | os.PathLike | None = None,
     local_files_only: bool | None = None,
     revision: str | None = None,
-    batch_size: int = 16,
+    batch_size: int | None = None,
     embedding_step: float | None = None,
 ) -> Diarizer:
     """``"pyannote/speaker-diarization-3.1"`` or ``"...-community-1"`` (or a

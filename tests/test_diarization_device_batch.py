@@ -1,0 +1,133 @@
+"""Diarization batched on the device (issue 38), proven on the emulator:
+segmentation chunks and GE2E partials a batch per call, each call one copy
+up and one down, and the host waits only for the download: uploads are
+staged in pinned memory and queued (backend_cuda.cu). The counters are
+those of docs/cuda_backend.md, the backend's own code, the same on a GPU;
+the answers are the CPU's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import saywho
+from saywho.diarization import Diarizer
+from saywho.diarization.device_batch import CPU_BATCH, DEVICE_BATCH, chunk_batch
+from saywho.diarization.segmentation import SegmentationModel, load_segmentation
+
+from .conftest import shared_file
+from .weights import test_diarization_models
+
+SEG_OUT_PER_CHUNK = 589 * 7 * 4  # log-probabilities of 7 classes, float32
+
+
+@pytest.fixture(scope="module")
+def speech():
+    return saywho.load_audio(shared_file("two_speakers.wav"))
+
+
+def test_batch_size_follows_the_device_and_its_free_memory():
+    assert chunk_batch("cpu", 1 << 40) == CPU_BATCH
+    assert chunk_batch("cuda", 80 << 30) == DEVICE_BATCH == 32
+    assert chunk_batch("cuda", 512 << 20) == 8  # a quarter of it, 16 MiB a chunk
+    assert chunk_batch("cuda", 0) == 1
+
+
+def test_segmentation_batches_wait_once_per_call(runtimes, speech):
+    """21 chunks of real speech at pyannote's 1 s step, 8 to a call on the
+    emulated GPU: per call the span and the windows' shifts go up in one
+    copy (not waited for), the scores come down in one (the one wait); the
+    scores are the CPU's."""
+    seg, _ = test_diarization_models()
+    tensors = load_segmentation(seg)
+    window, step = 160_000, 16_000
+    starts = np.arange(0, len(speech) - window + 1, step, dtype=np.int64)
+    device = runtimes["cuda-emulated"]
+    with SegmentationModel(tensors, runtimes["cpu"], batch_size=8) as model:
+        want = model.run_span(speech, starts, window)
+    with SegmentationModel(tensors, device, batch_size=8) as model:
+        device.counters(reset=True)
+        got = model.run_span(speech, starts, window)
+        counted = device.counters(reset=True)
+    calls = -(-len(starts) // 8)
+    assert counted["host_syncs"] == calls
+    assert counted["bytes_down"] == got.nbytes == len(starts) * SEG_OUT_PER_CHUNK
+    assert np.abs(np.exp(got) - np.exp(want)).max() <= 1e-3
+    assert (got.argmax(-1) == want.argmax(-1)).mean() > 0.999
+
+
+def test_ge2e_partials_are_summed_on_the_device(runtimes, speech):
+    """Sequences of real speech's mel frames, cut into partials: on the
+    emulated GPU each sequence's partials are summed there and one embedding
+    per sequence comes down; equal to the CPU's float64 mean to float32
+    rounding."""
+    from saywho.diarization.embedding_ge2e import GE2EEncoder, load_ge2e
+
+    tensors = load_ge2e(test_diarization_models()[1])
+    with GE2EEncoder(tensors, runtimes["cpu"]) as model:
+        mel, _ = model.features(speech[: 16000 * 12])
+        # 12 s, 4.5 s, a short 0.8 s one, nothing: 9, 5, 1 partials and none
+        sequences = [mel[:1200], mel[100:550], mel[900:980], mel[:0]]
+        want = model.embed_sequences(sequences)
+    device = runtimes["cuda-emulated"]
+    with GE2EEncoder(tensors, device, batch_size=10) as model:  # 9 + 5 > 10: two calls
+        device.counters(reset=True)
+        got = model.embed_sequences(sequences)
+        counted = device.counters(reset=True)
+    assert counted["bytes_down"] == 3 * 256 * 4
+    assert counted["host_syncs"] == 2  # the two calls' downloads
+    assert np.isnan(got[3]).all() and np.isnan(want[3]).all()
+    np.testing.assert_allclose(got[:3], want[:3], atol=1e-5)
+
+
+def test_diarization_chunks_within_the_budget(runtimes, speech):
+    """The whole diarization of 30 s on the emulated GPU, 8 chunks a batch:
+    the host waits for segmentation's download and GE2E's, nothing else,
+    per batch (the issue's budget: no wait inside a batch), and the turns
+    are the CPU's."""
+    seg, emb = test_diarization_models()
+    device = runtimes["cuda-emulated"]
+    with Diarizer(seg, emb, runtime=device, batch_size=8) as d:
+        chunks = len(d._chunk_starts(len(speech)))
+        device.counters(reset=True)
+        result = d(speech)
+        counted = device.counters(reset=True)
+    with Diarizer(seg, emb, runtime=runtimes["cpu"], batch_size=8) as d:
+        cpu = d(speech)
+    batches = -(-chunks // 8)
+    print(f"{chunks} chunks, {batches} batches: {counted}")
+    assert counted["host_syncs"] <= 2 * batches
+    # down: the scores, and one embedding per (chunk, speaker) at most: GE2E's
+    # partials are summed on the device
+    assert counted["bytes_down"] <= chunks * (SEG_OUT_PER_CHUNK + 3 * 256 * 4)
+    assert result.speakers == cpu.speakers
+    assert [t.speaker for t in result.turns] == [t.speaker for t in cpu.turns]
+    for ours, theirs in zip(result.turns, cpu.turns):
+        assert abs(ours.start - theirs.start) <= 0.017 and abs(ours.end - theirs.end) <= 0.017
+    np.testing.assert_allclose(result.embeddings, cpu.embeddings, atol=2e-3)
+
+
+def test_default_campp_diarization_within_the_budget(runtimes):
+    """The default models (segmentation-3.0 and CAM++, as the wheel ships
+    them) on jfk (2 chunks, one batch) on the emulated GPU: one wait for
+    the scores, one for the embeddings, at most one 192-float embedding per
+    (chunk, speaker) down; the CPU's speakers and embeddings."""
+    from saywho.models.bundled import default_diarization_models
+
+    jfk = saywho.load_audio(shared_file("jfk.wav"))
+    seg, emb = default_diarization_models()
+    device = runtimes["cuda-emulated"]
+    with Diarizer(seg, emb, runtime=device) as d:
+        assert d.batch_size == DEVICE_BATCH
+        chunks = len(d._chunk_starts(len(jfk)))
+        device.counters(reset=True)
+        result = d(jfk)
+        counted = device.counters(reset=True)
+    with Diarizer(seg, emb, runtime=runtimes["cpu"]) as d:
+        cpu = d(jfk)
+    print(f"{chunks} chunks: {counted}")
+    assert counted["host_syncs"] <= 2
+    assert counted["bytes_down"] <= chunks * (SEG_OUT_PER_CHUNK + 3 * 192 * 4)
+    assert result.speakers == cpu.speakers
+    np.testing.assert_allclose(result.embeddings, cpu.embeddings, atol=2e-3)
