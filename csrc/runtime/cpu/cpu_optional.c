@@ -25,7 +25,11 @@ static int cpu_supports(sw_backend *be, sw_capability cap, int64_t a, int64_t b)
     case SW_CAP_SPAN_ABS_POOL: return 1;
     case SW_CAP_CONV3X3: return sw_winograd_ok(a, b);
     case SW_CAP_CONV3X3_SINGLE: return a == 1 && b >= 8 && b % 8 == 0;
-    case SW_CAP_HALF_WEIGHTS: /* float32 and int8; halves only as ops.c admits them */
+    /* halves widened as they are read: a transposed product's b in float16
+     * or bfloat16 (bf16_gemm.h), a float16 table of rows; not every op */
+    case SW_CAP_HALF_TRANSPOSED_B: return a == SW_F16 || a == SW_BF16;
+    case SW_CAP_HALF_TABLE: return a == SW_F16;
+    case SW_CAP_HALF_WEIGHTS:
     default: return 0;
     }
 }
