@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/backend_cpu.h"
+#include "cpu_backend.h"
 #include "elementwise_math.h"
 #include "ops.h"
 #include "optional_ops.h"

@@ -1,4 +1,4 @@
-#include "backend_cpu.h"
+#include "cpu_backend.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -19,11 +19,9 @@
 #include "small_gemm.h"
 #include "widen.h"
 #include "threads.h"
+#include "cpu_workers.h"
 
-typedef struct cpu_impl {
-    sw_pool *pool;
-    sw_threadpool *threads;
-} cpu_impl;
+typedef sw_cpu_impl cpu_impl; /* cpu_workers.h: the fused units reach the workers too */
 
 static cpu_impl *impl_of(sw_backend *b)
 {
@@ -978,18 +976,4 @@ sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err)
     b->destroy = cpu_destroy;
     *out = b;
     return SW_OK;
-}
-
-void sw_cpu_backend_parallel_for(sw_backend *b, size_t n, size_t min_chunk,
-                                 void (*fn)(void *ctx, size_t begin, size_t end), void *ctx)
-{
-    if (b->kind == SW_DEVICE_CPU)
-        sw_parallel_for(impl_of(b)->threads, n, min_chunk, fn, ctx);
-    else if (n > 0)
-        fn(ctx, 0, n);
-}
-
-int sw_cpu_backend_threads(sw_backend *b)
-{
-    return b->kind == SW_DEVICE_CPU ? sw_threadpool_size(impl_of(b)->threads) : 1;
 }

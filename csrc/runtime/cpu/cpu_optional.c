@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "backend_cpu.h"
+#include "cpu_workers.h"
 #include "cpu_affine_relu.h"
 #include "cpu_conv_single.h"
 #include "cpu_gather_linear.h"
