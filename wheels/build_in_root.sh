@@ -12,11 +12,13 @@ if [[ ${SAYWHO_WHEEL_CUDA:-ON} == ON ]]; then
   # CUDA 12.4's runtime, linked as a shared library that auditwheel vendors
   # (its PyPI wheel has no static archive); machine code for every GPU the
   # 12.4 compiler knows from the P100 on, and PTX that Blackwell (sm_100,
-  # sm_120) drivers compile at load time (wheels/README.md)
+  # sm_120) drivers compile at load time (wheels/README.md): the "wheel" line
+  # of cuda/gpu_architectures.txt
+  wheel_archs=$(awk '$1 == "wheel" {print $2}' /src/cuda/gpu_architectures.txt)
   cuda_args=(-C cmake.define.CMAKE_CUDA_COMPILER=/opt/cuda/bin/nvcc
     -C cmake.define.CMAKE_CUDA_FLAGS=-cudart=shared
     -C cmake.define.SAYWHO_CUDA_RUNTIME=Shared
-    -C "cmake.define.SAYWHO_CUDA_ARCHITECTURES=${SAYWHO_WHEEL_CUDA_ARCHS:-60-real;75-real;80-real;86-real;89-real;90-real;90-virtual}")
+    -C "cmake.define.SAYWHO_CUDA_ARCHITECTURES=${SAYWHO_WHEEL_CUDA_ARCHS:-$wheel_archs}")
 fi
 cd /src
 # OpenBLAS as Debian's static archive: only the sgemm/sgemv objects are

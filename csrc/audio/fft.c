@@ -81,11 +81,6 @@ void sw_fft_destroy(sw_fft *fft)
     fft_free(fft);
 }
 
-int sw_fft_size(const sw_fft *fft)
-{
-    return fft->n;
-}
-
 /* Decimation in time: split into p interleaved sub-sequences of length m,
  * transform each, then combine with the twiddles. */
 static void fft_rec(const sw_fft *f, const double complex *in, int stride, double complex *out,

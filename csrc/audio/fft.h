@@ -22,8 +22,6 @@ void sw_fft_forward(const sw_fft *fft, const double complex *in, double complex 
 /* Power |X_k|^2 of the n real inputs, for k = 0 .. n/2. work holds 2n complex. */
 void sw_fft_power(const sw_fft *fft, const double *in, double complex *work, double *power);
 
-int sw_fft_size(const sw_fft *fft);
-
 /* Each row of a filterbank (rows x cols) is zero outside [begin, end): find
  * those ranges so the product with a spectrum skips the zeros. */
 void sw_filter_ranges(const float *filters, int rows, int cols, int *begin, int *end);

@@ -149,13 +149,6 @@ static sw_status block(sw_resnet34 *m, const resnet_block *blk, stage_ids *cache
     return err->code;
 }
 
-int64_t sw_resnet34_pool_frames(int64_t frames)
-{
-    for (int s = 1; s < RESNET_STAGES; s++)
-        frames = halve(frames, 2);
-    return frames;
-}
-
 /* The masks [batch, n_masks, mask_frames] resampled to the last stage's
  * frames (torch's "nearest") and uploaded: the pooling's frame weights. */
 static sw_status frame_weights(sw_backend *be, const float *masks, int batch, int n_masks,

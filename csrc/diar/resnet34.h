@@ -48,9 +48,6 @@ void sw_resnet34_backend_lost(sw_resnet34 *model);
 
 sw_backend *sw_resnet34_backend(const sw_resnet34 *model);
 
-/* Frames of the last stage (the pooling's time axis) for `frames` fbank frames. */
-int64_t sw_resnet34_pool_frames(int64_t frames);
-
 /* features [batch, frames, 80] (host) -> out [batch, n_masks, 256] (host).
  * masks [batch, n_masks, mask_frames] (host) weigh the pooling: each is
  * resampled onto the last stage's frames by nearest neighbour (as torch's

@@ -55,8 +55,8 @@ typedef enum sw_capability {
      * holds (borrowed weights), and a loader may write into one directly. */
     SW_CAP_HOST_MEMORY = 1,
     /* Weights of every op may be f16 or bf16: matmul's b, conv1d's w and
-     * gather_rows' table (every backend takes a transposed product's f16 or
-     * bf16 b and an f16 table of rows). */
+     * gather_rows' table. A backend without it may still take the two
+     * below. */
     SW_CAP_HALF_WEIGHTS = 2,
     /* attention takes k, v head-major, [B_kv, H, T_kv, d_head]. */
     SW_CAP_HEAD_MAJOR_KV = 3,
@@ -67,7 +67,13 @@ typedef enum sw_capability {
     SW_CAP_AFFINE_RELU_ROWS = 7,
     SW_CAP_SPAN_ABS_POOL = 8,
     /* search_step (ABI 7) for k = a best per row */
-    SW_CAP_SEARCH_STEP = 9
+    SW_CAP_SEARCH_STEP = 9,
+    /* matmul of a float32 a by a transposed b of dtype a (SW_F16 or SW_BF16:
+     * compute_type "float16" / "bfloat16" on a backend that widens halves
+     * as it reads them). */
+    SW_CAP_HALF_TRANSPOSED_B = 10,
+    /* gather_rows from a table of dtype a (SW_F16, SW_BF16). */
+    SW_CAP_HALF_TABLE = 11
 } sw_capability;
 
 /* ABI 7: one step of Whisper's token search on the device (search_step).
@@ -124,8 +130,9 @@ struct sw_backend {
      * so a backend only sees valid, f32 (or as documented) operands. */
 
     /* c[m,n] = alpha * a[m,k] @ op(b) + beta * c; op(b) = b[k,n] or b[n,k]^T.
-     * On the CUDA backend b may be f16 or bf16 (a f32 or b's type, c f32:
-     * compute_type float16/bfloat16), as may conv1d's w and gather_rows' table.
+     * b may be f16 or bf16 (a f32 or b's type, c f32: compute_type
+     * float16/bfloat16) where the backend supports SW_CAP_HALF_WEIGHTS (as
+     * may conv1d's w and gather_rows' table), or SW_CAP_HALF_TRANSPOSED_B.
      * A download completes before it returns; an upload returns once the
      * host's bytes are taken (the caller may reuse its buffer at once; the
      * CUDA backend stages them and queues the copy before every later op);

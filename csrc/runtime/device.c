@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/backend_cpu.h"
+#include "cpu_backend.h"
 #include "selfcheck.h"
 
 sw_device_options sw_device_default_options(void)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "optional_ops.h"
 #include "widen.h"
 
 sw_weight_source sw_weight_source_make(sw_backend *be, const sw_named_tensor *tensors, int n,
@@ -92,7 +93,7 @@ sw_status sw_weights_upload_named(sw_weight_source *src, const sw_named_tensor *
         return src->err->code;
     if (t->dtype == dtype)
         return be->upload(be, dst->data, t->data, sw_tensor_nbytes(dst), src->err);
-    if (be->kind == SW_DEVICE_CPU && dtype == SW_F32) {
+    if (dtype == SW_F32 && sw_supports(be, SW_CAP_HOST_MEMORY, 0, 0)) {
         /* host memory: halves widened straight into the buffer (no staging
          * copy; widen.h reads them at any address) */
         sw_widen_to_f32(t->data, t->dtype, dst->data, (size_t)sw_tensor_numel(dst));

@@ -1,5 +1,7 @@
 #include "ops.h"
 
+#include "optional_ops.h"
+
 static sw_status same_backend(const char *op, const sw_tensor *a, const sw_tensor *b, sw_error *err)
 {
     if (!a->backend || !b->backend)
@@ -17,33 +19,22 @@ static sw_status need_f32(const char *op, const sw_tensor *t, sw_error *err)
     return SW_OK;
 }
 
-/* float16 / bfloat16 weights (compute_type "float16", "bfloat16") are the
- * CUDA backend's: its products run them on tensor cores. The CPU backend
- * computes float32 and int8 only. */
-static sw_status need_f32_or_gpu_half(const char *op, const sw_tensor *t, sw_error *err)
+/* float16 / bfloat16 weights (compute_type "float16", "bfloat16"): a backend
+ * with SW_CAP_HALF_WEIGHTS takes them in every op (the CUDA backend's tensor
+ * cores); `narrow_cap` names the one use a backend without it may still admit
+ * (SW_CAP_HALF_TRANSPOSED_B, SW_CAP_HALF_TABLE: the CPU widens as it reads),
+ * 0 for none. */
+static sw_status need_f32_or_half(const char *op, const sw_tensor *t, sw_capability narrow_cap,
+                                  sw_error *err)
 {
     if (t->dtype != SW_F16 && t->dtype != SW_BF16)
         return need_f32(op, t, err);
-    if (t->backend && t->backend->kind == SW_DEVICE_CUDA)
+    sw_backend *be = t->backend;
+    if (be && (sw_supports(be, SW_CAP_HALF_WEIGHTS, 0, 0) ||
+               (narrow_cap && sw_supports(be, narrow_cap, t->dtype, 0))))
         return SW_OK;
-    return sw_fail(err, SW_ERR_ARG,
-                   "%s: %s operands need the CUDA backend (the %s backend computes float32 and "
-                   "int8)",
-                   op, sw_dtype_name(t->dtype), t->backend ? t->backend->name : "borrowed");
-}
-
-/* Float16 weights on the CPU too: a [n, k] matrix multiplied transposed,
- * or a table of rows to gather (backend_cpu.c widens them as it reads);
- * cpu_half_ok 2 (the transposed product) admits bfloat16 weights as well. */
-static sw_status need_f32_or_half(const char *op, const sw_tensor *t, int cpu_half_ok,
-                                  sw_error *err)
-{
-    if (cpu_half_ok && t->dtype == SW_F16 && t->backend && t->backend->kind == SW_DEVICE_CPU)
-        return SW_OK;
-    /* bfloat16 products (compute_type "bfloat16", bf16_gemm.h) on the CPU */
-    if (cpu_half_ok == 2 && t->dtype == SW_BF16 && t->backend && t->backend->kind == SW_DEVICE_CPU)
-        return SW_OK;
-    return need_f32_or_gpu_half(op, t, err);
+    return sw_fail(err, SW_ERR_ARG, "%s: the %s backend does not take %s operands here", op,
+                   be ? be->name : "borrowed", sw_dtype_name(t->dtype));
 }
 
 static sw_status unary_check(const char *op, const sw_tensor *a, const sw_tensor *out,
@@ -61,7 +52,8 @@ sw_status sw_matmul(const sw_tensor *a, const sw_tensor *b, sw_tensor *c, int tr
 {
     if (same_backend("matmul", a, b, err) || same_backend("matmul", a, c, err))
         return err->code;
-    if (need_f32_or_half("matmul", b, trans_b && a->dtype == SW_F32 ? 2 : 0, err) ||
+    if (need_f32_or_half("matmul", b, trans_b && a->dtype == SW_F32 ? SW_CAP_HALF_TRANSPOSED_B : 0,
+                         err) ||
         need_f32("matmul", c, err))
         return err->code;
     if (a->dtype != b->dtype && need_f32("matmul", a, err))
@@ -209,7 +201,7 @@ sw_status sw_conv1d(const sw_tensor *x, const sw_tensor *w, const sw_tensor *bia
                     int pad, sw_tensor *out, sw_error *err)
 {
     if (same_backend("conv1d", x, w, err) || same_backend("conv1d", x, out, err) ||
-        need_f32("conv1d", x, err) || need_f32_or_gpu_half("conv1d", w, err) ||
+        need_f32("conv1d", x, err) || need_f32_or_half("conv1d", w, 0, err) ||
         need_f32("conv1d", out, err))
         return err->code;
     if (bias && (same_backend("conv1d", x, bias, err) || need_f32("conv1d", bias, err)))
@@ -252,8 +244,8 @@ sw_status sw_gather_rows(const sw_tensor *table, const sw_tensor *ids, sw_tensor
                          sw_error *err)
 {
     if (same_backend("gather_rows", table, out, err) ||
-        need_f32_or_half("gather_rows", table, 1, err) || need_f32("gather_rows", out, err) ||
-        ids_check("gather_rows", ids, table, err))
+        need_f32_or_half("gather_rows", table, SW_CAP_HALF_TABLE, err) ||
+        need_f32("gather_rows", out, err) || ids_check("gather_rows", ids, table, err))
         return err->code;
     if (sw_row_len(out) != sw_row_len(table) || sw_rows(out) != sw_tensor_numel(ids))
         return sw_fail(err, SW_ERR_ARG,

@@ -278,11 +278,6 @@ sw_pool_stats sw_pool_get_stats(sw_pool *pool)
     return s;
 }
 
-const char *sw_pool_name(const sw_pool *pool)
-{
-    return pool->name;
-}
-
 void sw_pool_destroy(sw_pool *pool)
 {
     if (!pool)

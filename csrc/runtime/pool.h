@@ -50,8 +50,6 @@ sw_pool_stats sw_pool_get_stats(sw_pool *pool);
 /* Bytes that a request of `bytes` really takes (its size class). */
 size_t sw_pool_block_size(size_t bytes);
 
-const char *sw_pool_name(const sw_pool *pool);
-
 /* Frees every block, live or cached, and the pool itself. */
 void sw_pool_destroy(sw_pool *pool);
 

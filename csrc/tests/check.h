@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "backend_cpu.h"
+#include "cpu_backend.h"
 #include "device.h"
 
 static int sw_checks_run;

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_cpu.h"
+#include "cpu_backend.h"
 #include "check.h"
 #include "cpu_dispatch.h"
 #include "ops.h"

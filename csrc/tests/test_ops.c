@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_cpu.h"
+#include "cpu_backend.h"
 #include "check.h"
 #include "elementwise_math.h"
 #include "ops.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_cpu.h"
+#include "cpu_backend.h"
 #include "check.h"
 #include "ops.h"
 

@@ -117,8 +117,9 @@ static int exec_module(PyObject *m)
         return -1;
     if (swpy_init_audio(m) != 0 || swpy_init_features(m) != 0 || swpy_init_runtime(m) != 0 ||
         swpy_init_whisper(m) != 0 || swpy_init_whisper_generate(m) != 0 || swpy_init_diar(m) != 0 ||
-        swpy_init_align(m) != 0 || swpy_init_cluster(m) != 0 || swpy_init_logits(m) != 0 ||
-        swpy_init_dtw(m) != 0 || swpy_init_cpu(m) != 0 || swpy_init_host_memory(m) != 0)
+        swpy_init_vad(m) != 0 || swpy_init_align(m) != 0 || swpy_init_cluster(m) != 0 ||
+        swpy_init_logits(m) != 0 || swpy_init_dtw(m) != 0 || swpy_init_cpu(m) != 0 ||
+        swpy_init_host_memory(m) != 0)
         return -1;
     return 0;
 }

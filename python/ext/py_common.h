@@ -67,6 +67,7 @@ int swpy_init_runtime(PyObject *module);
 int swpy_init_whisper(PyObject *module);
 int swpy_init_whisper_generate(PyObject *module);
 int swpy_init_diar(PyObject *module);
+int swpy_init_vad(PyObject *module);
 int swpy_init_align(PyObject *module);
 int swpy_init_logits(PyObject *module);
 int swpy_init_dtw(PyObject *module);

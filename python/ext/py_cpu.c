@@ -2,8 +2,7 @@
  * bug reports and the tests that force a lower level. */
 #include "py_common.h"
 
-#include "cpu/amx.h"
-#include "cpu/backend_cpu.h"
+#include "cpu_backend.h"
 #include "cpu_dispatch.h"
 
 static PyObject *py_cpu_dispatch(PyObject *self, PyObject *unused)

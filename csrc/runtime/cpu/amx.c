@@ -4,7 +4,7 @@
 #include "cpu_dispatch.h"
 #include "elementwise_math.h"
 #include "q8_gemm.h"
-#include "q8_packed.h"
+#include "q8_pack_layout.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -32,8 +32,7 @@ typedef enum sw_amx_path { SW_AMX_NONE = 0, SW_AMX_HARDWARE = 1, SW_AMX_EMULATED
 sw_amx_path sw_amx_int8_path(void);
 sw_amx_path sw_amx_bf16_path(void);
 
-/* One line for cpu_dispatch() and the benches: which tiles run, or why none. */
-const char *sw_amx_describe(void);
+/* sw_amx_describe() is declared in cpu_backend.h, for callers outside cpu/. */
 
 /* For tests: take this path from now on (SW_AMX_EMULATED works anywhere;
  * SW_AMX_HARDWARE only where the hardware passed); -1 goes back to what the

@@ -1,4 +1,4 @@
-#include "backend_cpu.h"
+#include "cpu_backend.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -12,18 +12,16 @@
 #include "elementwise_math.h"
 #include "bf16_gemm.h"
 #include "host_memory.h"
-#include "cpu_optional.h"
+#include "cpu_capabilities.h"
 #include "q8_gemm.h"
 #include "q8_packed.h"
 #include "cpu_dispatch.h"
 #include "small_gemm.h"
 #include "widen.h"
 #include "threads.h"
+#include "cpu_workers.h"
 
-typedef struct cpu_impl {
-    sw_pool *pool;
-    sw_threadpool *threads;
-} cpu_impl;
+typedef sw_cpu_impl cpu_impl; /* cpu_workers.h: the fused units reach the workers too */
 
 static cpu_impl *impl_of(sw_backend *b)
 {
@@ -916,6 +914,59 @@ const char *sw_cpu_blas_kernels(void)
     return openblas_get_corename();
 }
 
+/* The CPU backend's table, every slot by name in backend.h's order
+ * (tests/test_c_structure.py holds both), counters and search_step NULL:
+ * no device of its own, the search downloads nothing. */
+static const sw_backend cpu_table = {
+    .abi = SW_BACKEND_ABI,
+    .kind = SW_DEVICE_CPU,
+    .name = "cpu",
+    .impl = NULL,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .memory = cpu_memory,
+    .trim = cpu_trim,
+    .device_info = cpu_device_info,
+    .upload = cpu_copy,
+    .download = cpu_copy,
+    .synchronize = cpu_sync,
+    .matmul = cpu_matmul,
+    .add = cpu_add,
+    .mul = cpu_mul,
+    .scale = cpu_scale,
+    .gelu = cpu_gelu,
+    .softmax = cpu_softmax,
+    .layernorm = cpu_layernorm,
+    .convert = cpu_convert,
+    .transpose = cpu_transpose,
+    .conv1d = cpu_conv1d,
+    .gather_rows = cpu_gather_rows,
+    .scatter_rows = cpu_scatter_rows,
+    .attention = cpu_attention,
+    .leaky_relu = cpu_leaky_relu,
+    .absolute = cpu_abs,
+    .max_pool1d = cpu_max_pool1d,
+    .instance_norm = cpu_instance_norm,
+    .log_softmax = cpu_log_softmax,
+    .lstm = cpu_lstm,
+    .matmul_q8 = cpu_matmul_q8,
+    .stats_pool = cpu_stats_pool,
+    .magnitude = cpu_magnitude,
+    .l2_normalize = cpu_l2_normalize,
+    .supports = sw_cpu_entry_supports,
+    .prepare_linear = sw_cpu_entry_prepare_linear,
+    .prepare_q8 = sw_cpu_entry_prepare_q8,
+    .gather_linear = sw_cpu_entry_gather_linear,
+    .prepare_conv3x3 = sw_cpu_entry_prepare_conv3x3,
+    .conv3x3 = sw_cpu_entry_conv3x3,
+    .conv3x3_single = sw_cpu_entry_conv3x3_single,
+    .affine_relu_rows = sw_cpu_entry_affine_relu_rows,
+    .span_abs_pool = sw_cpu_entry_span_abs_pool,
+    .counters = NULL,
+    .search_step = NULL,
+    .destroy = cpu_destroy,
+};
+
 sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err)
 {
     *out = NULL;
@@ -930,6 +981,7 @@ sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err)
         free(impl);
         return sw_fail(err, SW_ERR_NOMEM, "cannot allocate the CPU backend");
     }
+    *b = cpu_table;
     b->impl = impl;
     impl->pool = sw_pool_create("cpu", sw_host_raw_allocator(), 64);
     impl->threads = sw_threadpool_create(n_threads);
@@ -940,56 +992,6 @@ sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err)
     /* Our pool splits every product (see par_sgemm): BLAS itself stays
      * single-threaded, so its idle threads never spin beside our loops. */
     openblas_set_num_threads(1);
-    b->abi = SW_BACKEND_ABI;
-    b->kind = SW_DEVICE_CPU;
-    b->name = "cpu";
-    b->alloc = cpu_alloc;
-    b->free = cpu_free;
-    b->memory = cpu_memory;
-    b->trim = cpu_trim;
-    b->device_info = cpu_device_info;
-    b->upload = cpu_copy;
-    b->download = cpu_copy;
-    b->synchronize = cpu_sync;
-    b->matmul = cpu_matmul;
-    b->add = cpu_add;
-    b->mul = cpu_mul;
-    b->scale = cpu_scale;
-    b->gelu = cpu_gelu;
-    b->softmax = cpu_softmax;
-    b->layernorm = cpu_layernorm;
-    b->convert = cpu_convert;
-    b->transpose = cpu_transpose;
-    b->conv1d = cpu_conv1d;
-    b->gather_rows = cpu_gather_rows;
-    b->scatter_rows = cpu_scatter_rows;
-    b->attention = cpu_attention;
-    b->leaky_relu = cpu_leaky_relu;
-    b->absolute = cpu_abs;
-    b->max_pool1d = cpu_max_pool1d;
-    b->instance_norm = cpu_instance_norm;
-    b->log_softmax = cpu_log_softmax;
-    b->lstm = cpu_lstm;
-    b->matmul_q8 = cpu_matmul_q8;
-    b->stats_pool = cpu_stats_pool;
-    b->magnitude = cpu_magnitude;
-    b->l2_normalize = cpu_l2_normalize;
-    sw_cpu_optional_fill(b);
-    b->destroy = cpu_destroy;
     *out = b;
     return SW_OK;
-}
-
-void sw_cpu_backend_parallel_for(sw_backend *b, size_t n, size_t min_chunk,
-                                 void (*fn)(void *ctx, size_t begin, size_t end), void *ctx)
-{
-    if (b->kind == SW_DEVICE_CPU)
-        sw_parallel_for(impl_of(b)->threads, n, min_chunk, fn, ctx);
-    else if (n > 0)
-        fn(ctx, 0, n);
-}
-
-int sw_cpu_backend_threads(sw_backend *b)
-{
-    return b->kind == SW_DEVICE_CPU ? sw_threadpool_size(impl_of(b)->threads) : 1;
 }

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "backend_cpu.h"
+#include "cpu_workers.h"
 #include "elementwise_math.h"
 
 typedef struct affine_job {

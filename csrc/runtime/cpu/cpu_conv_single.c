@@ -2,7 +2,7 @@
 
 #include <stdint.h>
 
-#include "backend_cpu.h"
+#include "cpu_workers.h"
 #include "cpu_dispatch.h"
 #include "vec_types.h"
 

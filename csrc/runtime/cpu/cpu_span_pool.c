@@ -2,7 +2,7 @@
 
 #include <math.h>
 
-#include "backend_cpu.h"
+#include "cpu_workers.h"
 
 typedef struct span_job {
     const float *span, *scale, *shift;

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "backend_cpu.h"
+#include "cpu_workers.h"
 #include "cpu_dispatch.h"
 #include "narrow_gemm.h"
 #include "vec_types.h"

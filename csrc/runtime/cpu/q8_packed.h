@@ -22,13 +22,7 @@
 
 #include <stdint.h>
 
-/* 1 when [n, k] int8 weights can take the packed layout. */
-int sw_q8_packable(int n, int k);
-
-/* Rows [16 * b0, 16 * b1) of the row-major `rows` [n, k] into their packed
- * place in `packed` (whole blocks; rows past n rounded down to 16 are
- * copied as they are when the range reaches them). Not in place. */
-void sw_q8_pack_blocks(const int8_t *rows, int n, int k, int b0, int b1, int8_t *packed);
+#include "q8_pack_layout.h"
 
 /* sw_q8_gemm_nt with qw in the packed layout: c[r, j] for r < m and
  * n0 <= j < n1, where n0 is a multiple of 16 and n = the weight's rows

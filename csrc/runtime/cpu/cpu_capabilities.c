@@ -1,12 +1,12 @@
 /* The CPU backend's answers to `supports`, its weight layouts and its fused
  * kernels, each a thin adapter to the kernel's own file. */
-#include "cpu_optional.h"
+#include "cpu_capabilities.h"
 
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "backend_cpu.h"
+#include "cpu_workers.h"
 #include "cpu_affine_relu.h"
 #include "cpu_conv_single.h"
 #include "cpu_gather_linear.h"
@@ -15,7 +15,7 @@
 #include "q8_packed.h"
 #include "q8_quantize.h"
 
-static int cpu_supports(sw_backend *be, sw_capability cap, int64_t a, int64_t b)
+int sw_cpu_entry_supports(sw_backend *be, sw_capability cap, int64_t a, int64_t b)
 {
     switch (cap) {
     case SW_CAP_HOST_MEMORY:
@@ -25,15 +25,19 @@ static int cpu_supports(sw_backend *be, sw_capability cap, int64_t a, int64_t b)
     case SW_CAP_SPAN_ABS_POOL: return 1;
     case SW_CAP_CONV3X3: return sw_winograd_ok(a, b);
     case SW_CAP_CONV3X3_SINGLE: return a == 1 && b >= 8 && b % 8 == 0;
-    case SW_CAP_HALF_WEIGHTS: /* float32 and int8; halves only as ops.c admits them */
+    /* halves widened as they are read: a transposed product's b in float16
+     * or bfloat16 (bf16_gemm.h), a float16 table of rows; not every op */
+    case SW_CAP_HALF_TRANSPOSED_B: return a == SW_F16 || a == SW_BF16;
+    case SW_CAP_HALF_TABLE: return a == SW_F16;
+    case SW_CAP_HALF_WEIGHTS:
     default: return 0;
     }
 }
 
 /* A weight the narrow kernel multiplies (narrow_gemm.h) is kept transposed,
  * [in, out], so that no call transposes it. */
-static sw_status cpu_prepare_linear(sw_backend *be, sw_tensor *w, sw_weight_layout *layout,
-                                    sw_error *err)
+sw_status sw_cpu_entry_prepare_linear(sw_backend *be, sw_tensor *w, sw_weight_layout *layout,
+                                      sw_error *err)
 {
     *layout = SW_LAYOUT_OUT_IN;
     if (w->dtype != SW_F32 || w->ndim != 2)
@@ -99,9 +103,9 @@ static void quantize_range(void *ctx, size_t begin, size_t end)
  * round of fresh pages), in the packed layout where it fits, on the
  * workers: for large-v3 this writes 1.5 GB of fresh pages, and the kernel
  * hands them out faster to two threads than to one. */
-static sw_status cpu_prepare_q8(sw_backend *be, const void *src, sw_dtype dtype, int64_t rows,
-                                int64_t cols, sw_tensor *w, sw_tensor *scale, sw_tensor *sum,
-                                sw_error *err)
+sw_status sw_cpu_entry_prepare_q8(sw_backend *be, const void *src, sw_dtype dtype, int64_t rows,
+                                  int64_t cols, sw_tensor *w, sw_tensor *scale, sw_tensor *sum,
+                                  sw_error *err)
 {
     int packed = rows <= INT_MAX && cols <= INT_MAX && sw_q8_packable((int)rows, (int)cols);
     int64_t shape[2] = {rows, cols};
@@ -130,18 +134,18 @@ static sw_status cpu_prepare_q8(sw_backend *be, const void *src, sw_dtype dtype,
     return SW_OK;
 }
 
-static sw_status cpu_gather_linear(sw_backend *be, const sw_tensor *x, const sw_tensor *ids,
-                                   int taps, const sw_tensor *w, sw_weight_layout layout,
-                                   const sw_tensor *bias, int relu, int64_t block, sw_tensor *y,
-                                   sw_error *err)
+sw_status sw_cpu_entry_gather_linear(sw_backend *be, const sw_tensor *x, const sw_tensor *ids,
+                                     int taps, const sw_tensor *w, sw_weight_layout layout,
+                                     const sw_tensor *bias, int relu, int64_t block, sw_tensor *y,
+                                     sw_error *err)
 {
     return sw_cpu_gather_linear(x, ids, taps, w, layout == SW_LAYOUT_IN_OUT, bias, relu, block, y,
                                 err);
 }
 
 /* Winograd's transform of w, read in either layout as [3, 3, C_in, C_out]. */
-static sw_status cpu_prepare_conv3x3(sw_backend *be, const sw_tensor *w, sw_weight_layout layout,
-                                     int stride, sw_tensor *u, sw_error *err)
+sw_status sw_cpu_entry_prepare_conv3x3(sw_backend *be, const sw_tensor *w, sw_weight_layout layout,
+                                       int stride, sw_tensor *u, sw_error *err)
 {
     int64_t out = layout == SW_LAYOUT_IN_OUT ? w->shape[1] : w->shape[0];
     int64_t in = out > 0 ? sw_tensor_numel(w) / (9 * out) : 0;
@@ -171,10 +175,10 @@ static sw_status cpu_prepare_conv3x3(sw_backend *be, const sw_tensor *w, sw_weig
     return err->code;
 }
 
-static sw_status cpu_conv3x3(sw_backend *be, const sw_tensor *x, int64_t h, int batch,
-                             const int64_t *off, const sw_tensor *u, int stride,
-                             const sw_tensor *bias, const sw_tensor *add, int relu, sw_tensor *y,
-                             sw_error *err)
+sw_status sw_cpu_entry_conv3x3(sw_backend *be, const sw_tensor *x, int64_t h, int batch,
+                               const int64_t *off, const sw_tensor *u, int stride,
+                               const sw_tensor *bias, const sw_tensor *add, int relu, sw_tensor *y,
+                               sw_error *err)
 {
     if (stride == 1)
         return sw_cpu_winograd3x3(x, h, batch, off, u, bias, add, relu, y, err);
@@ -183,9 +187,9 @@ static sw_status cpu_conv3x3(sw_backend *be, const sw_tensor *x, int64_t h, int 
     return sw_fail(err, SW_ERR_ARG, "conv3x3: stride %d (1 or 2)", stride);
 }
 
-static sw_status cpu_conv3x3_single(sw_backend *be, const sw_tensor *x, int64_t h, int batch,
-                                    const int64_t *off, const sw_tensor *w, const sw_tensor *bias,
-                                    int relu, sw_tensor *y, sw_error *err)
+sw_status sw_cpu_entry_conv3x3_single(sw_backend *be, const sw_tensor *x, int64_t h, int batch,
+                                      const int64_t *off, const sw_tensor *w, const sw_tensor *bias,
+                                      int relu, sw_tensor *y, sw_error *err)
 {
     if (w->dtype != SW_F32 || sw_tensor_numel(w) != 9 * sw_row_len(y) ||
         (bias && (bias->dtype != SW_F32 || sw_tensor_numel(bias) != sw_row_len(y))))
@@ -193,9 +197,9 @@ static sw_status cpu_conv3x3_single(sw_backend *be, const sw_tensor *x, int64_t 
     return sw_cpu_conv3x3_single(x, h, batch, off, w->data, bias ? bias->data : NULL, relu, y, err);
 }
 
-static sw_status cpu_affine_relu_rows(sw_backend *be, const sw_tensor *src, int64_t ld, int64_t n,
-                                      int64_t c, const sw_tensor *scale, const sw_tensor *shift,
-                                      sw_tensor *dst, sw_error *err)
+sw_status sw_cpu_entry_affine_relu_rows(sw_backend *be, const sw_tensor *src, int64_t ld, int64_t n,
+                                        int64_t c, const sw_tensor *scale, const sw_tensor *shift,
+                                        sw_tensor *dst, sw_error *err)
 {
     if (sw_tensor_numel(scale) < c || sw_tensor_numel(shift) < c || sw_tensor_numel(dst) < n * c ||
         (n > 0 && sw_tensor_numel(src) < (n - 1) * ld + c))
@@ -204,22 +208,9 @@ static sw_status cpu_affine_relu_rows(sw_backend *be, const sw_tensor *src, int6
                                    err);
 }
 
-static sw_status cpu_span_abs_pool(sw_backend *be, const sw_tensor *span, const int64_t *first,
-                                   const float *scale, const float *shift, int pool, sw_tensor *y,
-                                   sw_error *err)
+sw_status sw_cpu_entry_span_abs_pool(sw_backend *be, const sw_tensor *span, const int64_t *first,
+                                     const float *scale, const float *shift, int pool, sw_tensor *y,
+                                     sw_error *err)
 {
     return sw_cpu_span_abs_pool(span, first, scale, shift, pool, y, err);
-}
-
-void sw_cpu_optional_fill(sw_backend *b)
-{
-    b->supports = cpu_supports;
-    b->prepare_linear = cpu_prepare_linear;
-    b->prepare_q8 = cpu_prepare_q8;
-    b->gather_linear = cpu_gather_linear;
-    b->prepare_conv3x3 = cpu_prepare_conv3x3;
-    b->conv3x3 = cpu_conv3x3;
-    b->conv3x3_single = cpu_conv3x3_single;
-    b->affine_relu_rows = cpu_affine_relu_rows;
-    b->span_abs_pool = cpu_span_abs_pool;
 }

@@ -1,0 +1,72 @@
+/* saywho._core.SileroModel: the voice activity detector of csrc/vad on a
+ * Runtime's backend, a SWPY_KIND and a SWPY_MODEL_TYPE of py_model.h's one
+ * life cycle. */
+#include "py_model.h"
+
+#include "silero.h"
+
+/* Silero VAD v6. */
+SWPY_KIND(silero, "SileroModel")
+
+static PyObject *silero_run(ModelObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"audio", "batch", NULL};
+    PyObject *audio_obj;
+    int batch = 4096;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|i:run", kwlist, &audio_obj, &batch))
+        return NULL;
+    if (!swpy_model_open(self))
+        return NULL;
+    PyArrayObject *audio = swpy_float32_array(audio_obj, "audio", 1, 1);
+    if (!audio)
+        return NULL;
+    npy_intp n = PyArray_DIM(audio, 0);
+    PyObject *out = NULL;
+    if (n % SW_SILERO_WINDOW)
+        PyErr_Format(SwOptionError, "audio must be a multiple of %d samples, not %lld",
+                     SW_SILERO_WINDOW, (long long)n);
+    else if (batch < 1 || batch > 65536)
+        PyErr_Format(SwOptionError, "batch must be 1 to 65536 windows, not %d", batch);
+    else {
+        npy_intp dims[1] = {n / SW_SILERO_WINDOW};
+        out = PyArray_SimpleNew(1, dims, NPY_FLOAT32);
+    }
+    if (out && n) {
+        sw_error err = {SW_OK, ""};
+        const float *src = PyArray_DATA(audio);
+        float *dst = PyArray_DATA((PyArrayObject *)out);
+        Py_BEGIN_ALLOW_THREADS
+        sw_silero *model = swpy_model_lock(self, &err);
+        if (model)
+            sw_silero_run(model, src, n, batch, dst, &err);
+        swpy_model_unlock(self);
+        Py_END_ALLOW_THREADS
+        if (err.code != SW_OK) {
+            Py_CLEAR(out);
+            swpy_raise(&err, NULL);
+        }
+    }
+    Py_DECREF(audio);
+    return out;
+}
+
+/* a method with keywords, as PyMethodDef stores it */
+#define CF(f) ((PyCFunction)(void (*)(void))(f))
+
+static PyMethodDef silero_methods[] = {
+    {"run", CF(silero_run), METH_VARARGS | METH_KEYWORDS,
+     "run(audio float32 [samples], a multiple of 512, batch=4096) -> speech probabilities "
+     "float32 [samples / 512], the LSTM state carried across all windows"},
+    SWPY_MODEL_METHODS,
+    {NULL, NULL, 0, NULL},
+};
+
+SWPY_MODEL_TYPE(silero, "SileroModel",
+                "SileroModel(runtime, tensors: dict[str, ndarray])\n\n"
+                "Silero VAD v6 on the runtime's device; tensors as saywho.vad.load_silero reads "
+                "them.")
+
+int swpy_init_vad(PyObject *m)
+{
+    return swpy_model_add_type(m, "SileroModel", &silero_spec);
+}

@@ -1,0 +1,221 @@
+"""The structure rules of the C core, read from the sources as text (nothing is built).
+
+The C counterpart of scripts/import_graph.py. It reports what breaks the
+layering that docs/architecture.md describes:
+
+- a comparison with a backend's kind (``kind ==``, ``== SW_DEVICE_CPU``) in
+  csrc/ outside the backends (csrc/runtime/cpu/, cuda/) and the device opener
+  (csrc/runtime/device.c): the op layer and the models ask ``supports``;
+- an include of a csrc/runtime/cpu/ header from outside that folder (the
+  opener excepted): the rest of the core reaches the CPU backend through
+  csrc/runtime/cpu_backend.h;
+- an include cycle between the units of csrc/runtime (a unit is x.c with
+  x.h; an arrow is an include that a .c file writes of another unit's
+  header: what its code calls. A header's own includes bring types and
+  are left out, so backend.h naming tensor.h's types is no arrow back);
+- a backend table (``sw_backend NAME = {``) with a slot not written as
+  ``.slot = value``, or slots out of backend.h's order.
+
+    python scripts/c_structure.py          # the report; exit status 1 on a finding
+    python scripts/c_structure.py --json   # the same as one object
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BACKENDS = ("csrc/runtime/cpu/", "cuda/")
+OPENER = "csrc/runtime/device.c"
+CPU_DIR = "csrc/runtime/cpu/"
+SOURCE_SUFFIXES = (".c", ".h", ".cu", ".cpp")
+
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_STRING = re.compile(r'"(?:\\.|[^"\\])*"')
+_KIND = re.compile(r"\bkind\s*[!=]=|[!=]=\s*SW_DEVICE_\w+|\bSW_DEVICE_\w+\s*[!=]=")
+_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+_TABLE = re.compile(r"\bsw_backend\s+\w+\s*=\s*\{(.*?)\n\};", re.S)
+
+
+def _code(text: str) -> str:
+    """The text without comments, line breaks kept (so line numbers hold)."""
+    return _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+
+
+def _sources(root: Path, *folders: str) -> list[Path]:
+    found = []
+    for folder in folders:
+        base = root / folder
+        if base.is_dir():
+            found += [p for p in sorted(base.rglob("*")) if p.suffix in SOURCE_SUFFIXES]
+    return found
+
+
+def _rel(root: Path, path: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def kind_comparisons(root: Path) -> list[str]:
+    """'file:line: text' for each comparison with a backend's kind outside
+    the backends and the device opener."""
+    found = []
+    for path in _sources(root, "csrc"):
+        rel = _rel(root, path)
+        if rel.startswith(BACKENDS) or rel == OPENER or rel.startswith("csrc/tests/"):
+            continue
+        for n, line in enumerate(_code(path.read_text()).splitlines(), 1):
+            if _KIND.search(_STRING.sub('""', line)):
+                found.append(f"{rel}:{n}: {line.strip()}")
+    return found
+
+
+def cpu_includes(root: Path) -> list[str]:
+    """'file:line: include' for each include of a cpu/ header from outside
+    csrc/runtime/cpu/ (the opener excepted); the core's include path holds
+    cpu/, so a bare name of a cpu/ header counts as well."""
+    cpu_headers = {p.name for p in (root / CPU_DIR).glob("*.h")}
+    found = []
+    for path in _sources(root, "csrc", "cuda", "python/ext"):
+        rel = _rel(root, path)
+        if rel.startswith((CPU_DIR, "csrc/tests/")) or rel == OPENER:
+            continue  # the C tests of the CPU kernels test them directly
+        text = _code(path.read_text())
+        for m in _INCLUDE.finditer(text):
+            name = m.group(1)
+            if name.startswith(("cpu/", "../cpu/")) or Path(name).name in cpu_headers:
+                line = text.count("\n", 0, m.start()) + 1
+                found.append(f'{rel}:{line}: #include "{name}"')
+    return found
+
+
+def include_cycles(root: Path, folder: str = "csrc/runtime") -> list[list[str]]:
+    """The include cycles between units of `folder` (x.c and x.h are one unit,
+    named by its path without the suffix), each a sorted list of units."""
+    headers: dict[str, list[str]] = {}
+    units = set()
+    for path in _sources(root, folder):
+        unit = _rel(root, path.with_suffix(""))
+        units.add(unit)
+        if path.suffix == ".h":
+            headers.setdefault(path.name, []).append(unit)
+    arrows: dict[str, set[str]] = {u: set() for u in units}
+    for path in _sources(root, folder):
+        if path.suffix == ".h":
+            continue
+        unit = _rel(root, path.with_suffix(""))
+        base = _rel(root, path.parent)
+        for name in _INCLUDE.findall(_code(path.read_text())):
+            # the include's own folder first, then any header of that name
+            near = f"{base}/{name[:-2]}" if name.endswith(".h") else None
+            targets = [near] if near in units else headers.get(Path(name).name, [])
+            arrows[unit].update(t for t in targets if t != unit)
+    # Tarjan's strongly connected components, iteratively
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles = []
+    counter = 0
+    for start in sorted(units):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(arrows[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(arrows[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    component.append(top)
+                    if top == node:
+                        break
+                if len(component) > 1:
+                    cycles.append(sorted(component))
+    return cycles
+
+
+def backend_slots(root: Path) -> list[str]:
+    """The slots of struct sw_backend (csrc/runtime/backend.h), in order."""
+    text = (root / "csrc/runtime/backend.h").read_text()
+    start = text.index("struct sw_backend {")
+    body = _code(text[start : text.index("\n};", start)])
+    body = body[body.index("{") + 1 :]
+    return [
+        m.group(1) or m.group(2)
+        for m in re.finditer(r"\(\*(\w+)\)\s*\(|^\s*[\w ]+?[\s*]+(\w+);", body, re.M)
+    ]
+
+
+def unnamed_slots(root: Path) -> list[str]:
+    """'file: what' for each backend table with a positional slot, a name
+    that is no slot, or slots out of backend.h's order."""
+    slots = backend_slots(root)
+    found = []
+    for path in _sources(root, "csrc", "cuda"):
+        rel = _rel(root, path)
+        for m in _TABLE.finditer(_code(path.read_text())):
+            names = []
+            for entry in re.split(r",\s*\n", m.group(1).strip().rstrip(",")):
+                named = re.match(r"\.(\w+)\s*=", entry.strip())
+                if not named:
+                    found.append(f"{rel}: positional slot {entry.strip()!r}")
+                    continue
+                names.append(named.group(1))
+            unknown = [n for n in names if n not in slots]
+            if unknown:
+                found.append(f"{rel}: no such slot {', '.join(unknown)}")
+            elif names != sorted(names, key=slots.index):
+                found.append(f"{rel}: slots out of backend.h's order")
+    return found
+
+
+def report(root: Path = REPO) -> dict:
+    return {
+        "kind_comparisons": kind_comparisons(root),
+        "cpu_includes": cpu_includes(root),
+        "include_cycles": include_cycles(root),
+        "unnamed_slots": unnamed_slots(root),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--root", type=Path, default=REPO)
+    args = parser.parse_args()
+    found = report(args.root)
+    if args.json:
+        print(json.dumps(found, indent=1))
+    else:
+        for rule, items in found.items():
+            print(f"{rule}: {len(items)}")
+            for item in items:
+                print(f"  {item}")
+    return 1 if any(found.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

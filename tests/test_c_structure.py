@@ -1,0 +1,125 @@
+"""The C core's structure (issue 42), the counterpart of test_import_structure.py:
+the op layer and the models ask a backend's capabilities, never its kind; only
+the CPU backend and the device opener include csrc/runtime/cpu/ headers; the
+units of csrc/runtime call each other without a cycle; every backend table
+names its slots in backend.h's order.
+
+Read from the sources by scripts/c_structure.py (nothing is built). Each rule
+is also shown failing on a copy of the tree with its regression put back.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _checker():
+    spec = importlib.util.spec_from_file_location(
+        "c_structure", REPO / "scripts" / "c_structure.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+CHECK = _checker()
+
+
+def test_the_op_layer_never_asks_a_backend_its_kind():
+    assert CHECK.kind_comparisons(REPO) == []
+
+
+def test_only_the_cpu_backend_and_the_opener_include_cpu_headers():
+    assert CHECK.cpu_includes(REPO) == []
+
+
+def test_no_include_cycle_in_the_runtime():
+    assert CHECK.include_cycles(REPO) == []
+
+
+def test_backend_tables_name_every_slot_in_order():
+    assert CHECK.unnamed_slots(REPO) == []
+
+
+def test_both_backend_tables_and_every_slot_are_seen():
+    # the slot rule reads both tables and all of backend.h's slots, so it
+    # cannot pass by finding nothing
+    slots = CHECK.backend_slots(REPO)
+    assert slots[:3] == ["abi", "kind", "name"] and slots[-1] == "destroy"
+    assert {"matmul", "supports", "search_step"} <= set(slots)
+    for path in ("csrc/runtime/cpu/backend_cpu.c", "cuda/backend_cuda.cu"):
+        text = (REPO / path).read_text()
+        assert "sw_backend" in text and all(f".{s} =" in text for s in slots), path
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """A copy of the C sources that a regression may be written into."""
+    for folder in ("csrc", "cuda", "python/ext"):
+        shutil.copytree(REPO / folder, tmp_path / folder)
+    return tmp_path
+
+
+def _edit(root: Path, path: str, old: str, new: str) -> None:
+    target = root / path
+    text = target.read_text()
+    assert old in text, f"{path} no longer holds {old!r}: update this test"
+    target.write_text(text.replace(old, new, 1))
+
+
+REGRESSIONS = {
+    "kind in ops.c": (
+        "csrc/runtime/ops.c",
+        "static sw_status need_f32(",
+        "static int on_cpu(const sw_backend *be)\n{\n    return be->kind == SW_DEVICE_CPU;\n}\n\n"
+        "static sw_status need_f32(",
+        "kind_comparisons",
+    ),
+    "cpu header in selfcheck.c": (
+        "csrc/runtime/selfcheck.c",
+        '#include "cpu_backend.h"',
+        '#include "cpu/cpu_workers.h"',
+        "cpu_includes",
+    ),
+    "bare cpu header in the extension": (
+        "python/ext/py_cpu.c",
+        '#include "cpu_backend.h"',
+        '#include "cpu_backend.h"\n#include "amx.h"',
+        "cpu_includes",
+    ),
+    "a kernel unit calling back into the backend": (
+        "csrc/runtime/cpu/cpu_affine_relu.c",
+        '#include "cpu_workers.h"',
+        '#include "cpu_workers.h"\n#include "cpu_capabilities.h"',
+        "include_cycles",
+    ),
+    "a positional slot": (
+        "cuda/backend_cuda.cu",
+        ".abi = SW_BACKEND_ABI,",
+        "SW_BACKEND_ABI,",
+        "unnamed_slots",
+    ),
+    "slots out of order": (
+        "csrc/runtime/cpu/backend_cpu.c",
+        '    .kind = SW_DEVICE_CPU,\n    .name = "cpu",',
+        '    .name = "cpu",\n    .kind = SW_DEVICE_CPU,',
+        "unnamed_slots",
+    ),
+}
+
+
+@pytest.mark.parametrize("regression", sorted(REGRESSIONS))
+def test_each_rule_finds_its_regression(tree, regression):
+    path, old, new, rule = REGRESSIONS[regression]
+    assert getattr(CHECK, rule)(tree) == []
+    _edit(tree, path, old, new)
+    found = getattr(CHECK, rule)(tree)
+    assert found, f"{rule} missed: {regression}"
+    others = {r for r in ("kind_comparisons", "cpu_includes", "unnamed_slots") if r != rule}
+    assert all(getattr(CHECK, r)(tree) == [] for r in others)
