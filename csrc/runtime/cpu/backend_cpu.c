@@ -965,6 +965,10 @@ static const sw_backend cpu_table = {
     .counters = NULL,
     .search_step = NULL,
     .destroy = cpu_destroy,
+    .capture_begin = NULL, /* the CPU runs every op as it is asked: nothing to capture */
+    .capture_end = NULL,
+    .graph_launch = NULL,
+    .graph_free = NULL,
 };
 
 sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err)
