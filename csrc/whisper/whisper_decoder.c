@@ -13,6 +13,8 @@
 
 #include "whisper_internal.h"
 
+static void release_step_buffers(sw_whisper_state *st);
+
 sw_status sw_whisper_state_new(sw_whisper *m, const sw_whisper_audio *au, int n_seq,
                                sw_whisper_state **out, sw_error *err)
 {
@@ -63,7 +65,7 @@ void sw_whisper_state_free(sw_whisper_state *st)
         sw_wh_free(m, &st->v[i]);
         sw_wh_free(m, &st->cross_probs[i]);
     }
-    sw_tensor_free(&st->logits);
+    release_step_buffers(st);
     free(st->k);
     free(st->v);
     free(st->cross_probs);
@@ -92,50 +94,94 @@ const sw_tensor *sw_whisper_state_cross_attention(const sw_whisper_state *st, in
     return &st->cross_probs[layer];
 }
 
-/* Host-side index lists of one decode call, side by side in one block
- * (tok's) so that one copy, one wait, takes them up. */
-typedef struct decode_ids {
-    int32_t *tok, *pos, *cache_rows, *last;
-    int64_t total; /* entries of the block */
-} decode_ids;
+/* The step buffers' places in st->step. The ids block holds the token ids,
+ * positions, cache rows (n = n_seq * n_tok each) and each sequence's last
+ * index side by side, so that one copy, one wait, takes them up. */
+enum { STEP_IDS, STEP_X, STEP_H, STEP_Q, STEP_K, STEP_V, STEP_A, STEP_MID, STEP_LOGITS };
 
-static sw_status make_ids(const sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tok,
-                          decode_ids *ids, sw_error *err)
+static void release_step_buffers(sw_whisper_state *st)
+{
+    sw_wh_scratch_free(&st->step);
+    free(st->host_ids);
+    st->host_ids = NULL;
+    st->step_seq = st->step_tok = 0;
+}
+
+/* The buffers of a decode of n_seq x n_tok: made by the first decode of that
+ * shape and kept, so the steps of a window (one token each) reuse them. */
+static sw_status step_buffers(sw_whisper_state *st, int n_seq, int n_tok, sw_error *err)
+{
+    if (st->step_seq == n_seq && st->step_tok == n_tok)
+        return SW_OK;
+    release_step_buffers(st);
+    const sw_whisper_dims *dm = &st->model->dims;
+    int64_t n = (int64_t)n_seq * n_tok, d = dm->n_text_state;
+    int64_t total = 3 * n + n_seq;
+    int64_t shape[2] = {n, d}, mid_shape[2] = {n, 4 * d}, l_shape[2] = {n_seq, dm->n_vocab};
+    st->step.be = st->model->obj.be;
+    st->host_ids = malloc((size_t)total * sizeof(int32_t));
+    if (!st->host_ids)
+        return sw_fail(err, SW_ERR_NOMEM, "whisper decode: out of host memory");
+    int ok = sw_wh_new(&st->step, SW_I32, 1, &total, err) != NULL;
+    for (int i = STEP_X; ok && i <= STEP_A; i++)
+        ok = sw_wh_new(&st->step, SW_F32, 2, shape, err) != NULL;
+    ok = ok && sw_wh_new(&st->step, SW_F32, 2, mid_shape, err) != NULL;
+    ok = ok && sw_wh_new(&st->step, SW_F32, 2, l_shape, err) != NULL;
+    if (!ok) {
+        release_step_buffers(st);
+        return err->code;
+    }
+    st->step_seq = n_seq;
+    st->step_tok = n_tok;
+    return SW_OK;
+}
+
+/* The ids block of this decode, built on the host and copied up. */
+static sw_status upload_ids(sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tok,
+                            sw_error *err)
 {
     size_t n = (size_t)n_seq * (size_t)n_tok;
-    ids->total = (int64_t)(3 * n + (size_t)n_seq);
-    ids->tok = malloc((size_t)ids->total * sizeof(int32_t));
-    if (!ids->tok)
-        return sw_fail(err, SW_ERR_NOMEM, "whisper decode: out of host memory");
-    ids->pos = ids->tok + n;
-    ids->cache_rows = ids->pos + n;
-    ids->last = ids->cache_rows + n;
+    int32_t *tok = st->host_ids, *pos = tok + n, *cache_rows = pos + n, *last = cache_rows + n;
     int ctx = st->model->dims.n_text_ctx;
     for (int s = 0; s < n_seq; s++) {
         for (int t = 0; t < n_tok; t++) {
             size_t i = (size_t)s * (size_t)n_tok + (size_t)t;
-            int32_t tok = tokens[i];
-            if (tok < 0 || tok >= st->model->dims.n_vocab)
+            if (tokens[i] < 0 || tokens[i] >= st->model->dims.n_vocab)
                 return sw_fail(err, SW_ERR_ARG,
                                "whisper decode: token %d (sequence %d, position %d) is outside "
                                "the vocabulary of %d",
-                               (int)tok, s, t, st->model->dims.n_vocab);
-            ids->tok[i] = tok;
-            ids->pos[i] = st->length + t;
-            ids->cache_rows[i] = s * ctx + st->length + t;
+                               (int)tokens[i], s, t, st->model->dims.n_vocab);
+            tok[i] = tokens[i];
+            pos[i] = st->length + t;
+            cache_rows[i] = s * ctx + st->length + t;
         }
-        ids->last[s] = s * n_tok + n_tok - 1;
+        last[s] = s * n_tok + n_tok - 1;
     }
-    return SW_OK;
+    sw_backend *be = st->model->obj.be;
+    const sw_tensor *ids = &st->step.t[STEP_IDS];
+    return be->upload(be, ids->data, st->host_ids, sw_tensor_nbytes(ids), err);
 }
 
-static void free_ids(decode_ids *ids)
+/* The cross-attention probabilities of layer i when capturing: kept from
+ * the last decode where the shape is the same. */
+static sw_tensor *cross_probs(sw_whisper_state *st, int i, int n_seq, int n_tok, sw_error *err)
 {
-    free(ids->tok);
+    sw_whisper *m = st->model;
+    sw_tensor *t = &st->cross_probs[i];
+    int64_t p_shape[4] = {n_seq, m->dims.n_text_head, n_tok, m->dims.n_audio_ctx};
+    int same = t->data && t->ndim == 4;
+    for (int j = 0; same && j < 4; j++)
+        same = t->shape[j] == p_shape[j];
+    if (same && st->capture)
+        return t;
+    sw_wh_free(m, t);
+    if (!st->capture || sw_tensor_new(m->obj.be, SW_F32, 4, p_shape, t, err))
+        return NULL;
+    return t;
 }
 
-static sw_status run_decoder(sw_whisper_state *st, const decode_ids *ids, int n_seq, int n_tok,
-                             float *logits_out, sw_wh_scratch *s, sw_error *err)
+static sw_status run_decoder(sw_whisper_state *st, int n_seq, int n_tok, float *logits_out,
+                             sw_error *err)
 {
     sw_whisper *m = st->model;
     const sw_whisper_dims *dm = &m->dims;
@@ -143,25 +189,15 @@ static sw_status run_decoder(sw_whisper_state *st, const decode_ids *ids, int n_
     int heads = dm->n_text_head;
     float scale = 1.0f / sqrtf((float)(d / heads));
 
-    sw_tensor *all = sw_wh_ids(s, ids->tok, ids->total, err);
-    if (!all)
-        return err->code;
+    sw_tensor *all = &st->step.t[STEP_IDS];
     sw_tensor tok_v = sw_tensor_slice(all, 0, 1, n, 0, 0);
     sw_tensor pos_v = sw_tensor_slice(all, n, 1, n, 0, 0);
     sw_tensor rows_v = sw_tensor_slice(all, 2 * n, 1, n, 0, 0);
     sw_tensor last_v = sw_tensor_slice(all, 3 * n, 1, n_seq, 0, 0);
     sw_tensor *tok = &tok_v, *pos = &pos_v, *rows = &rows_v, *last = &last_v;
-    int64_t shape[2] = {n, d};
-    sw_tensor *x = sw_wh_new(s, SW_F32, 2, shape, err);
-    sw_tensor *h = x ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
-    sw_tensor *q = h ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
-    sw_tensor *k = q ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
-    sw_tensor *v = k ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
-    sw_tensor *a = v ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
-    int64_t mid_shape[2] = {n, 4 * d};
-    sw_tensor *mid = a ? sw_wh_new(s, SW_F32, 2, mid_shape, err) : NULL;
-    if (!mid)
-        return err->code;
+    sw_tensor *x = &st->step.t[STEP_X], *h = &st->step.t[STEP_H], *q = &st->step.t[STEP_Q];
+    sw_tensor *k = &st->step.t[STEP_K], *v = &st->step.t[STEP_V], *a = &st->step.t[STEP_A];
+    sw_tensor *mid = &st->step.t[STEP_MID], *logits = &st->step.t[STEP_LOGITS];
     if (sw_gather_rows(&m->tok_emb, tok, x, err) || sw_gather_rows(&m->dec_pos, pos, h, err) ||
         sw_add(x, h, x, err))
         return err->code;
@@ -182,14 +218,9 @@ static sw_status run_decoder(sw_whisper_state *st, const decode_ids *ids, int n_
             sw_wh_linear(a, &blk->attn.wo, &blk->attn.bo, x, 1, err))
             return err->code;
 
-        sw_tensor *probs = NULL;
-        sw_wh_free(m, &st->cross_probs[i]);
-        if (st->capture) {
-            int64_t p_shape[4] = {n_seq, heads, n_tok, dm->n_audio_ctx};
-            if (sw_tensor_new(m->obj.be, SW_F32, 4, p_shape, &st->cross_probs[i], err))
-                return err->code;
-            probs = &st->cross_probs[i];
-        }
+        sw_tensor *probs = cross_probs(st, i, n_seq, n_tok, err);
+        if (err->code != SW_OK)
+            return err->code;
         if (sw_layernorm(x, &blk->cross_ln_w, &blk->cross_ln_b, 1e-5f, h, err) ||
             sw_wh_linear(h, &blk->cross.wq, &blk->cross.bq, q, 0, err) ||
             sw_attention(&q3, &st->audio->cross_k[i], &st->audio->cross_v[i], &cross_p, &a3, probs,
@@ -201,18 +232,8 @@ static sw_status run_decoder(sw_whisper_state *st, const decode_ids *ids, int n_
 
     /* only the last position of each sequence needs logits */
     sw_tensor hl = sw_wh_view2(h, n_seq, d), ql = sw_wh_view2(q, n_seq, d);
-    int64_t l_shape[2] = {n_seq, dm->n_vocab};
-    sw_tensor *logits = NULL;
-    if (logits_out) {
-        logits = sw_wh_new(s, SW_F32, 2, l_shape, err);
-    } else {
-        /* kept on the device, in the state, for the search step */
-        sw_tensor_free(&st->logits);
-        if (sw_tensor_new(m->obj.be, SW_F32, 2, l_shape, &st->logits, err) == SW_OK)
-            logits = &st->logits;
-    }
     sw_wh_weight out = sw_wh_compute_q8(m->compute) ? m->tok_out : (sw_wh_weight){.w = m->tok_emb};
-    if (!logits || sw_gather_rows(x, last, &hl, err) ||
+    if (sw_gather_rows(x, last, &hl, err) ||
         sw_layernorm(&hl, &m->dec_ln_w, &m->dec_ln_b, 1e-5f, &ql, err) ||
         sw_wh_linear(&ql, &out, NULL, logits, 0, err))
         return err->code;
@@ -221,7 +242,7 @@ static sw_status run_decoder(sw_whisper_state *st, const decode_ids *ids, int n_
     return err->code;
 }
 
-/* logits_out NULL: the logits stay in st->logits */
+/* logits_out NULL: the logits stay on the device, in the step buffers */
 static sw_status decode(sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tokens,
                         float *logits_out, sw_error *err)
 {
@@ -233,13 +254,10 @@ static sw_status decode(sw_whisper_state *st, const int32_t *tokens, int n_seq, 
                        "whisper decode: %d tokens after %d would pass the %d positions of the "
                        "text context",
                        n_tokens, st->length, st->model->dims.n_text_ctx);
-    decode_ids ids = {NULL, NULL, NULL, NULL, 0};
-    sw_wh_scratch s = {st->model->obj.be, {{0}}, 0};
-    if (make_ids(st, tokens, n_seq, n_tokens, &ids, err) == SW_OK &&
-        run_decoder(st, &ids, n_seq, n_tokens, logits_out, &s, err) == SW_OK)
+    if (step_buffers(st, n_seq, n_tokens, err) == SW_OK &&
+        upload_ids(st, tokens, n_seq, n_tokens, err) == SW_OK &&
+        run_decoder(st, n_seq, n_tokens, logits_out, err) == SW_OK)
         st->length += n_tokens;
-    sw_wh_scratch_free(&s);
-    free_ids(&ids);
     return err->code;
 }
 
@@ -258,7 +276,7 @@ sw_status sw_wh_decode_device(sw_whisper_state *st, const int32_t *tokens, int n
     if (!st || !tokens)
         return sw_fail(err, SW_ERR_ARG, "whisper decode: state and tokens needed");
     if (decode(st, tokens, n_seq, n_tokens, NULL, err) == SW_OK)
-        *logits = &st->logits;
+        *logits = &st->step.t[STEP_LOGITS];
     return err->code;
 }
 
