@@ -86,7 +86,7 @@ def test_step_budget_and_tokens_on_the_emulator(recordings, beam, without_timest
     assert per_step["launches"] + per_step["graph_launches"] <= LAUNCHES
 
 
-@pytest.mark.parametrize("beam", [1])
+@pytest.mark.parametrize("beam", [1, 5])
 def test_a_step_allocates_nothing_on_the_emulator(recordings, beam):
     """The step's buffers (activations, ids, logits, the search's work) are
     made once per window, not per step: a generation cut short after a few

@@ -3,10 +3,11 @@
  * precomputed keys and values, an MLP; logits of each sequence's last
  * position against the token embedding.
  *
- * Cache layout: per layer K and V of [n_seq, n_text_ctx, n_text_state];
- * sequence s, position p is row s * n_text_ctx + p of the [rows, d] view, so
- * new keys go in with one scatter_rows and beam reordering is a gather and a
- * scatter of the filled positions only. */
+ * Cache layout: per layer K and V of [n_seq, n_text_ctx, n_text_state], all
+ * of them views of one block [2 * layers, n_seq, n_text_ctx, n_text_state];
+ * sequence s, position p is row s * n_text_ctx + p of a layer's [rows, d]
+ * view, so new keys go in with one scatter_rows, and beam reordering is one
+ * gather of whole sequences of every layer by a device index. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,19 @@
 #include "whisper_internal.h"
 
 static void release_step_buffers(sw_whisper_state *st);
+
+/* Layer i's keys and values as views of the block: group 2i and 2i + 1. */
+static void point_caches(sw_whisper_state *st)
+{
+    const sw_whisper_dims *dm = &st->model->dims;
+    int64_t per = (int64_t)st->n_seq * dm->n_text_ctx * dm->n_text_state;
+    for (int i = 0; i < dm->n_text_layer; i++) {
+        st->k[i] =
+            sw_tensor_slice(&st->kv, 2 * i * per, 3, st->n_seq, dm->n_text_ctx, dm->n_text_state);
+        st->v[i] = sw_tensor_slice(&st->kv, (2 * i + 1) * per, 3, st->n_seq, dm->n_text_ctx,
+                                   dm->n_text_state);
+    }
+}
 
 sw_status sw_whisper_state_new(sw_whisper *m, const sw_whisper_audio *au, int n_seq,
                                sw_whisper_state **out, sw_error *err)
@@ -44,13 +58,12 @@ sw_status sw_whisper_state_new(sw_whisper *m, const sw_whisper_audio *au, int n_
     st->model = m;
     st->audio = au;
     st->n_seq = n_seq;
-    int64_t shape[3] = {n_seq, m->dims.n_text_ctx, m->dims.n_text_state};
-    for (int i = 0; i < layers; i++)
-        if (sw_tensor_new(m->obj.be, SW_F32, 3, shape, &st->k[i], err) ||
-            sw_tensor_new(m->obj.be, SW_F32, 3, shape, &st->v[i], err)) {
-            sw_whisper_state_free(st);
-            return err->code;
-        }
+    int64_t shape[4] = {2 * layers, n_seq, m->dims.n_text_ctx, m->dims.n_text_state};
+    if (sw_tensor_new(m->obj.be, SW_F32, 4, shape, &st->kv, err)) {
+        sw_whisper_state_free(st);
+        return err->code;
+    }
+    point_caches(st);
     *out = st;
     return SW_OK;
 }
@@ -60,11 +73,12 @@ void sw_whisper_state_free(sw_whisper_state *st)
     if (!st)
         return;
     const sw_whisper *m = st->model;
-    for (int i = 0; i < m->dims.n_text_layer; i++) {
-        sw_wh_free(m, &st->k[i]);
-        sw_wh_free(m, &st->v[i]);
-        sw_wh_free(m, &st->cross_probs[i]);
-    }
+    for (int i = 0; i < m->dims.n_text_layer; i++)
+        sw_wh_free(m, &st->cross_probs[i]); /* k and v are views of kv */
+    sw_wh_free(m, &st->kv);
+    sw_wh_free(m, &st->kv_spare);
+    sw_wh_free(m, &st->reorder_ids);
+    free(st->host_reorder);
     release_step_buffers(st);
     free(st->k);
     free(st->v);
@@ -280,7 +294,90 @@ sw_status sw_wh_decode_device(sw_whisper_state *st, const int32_t *tokens, int n
     return err->code;
 }
 
-/* The rows of the caches, checked by the callers. */
+/* On a backend that captures graphs (a GPU): whole sequences (all
+ * n_text_ctx positions) of every layer's keys and values in one gather by a
+ * device index of 2 * layers * n entries, so that a reorder is one launch
+ * whatever the length, with no row list built per position (issue 37).
+ * Onto itself it writes the spare block, and the two trade places. */
+static sw_status whole_sequences(sw_whisper_state *dst, const sw_whisper_state *src,
+                                 const int *src_index, int n, sw_error *err)
+{
+    sw_whisper *m = dst->model;
+    sw_backend *be = m->obj.be;
+    int64_t groups = 2 * (int64_t)m->dims.n_text_layer;
+    int64_t seq_len = (int64_t)m->dims.n_text_ctx * m->dims.n_text_state, count = groups * n;
+    sw_tensor *target = &dst->kv;
+    if (dst == src) {
+        if (!dst->kv_spare.data && sw_tensor_new(be, SW_F32, 4, dst->kv.shape, &dst->kv_spare, err))
+            return err->code;
+        target = &dst->kv_spare;
+    }
+    if (!dst->reorder_ids.data) {
+        dst->host_reorder = malloc((size_t)count * sizeof(int32_t));
+        if (!dst->host_reorder)
+            return sw_fail(err, SW_ERR_NOMEM, "whisper state copy: out of host memory");
+        if (sw_tensor_new(be, SW_I32, 1, &count, &dst->reorder_ids, err))
+            return err->code;
+    }
+    for (int64_t g = 0; g < groups; g++)
+        for (int s = 0; s < n; s++)
+            dst->host_reorder[g * n + s] = (int32_t)(g * src->n_seq + src_index[s]);
+    sw_tensor table = sw_wh_view2(&src->kv, groups * src->n_seq, seq_len);
+    sw_tensor out = sw_wh_view2(target, count, seq_len);
+    if (be->upload(be, dst->reorder_ids.data, dst->host_reorder, (size_t)count * sizeof(int32_t),
+                   err) ||
+        sw_gather_rows(&table, &dst->reorder_ids, &out, err))
+        return err->code;
+    if (dst == src) {
+        sw_tensor was = dst->kv;
+        dst->kv = dst->kv_spare;
+        dst->kv_spare = was;
+        point_caches(dst);
+    }
+    return SW_OK;
+}
+
+/* Elsewhere (the CPU, where a launch costs nothing and bandwidth is short):
+ * the filled positions only, gathered from every layer at once into a
+ * scratch and scattered to their places; all are gathered before any is
+ * written, so a state may be copied onto itself. */
+static sw_status filled_rows(sw_whisper_state *dst, const sw_whisper_state *src,
+                             const int *src_index, int n, sw_error *err)
+{
+    sw_whisper *m = dst->model;
+    int64_t groups = 2 * (int64_t)m->dims.n_text_layer, len = src->length;
+    int64_t ctx = m->dims.n_text_ctx, d = m->dims.n_text_state;
+    size_t count = (size_t)(groups * n * len);
+    /* from and to side by side: one copy up */
+    int32_t *from = malloc(2 * count * sizeof(int32_t)), *to = from ? from + count : NULL;
+    if (!from)
+        return sw_fail(err, SW_ERR_NOMEM, "whisper state copy: out of host memory");
+    size_t i = 0;
+    for (int64_t g = 0; g < groups; g++)
+        for (int q = 0; q < n; q++)
+            for (int64_t t = 0; t < len; t++, i++) {
+                from[i] = (int32_t)((g * src->n_seq + src_index[q]) * ctx + t);
+                to[i] = (int32_t)((g * n + q) * ctx + t);
+            }
+    sw_wh_scratch s = {m->obj.be, {{0}}, 0};
+    int64_t shape[2] = {(int64_t)count, d};
+    sw_tensor *both = sw_wh_ids(&s, from, 2 * (int64_t)count, err);
+    sw_tensor *tmp = both ? sw_wh_new(&s, SW_F32, 2, shape, err) : NULL;
+    if (tmp) {
+        sw_tensor from_v = sw_tensor_slice(both, 0, 1, (int64_t)count, 0, 0);
+        sw_tensor to_v = sw_tensor_slice(both, (int64_t)count, 1, (int64_t)count, 0, 0);
+        sw_tensor from_rows = sw_wh_view2(&src->kv, groups * src->n_seq * ctx, d);
+        sw_tensor to_rows = sw_wh_view2(&dst->kv, groups * n * ctx, d);
+        if (sw_gather_rows(&from_rows, &from_v, tmp, err) == SW_OK)
+            sw_scatter_rows(tmp, &to_v, &to_rows, err);
+    }
+    sw_wh_scratch_free(&s);
+    free(from);
+    return err->code;
+}
+
+/* dst's sequence s becomes src's sequence src_index[s]; the indices are
+ * checked here, the counts by the callers. */
 static sw_status copy_rows(sw_whisper_state *dst, const sw_whisper_state *src, const int *src_index,
                            int n, sw_error *err)
 {
@@ -297,48 +394,12 @@ static sw_status copy_rows(sw_whisper_state *dst, const sw_whisper_state *src, c
         dst->length = 0;
         return SW_OK;
     }
-    sw_whisper *m = dst->model;
-    int64_t len = src->length, ctx = m->dims.n_text_ctx, d = m->dims.n_text_state;
-    size_t count = (size_t)n * (size_t)len;
-    /* from and to side by side: one copy up, one wait */
-    int32_t *from = malloc(2 * count * sizeof(int32_t)), *to = from ? from + count : NULL;
-    sw_wh_scratch s = {m->obj.be, {{0}}, 0};
-    if (!from) {
-        sw_fail(err, SW_ERR_NOMEM, "whisper state copy: out of host memory");
-    } else {
-        for (int q = 0; q < n; q++)
-            for (int64_t t = 0; t < len; t++) {
-                from[(size_t)q * (size_t)len + (size_t)t] = (int32_t)(src_index[q] * ctx + t);
-                to[(size_t)q * (size_t)len + (size_t)t] = (int32_t)(q * ctx + t);
-            }
-        int64_t shape[2] = {(int64_t)count, d};
-        sw_tensor *both = sw_wh_ids(&s, from, 2 * (int64_t)count, err);
-        sw_tensor from_v, to_v, *from_t = NULL, *to_t = NULL;
-        if (both) {
-            from_v = sw_tensor_slice(both, 0, 1, (int64_t)count, 0, 0);
-            to_v = sw_tensor_slice(both, (int64_t)count, 1, (int64_t)count, 0, 0);
-            from_t = &from_v;
-            to_t = &to_v;
-        }
-        sw_tensor *tmp = to_t ? sw_wh_new(&s, SW_F32, 2, shape, err) : NULL;
-        /* all of a layer's rows are gathered before any is written, so a
-         * state may be copied onto itself */
-        for (int i = 0; tmp && i < m->dims.n_text_layer && err->code == SW_OK; i++) {
-            sw_tensor *from_caches[2] = {&src->k[i], &src->v[i]};
-            sw_tensor *to_caches[2] = {&dst->k[i], &dst->v[i]};
-            for (int c = 0; c < 2 && err->code == SW_OK; c++) {
-                sw_tensor from_rows = sw_wh_view2(from_caches[c], (int64_t)src->n_seq * ctx, d);
-                sw_tensor to_rows = sw_wh_view2(to_caches[c], (int64_t)n * ctx, d);
-                if (sw_gather_rows(&from_rows, from_t, tmp, err) == SW_OK)
-                    sw_scatter_rows(tmp, to_t, &to_rows, err);
-            }
-        }
-        if (err->code == SW_OK)
-            dst->length = src->length;
-    }
-    sw_wh_scratch_free(&s);
-    free(from);
-    return err->code;
+    /* a backend that captures graphs is one whose launches cost */
+    sw_backend *be = dst->model->obj.be;
+    if ((be->capture_begin ? whole_sequences : filled_rows)(dst, src, src_index, n, err))
+        return err->code;
+    dst->length = src->length;
+    return SW_OK;
 }
 
 sw_status sw_whisper_state_copy(sw_whisper_state *dst, const sw_whisper_state *src,

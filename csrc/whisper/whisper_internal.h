@@ -67,7 +67,14 @@ struct sw_whisper_state {
     int n_seq;
     int length; /* positions filled in every sequence's cache */
     int capture;
-    sw_tensor *k, *v;       /* per decoder layer, [n_seq, n_text_ctx, n_text_state] */
+    /* every layer's keys and values in one block, [2 * layers, n_seq,
+     * n_text_ctx, n_text_state], so that a reorder is one gather
+     * (whisper_decoder.c copy_rows); kv_spare: the block a reorder writes,
+     * made at the first, then the two trade places */
+    sw_tensor kv, kv_spare;
+    sw_tensor reorder_ids;  /* [2 * layers * n_seq] the reorder's index, made at the first */
+    int32_t *host_reorder;  /* its host side */
+    sw_tensor *k, *v;       /* per decoder layer, views of kv: [n_seq, n_text_ctx, n_text_state] */
     sw_tensor *cross_probs; /* per decoder layer, kept by the last decode when capturing */
     /* A decode's buffers (whisper_decoder.c step_buffers): the ids block,
      * the activations and the logits, made by the first decode of a shape
