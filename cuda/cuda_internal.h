@@ -163,10 +163,10 @@ sw_status sw_cuda_magnitude(sw_backend *be, const sw_tensor *a, sw_tensor *out, 
 sw_status sw_cuda_l2_normalize(sw_backend *be, const sw_tensor *a, float eps, sw_tensor *out,
                                sw_error *err);
 
-/* search_step.cu: a step of Whisper's token search (ABI 7) */
+/* search_step.cu: a step of Whisper's token search (ABI 7; work: ABI 9) */
 sw_status sw_cuda_search_step(sw_backend *be, const sw_tensor *logits, const sw_tensor *mask,
-                              const sw_search_params *p, const sw_search_row *rows, int32_t *ids,
-                              float *scores, float *no_speech_prob, sw_error *err);
+                              sw_tensor *work, const sw_search_params *p, const sw_search_row *rows,
+                              int32_t *ids, float *scores, float *no_speech_prob, sw_error *err);
 
 /* Launches one tiny kernel and waits: the first place a GPU with no code in
  * this library ("no kernel image") shows itself. */

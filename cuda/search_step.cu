@@ -174,8 +174,9 @@ __global__ void search_step_rows(const float *logits, const int8_t *mask, float 
 }
 
 sw_status sw_cuda_search_step(sw_backend *be, const sw_tensor *logits, const sw_tensor *mask,
-                              const sw_search_params *p, const sw_search_row *rows, int32_t *ids,
-                              float *scores, float *no_speech_prob, sw_error *err)
+                              sw_tensor *work_t, const sw_search_params *p,
+                              const sw_search_row *rows, int32_t *ids, float *scores,
+                              float *no_speech_prob, sw_error *err)
 {
     sw_cuda *c = sw_cuda_of(be);
     int64_t n_rows = logits->shape[0], n = logits->shape[1], k = p->k;
@@ -184,14 +185,14 @@ sw_status sw_cuda_search_step(sw_backend *be, const sw_tensor *logits, const sw_
     sw_status st = sw_cuda_enter(c, err);
     if (st != SW_OK)
         return st;
-    /* ids, scores and the no-speech probabilities in one block: one copy down */
+    /* the masked rows, then ids, scores and the no-speech probabilities in
+     * one block (one copy down), all in the caller's work: nothing allocated */
     int64_t out_words = n_rows * (2 * k + 1);
-    size_t work_bytes = (size_t)(n_rows * n) * sizeof(float);
-    float *work = (float *)be->alloc(be, work_bytes, err);
-    int32_t *out = work ? (int32_t *)be->alloc(be, (size_t)out_words * 4, err) : NULL;
+    float *work = (float *)work_t->data;
+    int32_t *out = (int32_t *)(work + n_rows * n);
     search_args a;
     a.p = *p;
-    for (int64_t base = 0; out && base < n_rows && st == SW_OK; base += SEARCH_CHUNK) {
+    for (int64_t base = 0; base < n_rows && st == SW_OK; base += SEARCH_CHUNK) {
         int64_t chunk = n_rows - base < SEARCH_CHUNK ? n_rows - base : SEARCH_CHUNK;
         for (int64_t r = 0; r < chunk; r++)
             a.row[r] = rows[base + r];
@@ -201,8 +202,8 @@ sw_status sw_cuda_search_step(sw_backend *be, const sw_tensor *logits, const sw_
          (float *)out + 2 * n_rows * k + base);
         st = sw_cuda_check_launch(c, err, "search_step_rows");
     }
-    int32_t *host = out && st == SW_OK ? (int32_t *)malloc((size_t)out_words * 4) : NULL;
-    if (out && st == SW_OK && !host)
+    int32_t *host = st == SW_OK ? (int32_t *)malloc((size_t)out_words * 4) : NULL;
+    if (st == SW_OK && !host)
         st = sw_fail(err, SW_ERR_NOMEM, "out of host memory reading a search step");
     if (host && be->download(be, host, out, (size_t)out_words * 4, err) == SW_OK) {
         memcpy(ids, host, (size_t)(n_rows * k) * 4);
@@ -211,7 +212,5 @@ sw_status sw_cuda_search_step(sw_backend *be, const sw_tensor *logits, const sw_
             memcpy(no_speech_prob, host + 2 * n_rows * k, (size_t)n_rows * 4);
     }
     free(host);
-    be->free(be, out);
-    be->free(be, work);
     return err->code;
 }

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bump when the table's layout changes; the loader refuses a mismatch. */
-#define SW_BACKEND_ABI 8
+#define SW_BACKEND_ABI 9
 
 typedef enum sw_device_kind { SW_DEVICE_CPU = 0, SW_DEVICE_CUDA = 1 } sw_device_kind;
 
@@ -95,6 +95,10 @@ typedef struct sw_search_params {
 } sw_search_params;
 
 #define SW_SEARCH_MAX_K 16
+
+/* search_step's work (ABI 9): f32 entries the caller lends it for rows of n
+ * logits and k best, so that a step allocates nothing. */
+#define SW_SEARCH_WORK(rows, n, k) ((int64_t)(rows) * ((int64_t)(n) + 2 * (int64_t)(k) + 1))
 
 /* How a linear layer's weight lies once the backend has prepared it
  * (prepare_linear): as loaded, [out, in], or transposed, [in, out]. */
@@ -314,10 +318,12 @@ struct sw_backend {
      * arithmetic. Its p->k best, best first (ties: the lower id), go to ids
      * and scores [rows, k], and with p->no_speech >= 0 the raw row's softmax
      * at no_speech to no_speech_prob [rows]: host memory, one copy down.
+     * work: the caller's device scratch, f32, at least SW_SEARCH_WORK(rows,
+     * n, k) entries (ABI 9: the caller keeps it across steps).
      * NULL: the search downloads the logits (the CPU). */
     sw_status (*search_step)(sw_backend *be, const sw_tensor *logits, const sw_tensor *mask,
-                             const sw_search_params *p, const sw_search_row *rows, int32_t *ids,
-                             float *scores, float *no_speech_prob, sw_error *err);
+                             sw_tensor *work, const sw_search_params *p, const sw_search_row *rows,
+                             int32_t *ids, float *scores, float *no_speech_prob, sw_error *err);
 
     /* Frees every byte the backend holds and the backend itself. */
     void (*destroy)(sw_backend *b);

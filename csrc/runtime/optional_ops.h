@@ -40,9 +40,10 @@ sw_status sw_span_abs_pool(const sw_tensor *span, const int64_t *first, const fl
                            const float *shift, int pool, sw_tensor *y, sw_error *err);
 
 /* backend.h's search_step: the step's chosen tokens and scores, the logits
- * left on the device; SW_ERR_ARG where be has none. */
+ * left on the device; work: the caller's, SW_SEARCH_WORK(rows, n, k) f32
+ * entries at least. SW_ERR_ARG where be has none. */
 sw_status sw_search_step(sw_backend *be, const sw_tensor *logits, const sw_tensor *mask,
-                         const sw_search_params *p, const sw_search_row *rows, int32_t *ids,
-                         float *scores, float *no_speech_prob, sw_error *err);
+                         sw_tensor *work, const sw_search_params *p, const sw_search_row *rows,
+                         int32_t *ids, float *scores, float *no_speech_prob, sw_error *err);
 
 #endif

@@ -3,15 +3,31 @@
  * precomputed keys and values, an MLP; logits of each sequence's last
  * position against the token embedding.
  *
- * Cache layout: per layer K and V of [n_seq, n_text_ctx, n_text_state];
- * sequence s, position p is row s * n_text_ctx + p of the [rows, d] view, so
- * new keys go in with one scatter_rows and beam reordering is a gather and a
- * scatter of the filled positions only. */
+ * Cache layout: per layer K and V of [n_seq, n_text_ctx, n_text_state], all
+ * of them views of one block [2 * layers, n_seq, n_text_ctx, n_text_state];
+ * sequence s, position p is row s * n_text_ctx + p of a layer's [rows, d]
+ * view, so new keys go in with one scatter_rows, and beam reordering is one
+ * gather of whole sequences of every layer by a device index. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "whisper_internal.h"
+
+static void release_step_buffers(sw_whisper_state *st);
+
+/* Layer i's keys and values as views of the block: group 2i and 2i + 1. */
+static void point_caches(sw_whisper_state *st)
+{
+    const sw_whisper_dims *dm = &st->model->dims;
+    int64_t per = (int64_t)st->n_seq * dm->n_text_ctx * dm->n_text_state;
+    for (int i = 0; i < dm->n_text_layer; i++) {
+        st->k[i] =
+            sw_tensor_slice(&st->kv, 2 * i * per, 3, st->n_seq, dm->n_text_ctx, dm->n_text_state);
+        st->v[i] = sw_tensor_slice(&st->kv, (2 * i + 1) * per, 3, st->n_seq, dm->n_text_ctx,
+                                   dm->n_text_state);
+    }
+}
 
 sw_status sw_whisper_state_new(sw_whisper *m, const sw_whisper_audio *au, int n_seq,
                                sw_whisper_state **out, sw_error *err)
@@ -42,13 +58,12 @@ sw_status sw_whisper_state_new(sw_whisper *m, const sw_whisper_audio *au, int n_
     st->model = m;
     st->audio = au;
     st->n_seq = n_seq;
-    int64_t shape[3] = {n_seq, m->dims.n_text_ctx, m->dims.n_text_state};
-    for (int i = 0; i < layers; i++)
-        if (sw_tensor_new(m->obj.be, SW_F32, 3, shape, &st->k[i], err) ||
-            sw_tensor_new(m->obj.be, SW_F32, 3, shape, &st->v[i], err)) {
-            sw_whisper_state_free(st);
-            return err->code;
-        }
+    int64_t shape[4] = {2 * layers, n_seq, m->dims.n_text_ctx, m->dims.n_text_state};
+    if (sw_tensor_new(m->obj.be, SW_F32, 4, shape, &st->kv, err)) {
+        sw_whisper_state_free(st);
+        return err->code;
+    }
+    point_caches(st);
     *out = st;
     return SW_OK;
 }
@@ -58,12 +73,13 @@ void sw_whisper_state_free(sw_whisper_state *st)
     if (!st)
         return;
     const sw_whisper *m = st->model;
-    for (int i = 0; i < m->dims.n_text_layer; i++) {
-        sw_wh_free(m, &st->k[i]);
-        sw_wh_free(m, &st->v[i]);
-        sw_wh_free(m, &st->cross_probs[i]);
-    }
-    sw_tensor_free(&st->logits);
+    for (int i = 0; i < m->dims.n_text_layer; i++)
+        sw_wh_free(m, &st->cross_probs[i]); /* k and v are views of kv */
+    sw_wh_free(m, &st->kv);
+    sw_wh_free(m, &st->kv_spare);
+    sw_wh_free(m, &st->reorder_ids);
+    free(st->host_reorder);
+    release_step_buffers(st);
     free(st->k);
     free(st->v);
     free(st->cross_probs);
@@ -92,50 +108,94 @@ const sw_tensor *sw_whisper_state_cross_attention(const sw_whisper_state *st, in
     return &st->cross_probs[layer];
 }
 
-/* Host-side index lists of one decode call, side by side in one block
- * (tok's) so that one copy, one wait, takes them up. */
-typedef struct decode_ids {
-    int32_t *tok, *pos, *cache_rows, *last;
-    int64_t total; /* entries of the block */
-} decode_ids;
+/* The step buffers' places in st->step. The ids block holds the token ids,
+ * positions, cache rows (n = n_seq * n_tok each) and each sequence's last
+ * index side by side, so that one copy, one wait, takes them up. */
+enum { STEP_IDS, STEP_X, STEP_H, STEP_Q, STEP_K, STEP_V, STEP_A, STEP_MID, STEP_LOGITS };
 
-static sw_status make_ids(const sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tok,
-                          decode_ids *ids, sw_error *err)
+static void release_step_buffers(sw_whisper_state *st)
+{
+    sw_wh_scratch_free(&st->step);
+    free(st->host_ids);
+    st->host_ids = NULL;
+    st->step_seq = st->step_tok = 0;
+}
+
+/* The buffers of a decode of n_seq x n_tok: made by the first decode of that
+ * shape and kept, so the steps of a window (one token each) reuse them. */
+static sw_status step_buffers(sw_whisper_state *st, int n_seq, int n_tok, sw_error *err)
+{
+    if (st->step_seq == n_seq && st->step_tok == n_tok)
+        return SW_OK;
+    release_step_buffers(st);
+    const sw_whisper_dims *dm = &st->model->dims;
+    int64_t n = (int64_t)n_seq * n_tok, d = dm->n_text_state;
+    int64_t total = 3 * n + n_seq;
+    int64_t shape[2] = {n, d}, mid_shape[2] = {n, 4 * d}, l_shape[2] = {n_seq, dm->n_vocab};
+    st->step.be = st->model->obj.be;
+    st->host_ids = malloc((size_t)total * sizeof(int32_t));
+    if (!st->host_ids)
+        return sw_fail(err, SW_ERR_NOMEM, "whisper decode: out of host memory");
+    int ok = sw_wh_new(&st->step, SW_I32, 1, &total, err) != NULL;
+    for (int i = STEP_X; ok && i <= STEP_A; i++)
+        ok = sw_wh_new(&st->step, SW_F32, 2, shape, err) != NULL;
+    ok = ok && sw_wh_new(&st->step, SW_F32, 2, mid_shape, err) != NULL;
+    ok = ok && sw_wh_new(&st->step, SW_F32, 2, l_shape, err) != NULL;
+    if (!ok) {
+        release_step_buffers(st);
+        return err->code;
+    }
+    st->step_seq = n_seq;
+    st->step_tok = n_tok;
+    return SW_OK;
+}
+
+/* The ids block of this decode, built on the host and copied up. */
+static sw_status upload_ids(sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tok,
+                            sw_error *err)
 {
     size_t n = (size_t)n_seq * (size_t)n_tok;
-    ids->total = (int64_t)(3 * n + (size_t)n_seq);
-    ids->tok = malloc((size_t)ids->total * sizeof(int32_t));
-    if (!ids->tok)
-        return sw_fail(err, SW_ERR_NOMEM, "whisper decode: out of host memory");
-    ids->pos = ids->tok + n;
-    ids->cache_rows = ids->pos + n;
-    ids->last = ids->cache_rows + n;
+    int32_t *tok = st->host_ids, *pos = tok + n, *cache_rows = pos + n, *last = cache_rows + n;
     int ctx = st->model->dims.n_text_ctx;
     for (int s = 0; s < n_seq; s++) {
         for (int t = 0; t < n_tok; t++) {
             size_t i = (size_t)s * (size_t)n_tok + (size_t)t;
-            int32_t tok = tokens[i];
-            if (tok < 0 || tok >= st->model->dims.n_vocab)
+            if (tokens[i] < 0 || tokens[i] >= st->model->dims.n_vocab)
                 return sw_fail(err, SW_ERR_ARG,
                                "whisper decode: token %d (sequence %d, position %d) is outside "
                                "the vocabulary of %d",
-                               (int)tok, s, t, st->model->dims.n_vocab);
-            ids->tok[i] = tok;
-            ids->pos[i] = st->length + t;
-            ids->cache_rows[i] = s * ctx + st->length + t;
+                               (int)tokens[i], s, t, st->model->dims.n_vocab);
+            tok[i] = tokens[i];
+            pos[i] = st->length + t;
+            cache_rows[i] = s * ctx + st->length + t;
         }
-        ids->last[s] = s * n_tok + n_tok - 1;
+        last[s] = s * n_tok + n_tok - 1;
     }
-    return SW_OK;
+    sw_backend *be = st->model->obj.be;
+    const sw_tensor *ids = &st->step.t[STEP_IDS];
+    return be->upload(be, ids->data, st->host_ids, sw_tensor_nbytes(ids), err);
 }
 
-static void free_ids(decode_ids *ids)
+/* The cross-attention probabilities of layer i when capturing: kept from
+ * the last decode where the shape is the same. */
+static sw_tensor *cross_probs(sw_whisper_state *st, int i, int n_seq, int n_tok, sw_error *err)
 {
-    free(ids->tok);
+    sw_whisper *m = st->model;
+    sw_tensor *t = &st->cross_probs[i];
+    int64_t p_shape[4] = {n_seq, m->dims.n_text_head, n_tok, m->dims.n_audio_ctx};
+    int same = t->data && t->ndim == 4;
+    for (int j = 0; same && j < 4; j++)
+        same = t->shape[j] == p_shape[j];
+    if (same && st->capture)
+        return t;
+    sw_wh_free(m, t);
+    if (!st->capture || sw_tensor_new(m->obj.be, SW_F32, 4, p_shape, t, err))
+        return NULL;
+    return t;
 }
 
-static sw_status run_decoder(sw_whisper_state *st, const decode_ids *ids, int n_seq, int n_tok,
-                             float *logits_out, sw_wh_scratch *s, sw_error *err)
+static sw_status run_decoder(sw_whisper_state *st, int n_seq, int n_tok, float *logits_out,
+                             sw_error *err)
 {
     sw_whisper *m = st->model;
     const sw_whisper_dims *dm = &m->dims;
@@ -143,25 +203,15 @@ static sw_status run_decoder(sw_whisper_state *st, const decode_ids *ids, int n_
     int heads = dm->n_text_head;
     float scale = 1.0f / sqrtf((float)(d / heads));
 
-    sw_tensor *all = sw_wh_ids(s, ids->tok, ids->total, err);
-    if (!all)
-        return err->code;
+    sw_tensor *all = &st->step.t[STEP_IDS];
     sw_tensor tok_v = sw_tensor_slice(all, 0, 1, n, 0, 0);
     sw_tensor pos_v = sw_tensor_slice(all, n, 1, n, 0, 0);
     sw_tensor rows_v = sw_tensor_slice(all, 2 * n, 1, n, 0, 0);
     sw_tensor last_v = sw_tensor_slice(all, 3 * n, 1, n_seq, 0, 0);
     sw_tensor *tok = &tok_v, *pos = &pos_v, *rows = &rows_v, *last = &last_v;
-    int64_t shape[2] = {n, d};
-    sw_tensor *x = sw_wh_new(s, SW_F32, 2, shape, err);
-    sw_tensor *h = x ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
-    sw_tensor *q = h ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
-    sw_tensor *k = q ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
-    sw_tensor *v = k ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
-    sw_tensor *a = v ? sw_wh_new(s, SW_F32, 2, shape, err) : NULL;
-    int64_t mid_shape[2] = {n, 4 * d};
-    sw_tensor *mid = a ? sw_wh_new(s, SW_F32, 2, mid_shape, err) : NULL;
-    if (!mid)
-        return err->code;
+    sw_tensor *x = &st->step.t[STEP_X], *h = &st->step.t[STEP_H], *q = &st->step.t[STEP_Q];
+    sw_tensor *k = &st->step.t[STEP_K], *v = &st->step.t[STEP_V], *a = &st->step.t[STEP_A];
+    sw_tensor *mid = &st->step.t[STEP_MID], *logits = &st->step.t[STEP_LOGITS];
     if (sw_gather_rows(&m->tok_emb, tok, x, err) || sw_gather_rows(&m->dec_pos, pos, h, err) ||
         sw_add(x, h, x, err))
         return err->code;
@@ -182,14 +232,9 @@ static sw_status run_decoder(sw_whisper_state *st, const decode_ids *ids, int n_
             sw_wh_linear(a, &blk->attn.wo, &blk->attn.bo, x, 1, err))
             return err->code;
 
-        sw_tensor *probs = NULL;
-        sw_wh_free(m, &st->cross_probs[i]);
-        if (st->capture) {
-            int64_t p_shape[4] = {n_seq, heads, n_tok, dm->n_audio_ctx};
-            if (sw_tensor_new(m->obj.be, SW_F32, 4, p_shape, &st->cross_probs[i], err))
-                return err->code;
-            probs = &st->cross_probs[i];
-        }
+        sw_tensor *probs = cross_probs(st, i, n_seq, n_tok, err);
+        if (err->code != SW_OK)
+            return err->code;
         if (sw_layernorm(x, &blk->cross_ln_w, &blk->cross_ln_b, 1e-5f, h, err) ||
             sw_wh_linear(h, &blk->cross.wq, &blk->cross.bq, q, 0, err) ||
             sw_attention(&q3, &st->audio->cross_k[i], &st->audio->cross_v[i], &cross_p, &a3, probs,
@@ -201,18 +246,8 @@ static sw_status run_decoder(sw_whisper_state *st, const decode_ids *ids, int n_
 
     /* only the last position of each sequence needs logits */
     sw_tensor hl = sw_wh_view2(h, n_seq, d), ql = sw_wh_view2(q, n_seq, d);
-    int64_t l_shape[2] = {n_seq, dm->n_vocab};
-    sw_tensor *logits = NULL;
-    if (logits_out) {
-        logits = sw_wh_new(s, SW_F32, 2, l_shape, err);
-    } else {
-        /* kept on the device, in the state, for the search step */
-        sw_tensor_free(&st->logits);
-        if (sw_tensor_new(m->obj.be, SW_F32, 2, l_shape, &st->logits, err) == SW_OK)
-            logits = &st->logits;
-    }
     sw_wh_weight out = sw_wh_compute_q8(m->compute) ? m->tok_out : (sw_wh_weight){.w = m->tok_emb};
-    if (!logits || sw_gather_rows(x, last, &hl, err) ||
+    if (sw_gather_rows(x, last, &hl, err) ||
         sw_layernorm(&hl, &m->dec_ln_w, &m->dec_ln_b, 1e-5f, &ql, err) ||
         sw_wh_linear(&ql, &out, NULL, logits, 0, err))
         return err->code;
@@ -221,7 +256,7 @@ static sw_status run_decoder(sw_whisper_state *st, const decode_ids *ids, int n_
     return err->code;
 }
 
-/* logits_out NULL: the logits stay in st->logits */
+/* logits_out NULL: the logits stay on the device, in the step buffers */
 static sw_status decode(sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tokens,
                         float *logits_out, sw_error *err)
 {
@@ -233,13 +268,10 @@ static sw_status decode(sw_whisper_state *st, const int32_t *tokens, int n_seq, 
                        "whisper decode: %d tokens after %d would pass the %d positions of the "
                        "text context",
                        n_tokens, st->length, st->model->dims.n_text_ctx);
-    decode_ids ids = {NULL, NULL, NULL, NULL, 0};
-    sw_wh_scratch s = {st->model->obj.be, {{0}}, 0};
-    if (make_ids(st, tokens, n_seq, n_tokens, &ids, err) == SW_OK &&
-        run_decoder(st, &ids, n_seq, n_tokens, logits_out, &s, err) == SW_OK)
+    if (step_buffers(st, n_seq, n_tokens, err) == SW_OK &&
+        upload_ids(st, tokens, n_seq, n_tokens, err) == SW_OK &&
+        run_decoder(st, n_seq, n_tokens, logits_out, err) == SW_OK)
         st->length += n_tokens;
-    sw_wh_scratch_free(&s);
-    free_ids(&ids);
     return err->code;
 }
 
@@ -258,11 +290,94 @@ sw_status sw_wh_decode_device(sw_whisper_state *st, const int32_t *tokens, int n
     if (!st || !tokens)
         return sw_fail(err, SW_ERR_ARG, "whisper decode: state and tokens needed");
     if (decode(st, tokens, n_seq, n_tokens, NULL, err) == SW_OK)
-        *logits = &st->logits;
+        *logits = &st->step.t[STEP_LOGITS];
     return err->code;
 }
 
-/* The rows of the caches, checked by the callers. */
+/* On a backend that captures graphs (a GPU): whole sequences (all
+ * n_text_ctx positions) of every layer's keys and values in one gather by a
+ * device index of 2 * layers * n entries, so that a reorder is one launch
+ * whatever the length, with no row list built per position (issue 37).
+ * Onto itself it writes the spare block, and the two trade places. */
+static sw_status whole_sequences(sw_whisper_state *dst, const sw_whisper_state *src,
+                                 const int *src_index, int n, sw_error *err)
+{
+    sw_whisper *m = dst->model;
+    sw_backend *be = m->obj.be;
+    int64_t groups = 2 * (int64_t)m->dims.n_text_layer;
+    int64_t seq_len = (int64_t)m->dims.n_text_ctx * m->dims.n_text_state, count = groups * n;
+    sw_tensor *target = &dst->kv;
+    if (dst == src) {
+        if (!dst->kv_spare.data && sw_tensor_new(be, SW_F32, 4, dst->kv.shape, &dst->kv_spare, err))
+            return err->code;
+        target = &dst->kv_spare;
+    }
+    if (!dst->reorder_ids.data) {
+        dst->host_reorder = malloc((size_t)count * sizeof(int32_t));
+        if (!dst->host_reorder)
+            return sw_fail(err, SW_ERR_NOMEM, "whisper state copy: out of host memory");
+        if (sw_tensor_new(be, SW_I32, 1, &count, &dst->reorder_ids, err))
+            return err->code;
+    }
+    for (int64_t g = 0; g < groups; g++)
+        for (int s = 0; s < n; s++)
+            dst->host_reorder[g * n + s] = (int32_t)(g * src->n_seq + src_index[s]);
+    sw_tensor table = sw_wh_view2(&src->kv, groups * src->n_seq, seq_len);
+    sw_tensor out = sw_wh_view2(target, count, seq_len);
+    if (be->upload(be, dst->reorder_ids.data, dst->host_reorder, (size_t)count * sizeof(int32_t),
+                   err) ||
+        sw_gather_rows(&table, &dst->reorder_ids, &out, err))
+        return err->code;
+    if (dst == src) {
+        sw_tensor was = dst->kv;
+        dst->kv = dst->kv_spare;
+        dst->kv_spare = was;
+        point_caches(dst);
+    }
+    return SW_OK;
+}
+
+/* Elsewhere (the CPU, where a launch costs nothing and bandwidth is short):
+ * the filled positions only, gathered from every layer at once into a
+ * scratch and scattered to their places; all are gathered before any is
+ * written, so a state may be copied onto itself. */
+static sw_status filled_rows(sw_whisper_state *dst, const sw_whisper_state *src,
+                             const int *src_index, int n, sw_error *err)
+{
+    sw_whisper *m = dst->model;
+    int64_t groups = 2 * (int64_t)m->dims.n_text_layer, len = src->length;
+    int64_t ctx = m->dims.n_text_ctx, d = m->dims.n_text_state;
+    size_t count = (size_t)(groups * n * len);
+    /* from and to side by side: one copy up */
+    int32_t *from = malloc(2 * count * sizeof(int32_t)), *to = from ? from + count : NULL;
+    if (!from)
+        return sw_fail(err, SW_ERR_NOMEM, "whisper state copy: out of host memory");
+    size_t i = 0;
+    for (int64_t g = 0; g < groups; g++)
+        for (int q = 0; q < n; q++)
+            for (int64_t t = 0; t < len; t++, i++) {
+                from[i] = (int32_t)((g * src->n_seq + src_index[q]) * ctx + t);
+                to[i] = (int32_t)((g * n + q) * ctx + t);
+            }
+    sw_wh_scratch s = {m->obj.be, {{0}}, 0};
+    int64_t shape[2] = {(int64_t)count, d};
+    sw_tensor *both = sw_wh_ids(&s, from, 2 * (int64_t)count, err);
+    sw_tensor *tmp = both ? sw_wh_new(&s, SW_F32, 2, shape, err) : NULL;
+    if (tmp) {
+        sw_tensor from_v = sw_tensor_slice(both, 0, 1, (int64_t)count, 0, 0);
+        sw_tensor to_v = sw_tensor_slice(both, (int64_t)count, 1, (int64_t)count, 0, 0);
+        sw_tensor from_rows = sw_wh_view2(&src->kv, groups * src->n_seq * ctx, d);
+        sw_tensor to_rows = sw_wh_view2(&dst->kv, groups * n * ctx, d);
+        if (sw_gather_rows(&from_rows, &from_v, tmp, err) == SW_OK)
+            sw_scatter_rows(tmp, &to_v, &to_rows, err);
+    }
+    sw_wh_scratch_free(&s);
+    free(from);
+    return err->code;
+}
+
+/* dst's sequence s becomes src's sequence src_index[s]; the indices are
+ * checked here, the counts by the callers. */
 static sw_status copy_rows(sw_whisper_state *dst, const sw_whisper_state *src, const int *src_index,
                            int n, sw_error *err)
 {
@@ -279,48 +394,12 @@ static sw_status copy_rows(sw_whisper_state *dst, const sw_whisper_state *src, c
         dst->length = 0;
         return SW_OK;
     }
-    sw_whisper *m = dst->model;
-    int64_t len = src->length, ctx = m->dims.n_text_ctx, d = m->dims.n_text_state;
-    size_t count = (size_t)n * (size_t)len;
-    /* from and to side by side: one copy up, one wait */
-    int32_t *from = malloc(2 * count * sizeof(int32_t)), *to = from ? from + count : NULL;
-    sw_wh_scratch s = {m->obj.be, {{0}}, 0};
-    if (!from) {
-        sw_fail(err, SW_ERR_NOMEM, "whisper state copy: out of host memory");
-    } else {
-        for (int q = 0; q < n; q++)
-            for (int64_t t = 0; t < len; t++) {
-                from[(size_t)q * (size_t)len + (size_t)t] = (int32_t)(src_index[q] * ctx + t);
-                to[(size_t)q * (size_t)len + (size_t)t] = (int32_t)(q * ctx + t);
-            }
-        int64_t shape[2] = {(int64_t)count, d};
-        sw_tensor *both = sw_wh_ids(&s, from, 2 * (int64_t)count, err);
-        sw_tensor from_v, to_v, *from_t = NULL, *to_t = NULL;
-        if (both) {
-            from_v = sw_tensor_slice(both, 0, 1, (int64_t)count, 0, 0);
-            to_v = sw_tensor_slice(both, (int64_t)count, 1, (int64_t)count, 0, 0);
-            from_t = &from_v;
-            to_t = &to_v;
-        }
-        sw_tensor *tmp = to_t ? sw_wh_new(&s, SW_F32, 2, shape, err) : NULL;
-        /* all of a layer's rows are gathered before any is written, so a
-         * state may be copied onto itself */
-        for (int i = 0; tmp && i < m->dims.n_text_layer && err->code == SW_OK; i++) {
-            sw_tensor *from_caches[2] = {&src->k[i], &src->v[i]};
-            sw_tensor *to_caches[2] = {&dst->k[i], &dst->v[i]};
-            for (int c = 0; c < 2 && err->code == SW_OK; c++) {
-                sw_tensor from_rows = sw_wh_view2(from_caches[c], (int64_t)src->n_seq * ctx, d);
-                sw_tensor to_rows = sw_wh_view2(to_caches[c], (int64_t)n * ctx, d);
-                if (sw_gather_rows(&from_rows, from_t, tmp, err) == SW_OK)
-                    sw_scatter_rows(tmp, to_t, &to_rows, err);
-            }
-        }
-        if (err->code == SW_OK)
-            dst->length = src->length;
-    }
-    sw_wh_scratch_free(&s);
-    free(from);
-    return err->code;
+    /* a backend that captures graphs is one whose launches cost */
+    sw_backend *be = dst->model->obj.be;
+    if ((be->capture_begin ? whole_sequences : filled_rows)(dst, src, src_index, n, err))
+        return err->code;
+    dst->length = src->length;
+    return SW_OK;
 }
 
 sw_status sw_whisper_state_copy(sw_whisper_state *dst, const sw_whisper_state *src,

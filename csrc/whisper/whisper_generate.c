@@ -474,6 +474,7 @@ typedef struct model_ctx {
     sw_whisper_audio *view; /* the prefix being decoded, once narrowed */
     int *swaps, n_swaps;    /* pairs exchanged, in order */
     sw_tensor mask;         /* decode_search's, uploaded at its first step */
+    sw_tensor search_work;  /* decode_search's work, made for the widest call so far */
 } model_ctx;
 
 static const sw_whisper_audio *model_audio(const model_ctx *m)
@@ -517,10 +518,18 @@ static sw_status model_decode_search(void *ctx, void *state, const int32_t *toke
             be->upload(be, m->mask.data, mask, (size_t)n, err))
             return err->code;
     }
+    /* made again only for more rows: the steps of a window reuse it */
+    int64_t words = SW_SEARCH_WORK(n_rows, m->mask.shape[0], p->k);
+    if (!m->search_work.data || sw_tensor_numel(&m->search_work) < words) {
+        sw_tensor_free(&m->search_work);
+        if (sw_tensor_new(be, SW_F32, 1, &words, &m->search_work, err))
+            return err->code;
+    }
     const sw_tensor *logits;
     if (sw_wh_decode_device(state, tokens, n_rows, n_tokens, &logits, err))
         return err->code;
-    return sw_search_step(be, logits, &m->mask, p, rows, ids, scores, no_speech_prob, err);
+    return sw_search_step(be, logits, &m->mask, &m->search_work, p, rows, ids, scores,
+                          no_speech_prob, err);
 }
 
 static sw_status model_copy(void *ctx, void *dst, void *src, const int *index, int n, sw_error *err)
@@ -594,7 +603,7 @@ sw_status sw_whisper_generate(sw_whisper *model, const sw_whisper_audio *audio,
     int *swaps = malloc((size_t)(2 * n_windows * n_windows) * sizeof *swaps);
     if (!swaps)
         return sw_fail(err, SW_ERR_NOMEM, "whisper generate: out of host memory");
-    model_ctx ctx = {model, audio, NULL, swaps, 0, {0}};
+    model_ctx ctx = {model, audio, NULL, swaps, 0, {0}, {0}};
     int k = params->beam_size > 1 ? 2 * params->beam_size : 1;
     int search_here = sw_supports(model->obj.be, SW_CAP_SEARCH_STEP, k, 0);
     sw_whisper_decoder dec = {&ctx,
@@ -608,6 +617,7 @@ sw_status sw_whisper_generate(sw_whisper *model, const sw_whisper_audio *audio,
                               search_here ? model_decode_search : NULL};
     sw_whisper_generate_with(&dec, prompts, n_windows, prompt_len, params, out, err);
     sw_tensor_free(&ctx.mask);
+    sw_tensor_free(&ctx.search_work);
     model_restore(&ctx, err);
     if (err->code != SW_OK)
         sw_whisper_generation_free(out, n_windows);

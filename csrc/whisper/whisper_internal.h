@@ -53,15 +53,36 @@ struct sw_whisper_audio {
     int borrowed; /* an item's view (sw_whisper_audio_item): its tensors are not its own */
 };
 
+/* Scratch tensors of one call, freed together on every path. */
+#define SW_WH_MAX_SCRATCH 24
+typedef struct sw_wh_scratch {
+    sw_backend *be;
+    sw_tensor t[SW_WH_MAX_SCRATCH];
+    int n;
+} sw_wh_scratch;
+
 struct sw_whisper_state {
     sw_whisper *model;
     const sw_whisper_audio *audio;
     int n_seq;
     int length; /* positions filled in every sequence's cache */
     int capture;
-    sw_tensor *k, *v;       /* per decoder layer, [n_seq, n_text_ctx, n_text_state] */
+    /* every layer's keys and values in one block, [2 * layers, n_seq,
+     * n_text_ctx, n_text_state], so that a reorder is one gather
+     * (whisper_decoder.c copy_rows); kv_spare: the block a reorder writes,
+     * made at the first, then the two trade places */
+    sw_tensor kv, kv_spare;
+    sw_tensor reorder_ids;  /* [2 * layers * n_seq] the reorder's index, made at the first */
+    int32_t *host_reorder;  /* its host side */
+    sw_tensor *k, *v;       /* per decoder layer, views of kv: [n_seq, n_text_ctx, n_text_state] */
     sw_tensor *cross_probs; /* per decoder layer, kept by the last decode when capturing */
-    sw_tensor logits;       /* [n_seq, n_vocab]: the last sw_wh_decode_device's */
+    /* A decode's buffers (whisper_decoder.c step_buffers): the ids block,
+     * the activations and the logits, made by the first decode of a shape
+     * and kept while the shape holds, so that a step allocates nothing (a
+     * CUDA graph keeps the pointers it was captured with; issue 37). */
+    sw_wh_scratch step;
+    int step_seq, step_tok; /* the shape they were made for; 0: none */
+    int32_t *host_ids;      /* the ids block's host side */
 };
 
 /* sw_whisper_decode with the logits left where the backend computed them:
@@ -98,14 +119,6 @@ void sw_wh_free(const sw_whisper *m, sw_tensor *t);
 /* The same bytes seen with another shape (a view: never freed). */
 sw_tensor sw_wh_view2(const sw_tensor *t, int64_t d0, int64_t d1);
 sw_tensor sw_wh_view3(const sw_tensor *t, int64_t d0, int64_t d1, int64_t d2);
-
-/* Scratch tensors of one call, freed together on every path. */
-#define SW_WH_MAX_SCRATCH 24
-typedef struct sw_wh_scratch {
-    sw_backend *be;
-    sw_tensor t[SW_WH_MAX_SCRATCH];
-    int n;
-} sw_wh_scratch;
 
 sw_tensor *sw_wh_new(sw_wh_scratch *s, sw_dtype dtype, int ndim, const int64_t *shape,
                      sw_error *err);
