@@ -19,15 +19,16 @@ from .weights import test_model_dir
 
 # What a step costs today on tiny.en: 420 bytes down for beam 5 (5 rows x
 # 10 candidates x (id, score) + the no-speech float per row), 12 for greedy;
-# the host waits for the step's one upload of ids, the beams' reorder index
-# and the candidates' download (2.62 a step with beam 5, the mask's one
-# upload per call included); no graph yet, so each op of every layer is a
-# launch (99.6 with beam 5, 103.4 without timestamps: the beam reorder is
-# one gather since issue 37's step buffers). The issue's budget is 1 wait
-# and 2 launches a step: the graph capture of the step (docs/cuda_backend.md,
-# "Graphs") is what is left.
+# the host waits once a step, for the candidates' download (1.0 a step with
+# timestamps, 1.04 without: one wait more in the call, over fewer steps):
+# uploads (the step's ids, the beams' reorder index, the mask once a call)
+# are staged in pinned memory and queued without a wait since issue 38. No graph yet, so
+# each op of every layer is a launch (99.6 with beam 5, 103.4 without
+# timestamps: the beam reorder is one gather since issue 37's step buffers).
+# The issue's budget is 1 wait and 2 launches a step: the graph capture of
+# the step (docs/cuda_backend.md, "Graphs") is what is left.
 BYTES_DOWN = 4096
-HOST_SYNCS = 2.7
+HOST_SYNCS = 1.05
 LAUNCHES = 104
 
 
