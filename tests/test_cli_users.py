@@ -213,6 +213,28 @@ def test_srt_lines_count_the_speaker_label(tmp_path):
         assert len(line) <= 42 or " " not in line.split(": ", 1)[-1], line
 
 
+# Each file's stage lines and the overall line after each file, as `saywho`
+# and `saywho batch` print them for jfk.flac and jfk.wav.
+STAGE_LINE = re.compile(
+    r"\[(\d)/2\] (jfk\.\w+)  (decode|transcribe) done in \d+\.\d s "
+    r"\(\d+%, \d:\d\d:\d\d elapsed(, ETA ~(\d:\d\d:\d\d|\?))?\)"
+)
+TWO_JFK_STAGES = [
+    ("1", "jfk.flac", "decode"),
+    ("1", "jfk.flac", "transcribe"),
+    ("2", "jfk.wav", "decode"),
+    ("2", "jfk.wav", "transcribe"),
+]
+
+
+def _two_jfk_stages(lines: list[str]) -> list[tuple[str, str, str]]:
+    return [m.groups()[:3] for m in map(STAGE_LINE.fullmatch, lines) if m]
+
+
+def _two_jfk_overall_lines(lines: list[str]) -> list[str]:
+    return [line for line in lines if re.match(r"ok +\S+jfk\.(flac|wav)  \[", line)]
+
+
 def test_progress_lines_and_messages_off_a_terminal(tmp_path):
     """Two files: one line per stage of each file with its own seconds, the
     whole file's share, elapsed and ETA; an overall line after each file; no
@@ -221,18 +243,9 @@ def test_progress_lines_and_messages_off_a_terminal(tmp_path):
     proc = run(str(jfk), str(wav), *tiny(), "--no-speakers", "--beam-size", "1", "-v", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
-    stage = re.compile(
-        r"\[(\d)/2\] (jfk\.\w+)  (decode|transcribe) done in \d+\.\d s "
-        r"\(\d+%, \d:\d\d:\d\d elapsed(, ETA ~(\d:\d\d:\d\d|\?))?\)"
-    )
-    seen = [m.groups()[:3] for m in map(stage.fullmatch, lines) if m]
-    assert seen == [
-        ("1", "jfk.flac", "decode"),
-        ("1", "jfk.flac", "transcribe"),
-        ("2", "jfk.wav", "decode"),
-        ("2", "jfk.wav", "transcribe"),
-    ]
-    overall = [line for line in lines if re.match(r"ok +\S+jfk\.(flac|wav)  \[", line)]
+    seen = _two_jfk_stages(lines)
+    assert seen == TWO_JFK_STAGES
+    overall = _two_jfk_overall_lines(lines)
     assert len(overall) == 2
     assert "2 files (0 errors)" in overall[-1] and "elapsed" in overall[-1]
     assert "100%" in overall[-1] and "ETA 0:00:00" in overall[-1]
@@ -258,18 +271,9 @@ def test_batch_progress_lines_per_file_and_overall(tmp_path):
     proc = run(*args, "--beam-size", "1", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
-    stage = re.compile(
-        r"\[(\d)/2\] (jfk\.\w+)  (decode|transcribe) done in \d+\.\d s "
-        r"\(\d+%, \d:\d\d:\d\d elapsed(, ETA ~(\d:\d\d:\d\d|\?))?\)"
-    )
-    seen = [m.groups()[:3] for m in map(stage.fullmatch, lines) if m]
-    assert sorted(seen) == [
-        ("1", "jfk.flac", "decode"),
-        ("1", "jfk.flac", "transcribe"),
-        ("2", "jfk.wav", "decode"),
-        ("2", "jfk.wav", "transcribe"),
-    ]
-    overall = [line for line in lines if re.match(r"ok +\S+jfk\.(flac|wav)  \[", line)]
+    seen = _two_jfk_stages(lines)
+    assert sorted(seen) == TWO_JFK_STAGES
+    overall = _two_jfk_overall_lines(lines)
     assert len(overall) == 2
     assert "2 files (0 errors)" in overall[-1] and "ETA 0:00:00" in overall[-1]
     # each file's overall line comes after that file's last stage
