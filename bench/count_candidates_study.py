@@ -51,8 +51,6 @@ from saywho.diarization import Diarizer, reconstruct  # noqa: E402
 from saywho.diarization.clustering import _unit, cluster_embeddings  # noqa: E402
 from saywho.diarization.cooccurrence import MIN_SOLO_SECONDS  # noqa: E402
 from saywho.diarization.count_bound import speakers_vouched_for  # noqa: E402
-from saywho.diarization.diarize import MIN_EMBED_FRAMES, WINDOW  # noqa: E402
-from saywho.diarization.embedding_ge2e import HOP, resample_mask  # noqa: E402
 from saywho.diarization.reuse import match_anchor  # noqa: E402
 from saywho.metrics import diarization_error_rate  # noqa: E402
 from saywho.models.bundled import resolve_embedding, resolve_segmentation  # noqa: E402
@@ -72,28 +70,8 @@ def ge2e_embeddings(g: Diarizer, x, starts, active):
         return z["embeddings"], z["trainable"]
     emb = np.full((len(starts), 3, g.embedding.dimension), np.nan, np.float32)
     trainable = np.zeros((len(starts), 3), bool)
-    mel_frames = int(WINDOW * SR) // HOP
     for i, s, span, _ in g._batches(x, starts):
-        act = active[i : i + len(s)]
-        mel, energy = g.embedding.features(span)
-        clean = act * (act.sum(axis=2, keepdims=True) < 2)
-        sequences, owners = [], []
-        for b, start in enumerate(s):
-            first = (int(start) - int(s[0])) // HOP
-            m, e = mel[first : first + mel_frames], energy[first : first + mel_frames]
-            for j in range(3):
-                if not act[b, :, j].any():
-                    continue
-                mask = resample_mask(clean[b, :, j].astype(np.float32), len(m))
-                if mask.sum() < MIN_EMBED_FRAMES:
-                    mask = resample_mask(act[b, :, j].astype(np.float32), len(m))
-                seq = g.embedding.select(m, e, mask)
-                trainable[i + b, j] = len(seq) >= MIN_EMBED_FRAMES
-                sequences.append(seq)
-                owners.append((i + b, j))
-        if sequences:
-            for (c, j), row in zip(owners, g.embedding.embed_sequences(sequences)):
-                emb[c, j] = row
+        g._embed_ge2e(span, s, active[i : i + len(s)], i, emb, trainable)
     np.savez(path, embeddings=emb, trainable=trainable)
     return emb, trainable
 
@@ -101,9 +79,17 @@ def ge2e_embeddings(g: Diarizer, x, starts, active):
 def run(d: Diarizer, x, starts, active, emb, trainable):
     duration = len(x) / SR
     return d.from_chunks(
-        active, emb, trainable, starts, duration, None, 1, float("inf"), {},
-        Performance(duration, time.perf_counter()),
-    )  # fmt: skip
+        active=active,
+        embeddings=emb,
+        trainable=trainable,
+        starts=starts,
+        duration=duration,
+        num=None,
+        lo=1,
+        hi=float("inf"),
+        seconds={},
+        perf=Performance(duration, time.perf_counter()),
+    )
 
 
 def default_labels(d: Diarizer, active, emb, trainable):

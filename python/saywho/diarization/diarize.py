@@ -255,7 +255,6 @@ class Diarizer(RuntimeUser):
 
     def _segment_and_embed(self, audio, starts, progress):
         frames = num_frames(int(WINDOW * SAMPLE_RATE))
-        mel_frames = int(WINDOW * SAMPLE_RATE) // HOP
         active = np.zeros((len(starts), frames, 3), dtype=np.uint8)
         embeddings = np.full((len(starts), 3, self.embedding.dimension), np.nan, np.float32)
         trainable = np.zeros((len(starts), 3), dtype=bool)
@@ -281,26 +280,7 @@ class Diarizer(RuntimeUser):
                 if progress:
                     progress("diarization", min(i + len(s), len(starts)), passes * len(starts))
                 continue
-            mel, energy = self.embedding.features(span)
-            sequences, owners = [], []
-            clean = act * (act.sum(axis=2, keepdims=True) < 2)
-            for b, start in enumerate(s):
-                first = (int(start) - int(s[0])) // HOP
-                m, e = mel[first : first + mel_frames], energy[first : first + mel_frames]
-                for j in range(3):
-                    if not act[b, :, j].any():
-                        continue
-                    mask = resample_mask(clean[b, :, j].astype(np.float32), len(m))
-                    if mask.sum() < MIN_EMBED_FRAMES:  # too little clean speech: use it all
-                        mask = resample_mask(act[b, :, j].astype(np.float32), len(m))
-                    seq = self.embedding.select(m, e, mask)
-                    trainable[i + b, j] = len(seq) >= MIN_EMBED_FRAMES
-                    sequences.append(seq)
-                    owners.append((i + b, j))
-            if sequences:
-                emb = self.embedding.embed_sequences(sequences)
-                for (c, j), row in zip(owners, emb):
-                    embeddings[c, j] = row
+            self._embed_ge2e(span, s, act, i, embeddings, trainable)
             t2 = time.perf_counter()
             seconds["segmentation"] += t1 - t0
             seconds["embeddings"] += t2 - t1
@@ -311,6 +291,32 @@ class Diarizer(RuntimeUser):
             self._embed_reusing(audio, starts, active, embeddings, trainable, progress)
             seconds["embeddings"] += time.perf_counter() - t0
         return active, embeddings, trainable, seconds
+
+    def _embed_ge2e(self, span, starts, act, first, embeddings, trainable):
+        """GE2E's embeddings of a batch of chunks (rows ``first`` on of
+        ``embeddings`` and ``trainable``): each local speaker from its clean
+        frames of the span's mel, or all its frames when too few are clean."""
+        mel_frames = int(WINDOW * SAMPLE_RATE) // HOP
+        mel, energy = self.embedding.features(span)
+        sequences, owners = [], []
+        clean = act * (act.sum(axis=2, keepdims=True) < 2)
+        for b, start in enumerate(starts):
+            offset = (int(start) - int(starts[0])) // HOP
+            m, e = mel[offset : offset + mel_frames], energy[offset : offset + mel_frames]
+            for j in range(3):
+                if not act[b, :, j].any():
+                    continue
+                mask = resample_mask(clean[b, :, j].astype(np.float32), len(m))
+                if mask.sum() < MIN_EMBED_FRAMES:  # too little clean speech: use it all
+                    mask = resample_mask(act[b, :, j].astype(np.float32), len(m))
+                seq = self.embedding.select(m, e, mask)
+                trainable[first + b, j] = len(seq) >= MIN_EMBED_FRAMES
+                sequences.append(seq)
+                owners.append((first + b, j))
+        if sequences:
+            emb = self.embedding.embed_sequences(sequences)
+            for (c, j), row in zip(owners, emb):
+                embeddings[c, j] = row
 
     def _masks(self, act: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """What each local speaker is embedded from: its clean frames (no one
