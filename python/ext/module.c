@@ -14,7 +14,7 @@ static int exec_module(PyObject *m)
         swpy_init_whisper(m) != 0 || swpy_init_whisper_generate(m) != 0 || swpy_init_diar(m) != 0 ||
         swpy_init_vad(m) != 0 || swpy_init_align(m) != 0 || swpy_init_cluster(m) != 0 ||
         swpy_init_logits(m) != 0 || swpy_init_dtw(m) != 0 || swpy_init_cpu(m) != 0 ||
-        swpy_init_host_memory(m) != 0)
+        swpy_init_host_memory(m) != 0 || swpy_init_compute_types(m) != 0)
         return -1;
     return 0;
 }

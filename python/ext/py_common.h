@@ -77,5 +77,6 @@ int swpy_init_dtw(PyObject *module);
 int swpy_init_cluster(PyObject *module);
 int swpy_init_cpu(PyObject *module);
 int swpy_init_host_memory(PyObject *module);
+int swpy_init_compute_types(PyObject *module);
 
 #endif
