@@ -18,7 +18,11 @@ layering that docs/architecture.md describes:
 - a list of Whisper's compute-type names (two or more of them as string
   literals in one run of literals, as an array, tuple or dict writes them)
   anywhere but csrc/whisper/whisper_compute.c, which the core and Python
-  (through _core.compute_types) read; the names are read from that file.
+  (through _core.compute_types) read; the names are read from that file;
+- a name py_common.h declares for every part of the extension (an exception
+  class, a helper, an init function) defined in python/ext/module.c: that
+  file only calls the parts' swpy_init_*, so no part calls back into it
+  (the shared helpers are py_helpers.c's).
 
     python scripts/c_structure.py          # the report; exit status 1 on a finding
     python scripts/c_structure.py --json   # the same as one object
@@ -37,6 +41,8 @@ BACKENDS = ("csrc/runtime/cpu/", "cuda/")
 OPENER = "csrc/runtime/device.c"
 CPU_DIR = "csrc/runtime/cpu/"
 COMPUTE_TYPES_HOME = "csrc/whisper/whisper_compute.c"
+EXT_MODULE = "python/ext/module.c"
+EXT_SHARED_HEADER = "python/ext/py_common.h"
 SOURCE_SUFFIXES = (".c", ".h", ".cu", ".cpp")
 
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
@@ -255,6 +261,33 @@ def compute_type_lists(root: Path) -> list[str]:
     return found
 
 
+def extension_shared_names(root: Path) -> list[str]:
+    """The names py_common.h declares for the parts to share: its extern
+    variables and its prototypes (not its static inline functions, which
+    each part compiles for itself)."""
+    text = _code((root / EXT_SHARED_HEADER).read_text())
+    text = re.sub(r"static inline[^{;]*\{.*?\n\}", "", text, flags=re.S)
+    externs = re.findall(r"^extern\s[^;]*?\b(\w+)\s*;", text, re.M)
+    prototypes = re.findall(
+        r"^(?!extern|static|#|typedef)[A-Za-z_][\w \t*]*?\b(\w+)\s*\(", text, re.M
+    )
+    return externs + prototypes
+
+
+def module_definitions(root: Path) -> list[str]:
+    """'file:line: name' for each shared name (extension_shared_names) that
+    python/ext/module.c defines at file scope: a definition starts a line,
+    a call inside a function does not."""
+    text = _code((root / EXT_MODULE).read_text())
+    found = []
+    for name in extension_shared_names(root):
+        head = r"^[A-Za-z_][\w \t*]*?\b" + re.escape(name)
+        for m in re.finditer(head + r"\s*(?:\([^;]*?\)\s*\{|(?:=[^;]*)?;)", text, re.M | re.S):
+            line = text.count("\n", 0, m.start()) + 1
+            found.append(f"{EXT_MODULE}:{line}: {name}")
+    return found
+
+
 def report(root: Path = REPO) -> dict:
     return {
         "kind_comparisons": kind_comparisons(root),
@@ -262,6 +295,7 @@ def report(root: Path = REPO) -> dict:
         "include_cycles": include_cycles(root),
         "unnamed_slots": unnamed_slots(root),
         "compute_type_lists": compute_type_lists(root),
+        "module_definitions": module_definitions(root),
     }
 
 

@@ -3,7 +3,8 @@ the op layer and the models ask a backend's capabilities, never its kind; only
 the CPU backend and the device opener include csrc/runtime/cpu/ headers; the
 units of csrc/runtime call each other without a cycle; every backend table
 names its slots in backend.h's order; Whisper's compute types are listed in
-csrc/whisper/whisper_compute.c alone (the extension and Python read that list).
+csrc/whisper/whisper_compute.c alone (the extension and Python read that list);
+the extension's module.c only lists its parts and defines nothing they share.
 
 Read from the sources by scripts/c_structure.py (nothing is built). Each rule
 is also shown failing on a copy of the tree with its regression put back.
@@ -69,6 +70,14 @@ def test_compute_types_are_listed_in_one_place():
         "bfloat16",
         "int8_float16",
     ]
+
+
+def test_the_extension_module_only_lists_its_parts():
+    assert CHECK.module_definitions(REPO) == []
+    # the rule reads py_common.h's shared names, so it cannot pass by knowing none
+    shared = CHECK.extension_shared_names(REPO)
+    assert {"SwOptionError", "swpy_raise", "swpy_init_errors", "swpy_init_audio"} <= set(shared)
+    assert "swpy_type_free" not in shared  # static inline: each part's own copy
 
 
 @pytest.fixture
@@ -149,6 +158,19 @@ REGRESSIONS = {
         '    "auto": "int8",\n}\n',
         "compute_type_lists",
     ),
+    "an exception class defined in module.c again": (
+        "python/ext/module.c",
+        "static int exec_module(PyObject *m)",
+        "PyObject *SwOptionError;\n\nstatic int exec_module(PyObject *m)",
+        "module_definitions",
+    ),
+    "a shared helper defined in module.c again": (
+        "python/ext/module.c",
+        "static int exec_module(PyObject *m)",
+        "PyObject *swpy_raise(const sw_error *err,\n                     const char *context)\n"
+        "{\n    return NULL;\n}\n\nstatic int exec_module(PyObject *m)",
+        "module_definitions",
+    ),
 }
 
 
@@ -159,6 +181,12 @@ def test_each_rule_finds_its_regression(tree, regression):
     _edit(tree, path, old, new)
     found = getattr(CHECK, rule)(tree)
     assert found, f"{rule} missed: {regression}"
-    rules = ("kind_comparisons", "cpu_includes", "unnamed_slots", "compute_type_lists")
+    rules = (
+        "kind_comparisons",
+        "cpu_includes",
+        "unnamed_slots",
+        "compute_type_lists",
+        "module_definitions",
+    )
     others = {r for r in rules if r != rule}
     assert all(getattr(CHECK, r)(tree) == [] for r in others)
