@@ -14,7 +14,15 @@ layering that docs/architecture.md describes:
   header: what its code calls. A header's own includes bring types and
   are left out, so backend.h naming tensor.h's types is no arrow back);
 - a backend table (``sw_backend NAME = {``) with a slot not written as
-  ``.slot = value``, or slots out of backend.h's order.
+  ``.slot = value``, or slots out of backend.h's order;
+- a list of Whisper's compute-type names (two or more of them as string
+  literals in one run of literals, as an array, tuple or dict writes them)
+  anywhere but csrc/whisper/whisper_compute.c, which the core and Python
+  (through _core.compute_types) read; the names are read from that file;
+- a name py_common.h declares for every part of the extension (an exception
+  class, a helper, an init function) defined in python/ext/module.c: that
+  file only calls the parts' swpy_init_*, so no part calls back into it
+  (the shared helpers are py_helpers.c's).
 
     python scripts/c_structure.py          # the report; exit status 1 on a finding
     python scripts/c_structure.py --json   # the same as one object
@@ -32,6 +40,9 @@ REPO = Path(__file__).resolve().parents[1]
 BACKENDS = ("csrc/runtime/cpu/", "cuda/")
 OPENER = "csrc/runtime/device.c"
 CPU_DIR = "csrc/runtime/cpu/"
+COMPUTE_TYPES_HOME = "csrc/whisper/whisper_compute.c"
+EXT_MODULE = "python/ext/module.c"
+EXT_SHARED_HEADER = "python/ext/py_common.h"
 SOURCE_SUFFIXES = (".c", ".h", ".cu", ".cpp")
 
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
@@ -39,6 +50,10 @@ _STRING = re.compile(r'"(?:\\.|[^"\\])*"')
 _KIND = re.compile(r"\bkind\s*[!=]=|[!=]=\s*SW_DEVICE_\w+|\bSW_DEVICE_\w+\s*[!=]=")
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 _TABLE = re.compile(r"\bsw_backend\s+\w+\s*=\s*\{(.*?)\n\};", re.S)
+# string literals: C's, and Python's single-line ones too
+_C_LITERAL = re.compile(r'"(?:\\.|[^"\\\n])*"')
+_PY_LITERAL = re.compile(r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'")
+_PY_COMMENT = re.compile(r'"""(?:.|\n)*?"""|\'\'\'(?:.|\n)*?\'\'\'|#[^\n]*')
 
 
 def _code(text: str) -> str:
@@ -75,8 +90,9 @@ def kind_comparisons(root: Path) -> list[str]:
 
 def cpu_includes(root: Path) -> list[str]:
     """'file:line: include' for each include of a cpu/ header from outside
-    csrc/runtime/cpu/ (the opener excepted); the core's include path holds
-    cpu/, so a bare name of a cpu/ header counts as well."""
+    csrc/runtime/cpu/ (the opener excepted). Only cpu/'s own files and the C
+    tests have cpu/ on their include path (CMakeLists.txt); a bare name of a
+    cpu/ header counts as well, so adding the path back cannot hide one."""
     cpu_headers = {p.name for p in (root / CPU_DIR).glob("*.h")}
     found = []
     for path in _sources(root, "csrc", "cuda", "python/ext"):
@@ -192,12 +208,94 @@ def unnamed_slots(root: Path) -> list[str]:
     return found
 
 
+def compute_type_names(root: Path) -> list[str]:
+    """The compute types the core computes: the literals of
+    whisper_compute.c's ``computes[]`` table."""
+    text = _code((root / COMPUTE_TYPES_HOME).read_text())
+    table = re.search(r"\bcomputes\[\]\s*=\s*\{(.*?)\n\};", text, re.S)
+    return re.findall(r'"(\w+)"', table.group(1)) if table else []
+
+
+def _literal_runs(text: str, python: bool) -> list[tuple[int, list[str]]]:
+    """(offset, values) of each run of string literals that only commas join
+    (an initializer, a tuple), or in Python colons too (a dict; in C a colon
+    joins a ternary's two values, which is no list)."""
+    joiner = re.compile(r"\s*[,:]\s*" if python else r"\s*,\s*")
+    runs: list[tuple[int, list[str]]] = []
+    end = -1
+    for m in (_PY_LITERAL if python else _C_LITERAL).finditer(text):
+        value = m.group(0)[1:-1]
+        if runs and joiner.fullmatch(text[end : m.start()]):
+            runs[-1][1].append(value)
+        else:
+            runs.append((m.start(), [value]))
+        end = m.end()
+    return runs
+
+
+def compute_type_lists(root: Path) -> list[str]:
+    """'file:line: names' for each run of string literals naming two or more
+    compute types outside whisper_compute.c (C sources, the extension and the
+    Python package; docstrings and comments are prose, not lists)."""
+    names = set(compute_type_names(root))
+    paths = _sources(root, "csrc", "cuda", "python/ext")
+    package = root / "python/saywho"
+    if package.is_dir():
+        paths += sorted(package.rglob("*.py"))
+    found = []
+    for path in paths:
+        rel = _rel(root, path)
+        if rel == COMPUTE_TYPES_HOME or rel.startswith("csrc/tests/"):
+            continue
+        text = path.read_text()
+        python = path.suffix == ".py"
+        if python:
+            text = _PY_COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+        else:
+            text = _code(text)
+        for start, run in _literal_runs(text, python):
+            named = [x for x in run if x in names]
+            if len(set(named)) >= 2:
+                line = text.count("\n", 0, start) + 1
+                found.append(f"{rel}:{line}: {', '.join(named)}")
+    return found
+
+
+def extension_shared_names(root: Path) -> list[str]:
+    """The names py_common.h declares for the parts to share: its extern
+    variables and its prototypes (not its static inline functions, which
+    each part compiles for itself)."""
+    text = _code((root / EXT_SHARED_HEADER).read_text())
+    text = re.sub(r"static inline[^{;]*\{.*?\n\}", "", text, flags=re.S)
+    externs = re.findall(r"^extern\s[^;]*?\b(\w+)\s*;", text, re.M)
+    prototypes = re.findall(
+        r"^(?!extern|static|#|typedef)[A-Za-z_][\w \t*]*?\b(\w+)\s*\(", text, re.M
+    )
+    return externs + prototypes
+
+
+def module_definitions(root: Path) -> list[str]:
+    """'file:line: name' for each shared name (extension_shared_names) that
+    python/ext/module.c defines at file scope: a definition starts a line,
+    a call inside a function does not."""
+    text = _code((root / EXT_MODULE).read_text())
+    found = []
+    for name in extension_shared_names(root):
+        head = r"^[A-Za-z_][\w \t*]*?\b" + re.escape(name)
+        for m in re.finditer(head + r"\s*(?:\([^;]*?\)\s*\{|(?:=[^;]*)?;)", text, re.M | re.S):
+            line = text.count("\n", 0, m.start()) + 1
+            found.append(f"{EXT_MODULE}:{line}: {name}")
+    return found
+
+
 def report(root: Path = REPO) -> dict:
     return {
         "kind_comparisons": kind_comparisons(root),
         "cpu_includes": cpu_includes(root),
         "include_cycles": include_cycles(root),
         "unnamed_slots": unnamed_slots(root),
+        "compute_type_lists": compute_type_lists(root),
+        "module_definitions": module_definitions(root),
     }
 
 

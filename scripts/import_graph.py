@@ -51,6 +51,8 @@ def module_names(root: Path) -> dict[str, Path]:
 
 # the C extension: a module with no Python source, imported like any other
 EXTENSION = f"{PACKAGE}._core"
+# the small extension that reads SAYWHO_CPU_DISPATCH before _core loads
+DISPATCH_EXTENSION = f"{PACKAGE}._dispatch"
 
 
 def _is_type_checking(node: ast.If) -> bool:
@@ -192,7 +194,7 @@ def layers(graph: dict[str, set[str]], cycles: list[list[str]]) -> dict[str, int
 
 def analyse(root: Path = DEFAULT_ROOT) -> dict:
     names = module_names(root)
-    known = set(names) | {EXTENSION}
+    known = set(names) | {EXTENSION, DISPATCH_EXTENSION}
     edges: dict[str, list[tuple[str, int, bool]]] = {
         n: imports_of(n, p, known) for n, p in names.items()
     }
@@ -217,6 +219,7 @@ def analyse(root: Path = DEFAULT_ROOT) -> dict:
     edges = {n: [x for x in e if x[0] != TESTS] for n, e in edges.items()}
     graph = {n: {t for t, _, _ in e} for n, e in edges.items()}
     graph[EXTENSION] = set()
+    graph[DISPATCH_EXTENSION] = set()
     # a package's submodule importing its own package's __init__ is an arrow
     # up like any other; the import of a package by its parent is not implied
     cycles = strongly_connected(graph)

@@ -2,7 +2,9 @@
 the op layer and the models ask a backend's capabilities, never its kind; only
 the CPU backend and the device opener include csrc/runtime/cpu/ headers; the
 units of csrc/runtime call each other without a cycle; every backend table
-names its slots in backend.h's order.
+names its slots in backend.h's order; Whisper's compute types are listed in
+csrc/whisper/whisper_compute.c alone (the extension and Python read that list);
+the extension's module.c only lists its parts and defines nothing they share.
 
 Read from the sources by scripts/c_structure.py (nothing is built). Each rule
 is also shown failing on a copy of the tree with its regression put back.
@@ -58,11 +60,36 @@ def test_both_backend_tables_and_every_slot_are_seen():
         assert "sw_backend" in text and all(f".{s} =" in text for s in slots), path
 
 
+def test_compute_types_are_listed_in_one_place():
+    assert CHECK.compute_type_lists(REPO) == []
+    # the rule reads the core's list, so it cannot pass by knowing no name
+    assert CHECK.compute_type_names(REPO) == [
+        "float32",
+        "int8",
+        "float16",
+        "bfloat16",
+        "int8_float16",
+    ]
+
+
+def test_the_extension_module_only_lists_its_parts():
+    assert CHECK.module_definitions(REPO) == []
+    # the rule reads py_common.h's shared names, so it cannot pass by knowing none
+    shared = CHECK.extension_shared_names(REPO)
+    assert {"SwOptionError", "swpy_raise", "swpy_init_errors", "swpy_init_audio"} <= set(shared)
+    assert "swpy_type_free" not in shared  # static inline: each part's own copy
+
+
 @pytest.fixture
 def tree(tmp_path):
     """A copy of the C sources that a regression may be written into."""
     for folder in ("csrc", "cuda", "python/ext"):
         shutil.copytree(REPO / folder, tmp_path / folder)
+    shutil.copytree(
+        REPO / "python/saywho",
+        tmp_path / "python/saywho",
+        ignore=shutil.ignore_patterns("data", "__pycache__"),
+    )
     return tmp_path
 
 
@@ -111,6 +138,39 @@ REGRESSIONS = {
         '    .name = "cpu",\n    .kind = SW_DEVICE_CPU,',
         "unnamed_slots",
     ),
+    "compute types listed again in the extension": (
+        "python/ext/py_whisper.c",
+        "    sw_whisper_compute compute;\n",
+        '    static const char *const names[] = {"float32", "int8", "float16"};\n'
+        "    sw_whisper_compute compute;\n",
+        "compute_type_lists",
+    ),
+    "compute types listed again in Python": (
+        "python/saywho/whisper/compute_types.py",
+        'NOT_BUILT = _TABLE["not_built"]\n',
+        'NOT_BUILT = _TABLE["not_built"]\nCPU_COMPUTE_TYPES = ("float32", "int8", "bfloat16")\n',
+        "compute_type_lists",
+    ),
+    "a compute-type dict in Python": (
+        "python/saywho/whisper/compute_types.py",
+        'NOT_BUILT = _TABLE["not_built"]\n',
+        'NOT_BUILT = _TABLE["not_built"]\n_RESOLVED = {\n    "default": "float32",\n'
+        '    "auto": "int8",\n}\n',
+        "compute_type_lists",
+    ),
+    "an exception class defined in module.c again": (
+        "python/ext/module.c",
+        "static int exec_module(PyObject *m)",
+        "PyObject *SwOptionError;\n\nstatic int exec_module(PyObject *m)",
+        "module_definitions",
+    ),
+    "a shared helper defined in module.c again": (
+        "python/ext/module.c",
+        "static int exec_module(PyObject *m)",
+        "PyObject *swpy_raise(const sw_error *err,\n                     const char *context)\n"
+        "{\n    return NULL;\n}\n\nstatic int exec_module(PyObject *m)",
+        "module_definitions",
+    ),
 }
 
 
@@ -121,5 +181,12 @@ def test_each_rule_finds_its_regression(tree, regression):
     _edit(tree, path, old, new)
     found = getattr(CHECK, rule)(tree)
     assert found, f"{rule} missed: {regression}"
-    others = {r for r in ("kind_comparisons", "cpu_includes", "unnamed_slots") if r != rule}
+    rules = (
+        "kind_comparisons",
+        "cpu_includes",
+        "unnamed_slots",
+        "compute_type_lists",
+        "module_definitions",
+    )
+    others = {r for r in rules if r != rule}
     assert all(getattr(CHECK, r)(tree) == [] for r in others)

@@ -13,8 +13,8 @@ import sys
 import pytest
 
 import saywho
-from saywho import _core
-from saywho.blas_kernels import KERNELS, core_kernels, hardware_level
+from saywho import _core, _dispatch
+from saywho.blas_kernels import KERNELS, core_kernels, dispatch_level, hardware_level
 
 LEVELS = {"x86-64": 0, "x86-64-v3": 3, "x86-64-v4": 4}
 REQUESTS = {"auto": 4, "": 4, "avx512": 4, "avx2": 3, "baseline": 0}
@@ -109,6 +109,40 @@ def test_an_unknown_level_is_an_option_error(monkeypatch):
     monkeypatch.setenv("SAYWHO_CPU_DISPATCH", "avx1024")
     with pytest.raises(saywho.OptionError, match="SAYWHO_CPU_DISPATCH=avx1024"):
         _core.cpu_dispatch()
+
+
+# every level's spellings (cpu_dispatch.h), and near misses: the case, spaces
+ACCEPTED = {
+    "auto": 4,
+    "": 4,
+    "amx": 4,
+    "avx512": 4,
+    "x86-64-v4": 4,
+    "avx2": 3,
+    "x86-64-v3": 3,
+    "baseline": 0,
+    "x86-64": 0,
+}
+REFUSED = ["AVX2", "Auto", " avx2", "avx2 ", "avx1024", "v3", "x86_64"]
+
+
+@pytest.mark.parametrize("value", [*ACCEPTED, *REFUSED])
+def test_python_and_the_core_accept_and_refuse_the_same_spellings(monkeypatch, value):
+    """Python reads the level before the core loads (for OpenBLAS's kernels)
+    through the core's own parser: a spelling one side takes, the other takes
+    at the same level, and one refused is refused by both with one message."""
+    monkeypatch.setenv("SAYWHO_CPU_DISPATCH", value)
+    assert dispatch_level() == ACCEPTED.get(value)
+    if value in ACCEPTED:
+        _core.cpu_dispatch()  # the core opens a CPU backend's check with it
+        assert _dispatch.refusal(value) is None
+        return
+    with pytest.raises(saywho.OptionError) as e:
+        _core.cpu_dispatch()
+    assert str(e.value) == _dispatch.refusal(value)
+    assert f"SAYWHO_CPU_DISPATCH={value} is not a dispatch level" in str(e.value)
+    # a refused value leaves OpenBLAS to detect its own kernels
+    assert core_kernels({"SAYWHO_CPU_DISPATCH": value}, level=4) is None
 
 
 def _int8_transcript(jfk_wav, **env) -> list:

@@ -45,19 +45,28 @@ sw_cpu_level sw_cpu_level_hardware(void)
     return (sw_cpu_level)h;
 }
 
+int sw_cpu_dispatch_parse(const char *value, int *lets_tiles)
+{
+    int level = -1, amx = 0;
+    if (!value || !*value || strcmp(value, "auto") == 0 || strcmp(value, "amx") == 0) {
+        level = SW_CPU_V4;
+        amx = 1;
+    } else if (strcmp(value, "avx512") == 0 || strcmp(value, "x86-64-v4") == 0) {
+        level = SW_CPU_V4;
+    } else if (strcmp(value, "avx2") == 0 || strcmp(value, "x86-64-v3") == 0) {
+        level = SW_CPU_V3;
+    } else if (strcmp(value, "baseline") == 0 || strcmp(value, "x86-64") == 0) {
+        level = SW_CPU_BASELINE;
+    }
+    if (lets_tiles)
+        *lets_tiles = amx;
+    return level;
+}
+
 /* The level the variable asks for, or -1 when it is not a known value. */
 static int requested(void)
 {
-    const char *v = getenv("SAYWHO_CPU_DISPATCH");
-    if (!v || !*v || strcmp(v, "auto") == 0 || strcmp(v, "amx") == 0)
-        return SW_CPU_V4;
-    if (strcmp(v, "avx512") == 0 || strcmp(v, "x86-64-v4") == 0)
-        return SW_CPU_V4;
-    if (strcmp(v, "avx2") == 0 || strcmp(v, "x86-64-v3") == 0)
-        return SW_CPU_V3;
-    if (strcmp(v, "baseline") == 0 || strcmp(v, "x86-64") == 0)
-        return SW_CPU_BASELINE;
-    return -1;
+    return sw_cpu_dispatch_parse(getenv("SAYWHO_CPU_DISPATCH"), NULL);
 }
 
 static int clamp(int level)
@@ -95,21 +104,25 @@ int sw_cpu_tiles_wanted(void)
 {
     int t = atomic_load(&tiles);
     if (t < 0) {
-        const char *v = getenv("SAYWHO_CPU_DISPATCH");
-        t = !v || !*v || strcmp(v, "auto") == 0 || strcmp(v, "amx") == 0;
+        sw_cpu_dispatch_parse(getenv("SAYWHO_CPU_DISPATCH"), &t);
         atomic_store(&tiles, t);
     }
     return t;
 }
 
-sw_status sw_cpu_dispatch_check(sw_error *err)
+sw_status sw_cpu_dispatch_check_value(const char *value, sw_error *err)
 {
-    if (requested() < 0)
+    if (sw_cpu_dispatch_parse(value, NULL) < 0)
         return sw_fail(err, SW_ERR_ARG,
                        "SAYWHO_CPU_DISPATCH=%s is not a dispatch level: use auto, amx, avx512, "
-                       "avx2 or baseline",
-                       getenv("SAYWHO_CPU_DISPATCH"));
+                       "avx2 or baseline (lower case)",
+                       value);
     return SW_OK;
+}
+
+sw_status sw_cpu_dispatch_check(sw_error *err)
+{
+    return sw_cpu_dispatch_check_value(getenv("SAYWHO_CPU_DISPATCH"), err);
 }
 
 const char *sw_cpu_level_name(sw_cpu_level level)

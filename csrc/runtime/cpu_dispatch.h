@@ -42,8 +42,18 @@ int sw_cpu_tiles_wanted(void);
 /* The CPU's own level, whatever the variable says. */
 sw_cpu_level sw_cpu_level_hardware(void);
 
-/* SW_ERR_ARG naming the variable when SAYWHO_CPU_DISPATCH holds something
- * other than auto, avx2 or baseline (checked where a CPU backend opens). */
+/* The one reading of SAYWHO_CPU_DISPATCH's spellings: the level `value`
+ * asks for (unset or empty is auto), or -1 for a value that is no level;
+ * *lets_tiles (when not NULL) is 1 where it lets AMX tiles run (auto, amx).
+ * Spellings are exact: lower case, no spaces. Python reads the same
+ * function before the core loads (saywho._dispatch, for OpenBLAS's
+ * kernels), so both accept and refuse the same values. */
+int sw_cpu_dispatch_parse(const char *value, int *lets_tiles);
+
+/* SW_ERR_ARG naming the variable when `value` is no level (the one message);
+ * sw_cpu_dispatch_check reads the variable (checked where a CPU backend
+ * opens). */
+sw_status sw_cpu_dispatch_check_value(const char *value, sw_error *err);
 sw_status sw_cpu_dispatch_check(sw_error *err);
 
 /* "x86-64-v4", "x86-64-v3" or "x86-64". */

@@ -155,8 +155,29 @@ static double worst_rel(const float *x, const float *y, size_t n)
 
 #define SAME(field, x, y) (memcmp((x)->field, (y)->field, sizeof(x)->field) == 0)
 
+/* SAYWHO_CPU_DISPATCH's one parser, which Python reads too (saywho._dispatch):
+ * exact spellings, no case folding, no spaces */
+static void dispatch_spellings(void)
+{
+    int tiles = -1;
+    CHECK(sw_cpu_dispatch_parse(NULL, &tiles) == SW_CPU_V4 && tiles == 1);
+    CHECK(sw_cpu_dispatch_parse("", &tiles) == SW_CPU_V4 && tiles == 1);
+    CHECK(sw_cpu_dispatch_parse("amx", &tiles) == SW_CPU_V4 && tiles == 1);
+    CHECK(sw_cpu_dispatch_parse("avx512", &tiles) == SW_CPU_V4 && tiles == 0);
+    CHECK(sw_cpu_dispatch_parse("x86-64-v3", &tiles) == SW_CPU_V3 && tiles == 0);
+    CHECK(sw_cpu_dispatch_parse("baseline", NULL) == SW_CPU_BASELINE);
+    CHECK(sw_cpu_dispatch_parse("AVX2", &tiles) == -1 && tiles == 0);
+    CHECK(sw_cpu_dispatch_parse(" avx2", NULL) == -1);
+    sw_error err = {SW_OK, ""};
+    CHECK(sw_cpu_dispatch_check_value("avx2", &err) == SW_OK);
+    sw_error_clear(&err);
+    CHECK(sw_cpu_dispatch_check_value("Auto", &err) == SW_ERR_ARG);
+    CHECK(strstr(err.msg, "SAYWHO_CPU_DISPATCH=Auto is not a dispatch level") != NULL);
+}
+
 int main(void)
 {
+    dispatch_spellings();
     sw_error err = {SW_OK, ""};
     sw_backend *b = NULL;
     CHECK(sw_cpu_backend_open(2, &b, &err) == SW_OK);

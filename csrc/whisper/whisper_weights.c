@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "whisper_compute.h"
 #include "whisper_internal.h"
 
 typedef struct loader {
@@ -213,29 +214,17 @@ static sw_status create(sw_backend *be, const sw_whisper_dims *dims, const sw_na
     *out = NULL;
     if (!be || !dims || (!tensors && n_tensors > 0) || n_tensors < 0)
         return sw_fail(err, SW_ERR_ARG, "sw_whisper_create: backend, dims and tensors needed");
-    if (compute < SW_WHISPER_FLOAT32 || compute > SW_WHISPER_INT8_FLOAT16)
-        return sw_fail(err, SW_ERR_ARG, "sw_whisper_create: unknown compute type %d", (int)compute);
-    if (sw_wh_compute_q8(compute) && !be->matmul_q8)
-        return sw_fail(err, SW_ERR_ARG, "compute type int8: the %s backend has no int8 products",
-                       be->name);
+    /* the one compute-type rule (whisper_compute.c), on what this backend offers */
+    if (sw_whisper_compute_check((int)compute, sw_whisper_compute_offered(be), be->name, err))
+        return err->code;
     sw_dtype matrix = compute == SW_WHISPER_FLOAT16 || compute == SW_WHISPER_INT8_FLOAT16 ? SW_F16
                       : compute == SW_WHISPER_BFLOAT16                                    ? SW_BF16
                                                                                           : SW_F32;
     /* the CPU's bfloat16: the linear layers' products in bfloat16 (bf16_gemm.h);
      * the convolutions and the token embedding stay float32 there */
     sw_dtype linear = matrix;
-    int half_weights = sw_supports(be, SW_CAP_HALF_WEIGHTS, 0, 0);
-    if (compute == SW_WHISPER_BFLOAT16 && !half_weights)
+    if (compute == SW_WHISPER_BFLOAT16 && !sw_supports(be, SW_CAP_HALF_WEIGHTS, 0, 0))
         matrix = SW_F32;
-    if (matrix != SW_F32 && !half_weights)
-        return sw_fail(err, SW_ERR_ARG,
-                       "compute_type %s needs a GPU (the CUDA backend): the %s backend computes "
-                       "float32, int8 and bfloat16; use compute_type 'float32' or 'int8' (or "
-                       "'bfloat16'), or device 'cuda'",
-                       compute == SW_WHISPER_BFLOAT16  ? "'bfloat16'"
-                       : compute == SW_WHISPER_FLOAT16 ? "'float16'"
-                                                       : "'int8_float16'",
-                       be->name);
     if (check_dims(dims, err) != SW_OK)
         return err->code;
     sw_whisper *m = sw_model_object_new(sizeof *m, &kind, be, tensors, n_tensors, err);

@@ -1,6 +1,7 @@
 /* Shared by the translation units of the one extension module saywho._core.
  * Each part (audio, features, runtime) registers its functions and types
- * through a swpy_init_* function called from module.c. */
+ * through a swpy_init_* function called from module.c; the shared helpers
+ * are defined in py_helpers.c. */
 #ifndef SWPY_COMMON_H
 #define SWPY_COMMON_H
 
@@ -16,7 +17,8 @@
 
 #include "status.h"
 
-/* Exception classes, created in module.c. */
+/* Exception classes, created by swpy_init_errors (py_helpers.c, which also
+ * defines the helpers below). */
 extern PyObject *SwError;       /* saywho.SaywhoError */
 extern PyObject *SwAudioError;  /* saywho.AudioError */
 extern PyObject *SwModelError;  /* saywho.ModelError */
@@ -61,6 +63,7 @@ static inline void *swpy_calloc(size_t n, size_t size)
     return p;
 }
 
+int swpy_init_errors(PyObject *module); /* first: the parts raise these */
 int swpy_init_audio(PyObject *module);
 int swpy_init_features(PyObject *module);
 int swpy_init_runtime(PyObject *module);
@@ -74,5 +77,6 @@ int swpy_init_dtw(PyObject *module);
 int swpy_init_cluster(PyObject *module);
 int swpy_init_cpu(PyObject *module);
 int swpy_init_host_memory(PyObject *module);
+int swpy_init_compute_types(PyObject *module);
 
 #endif

@@ -24,6 +24,28 @@ void swpy_runtime_lock(RuntimeObject *rt)
     }
 }
 
+RuntimeObject *swpy_open_runtime(PyObject *runtime)
+{
+    PyObject *core = PyImport_ImportModule("saywho._core");
+    PyObject *runtime_type = core ? PyObject_GetAttrString(core, "Runtime") : NULL;
+    Py_XDECREF(core);
+    if (!runtime_type)
+        return NULL;
+    int is_rt = PyObject_IsInstance(runtime, runtime_type);
+    Py_DECREF(runtime_type);
+    if (is_rt <= 0) {
+        if (is_rt == 0)
+            PyErr_SetString(PyExc_TypeError, "runtime must be a saywho._core.Runtime");
+        return NULL;
+    }
+    RuntimeObject *rt = (RuntimeObject *)runtime;
+    if (!rt->backend) {
+        PyErr_SetString(SwDeviceError, "the Runtime is closed");
+        return NULL;
+    }
+    return rt;
+}
+
 int swpy_model_bind(ModelObject *self, PyObject *runtime, const swpy_model_kind *kind,
                     swpy_create_fn create, void *ctx)
 {
@@ -31,23 +53,9 @@ int swpy_model_bind(ModelObject *self, PyObject *runtime, const swpy_model_kind 
         PyErr_Format(PyExc_RuntimeError, "%s is already initialised", kind->name);
         return -1;
     }
-    PyObject *core = PyImport_ImportModule("saywho._core");
-    PyObject *runtime_type = core ? PyObject_GetAttrString(core, "Runtime") : NULL;
-    Py_XDECREF(core);
-    if (!runtime_type)
+    RuntimeObject *rt = swpy_open_runtime(runtime);
+    if (!rt)
         return -1;
-    int is_rt = PyObject_IsInstance(runtime, runtime_type);
-    Py_DECREF(runtime_type);
-    if (is_rt <= 0) {
-        if (is_rt == 0)
-            PyErr_SetString(PyExc_TypeError, "runtime must be a saywho._core.Runtime");
-        return -1;
-    }
-    RuntimeObject *rt = (RuntimeObject *)runtime;
-    if (!rt->backend) {
-        PyErr_SetString(SwDeviceError, "the Runtime is closed");
-        return -1;
-    }
     sw_error err = {SW_OK, ""};
     void *model = NULL;
     Py_BEGIN_ALLOW_THREADS

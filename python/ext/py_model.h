@@ -37,6 +37,10 @@ struct ModelObject {
     const swpy_model_kind *kind;
 };
 
+/* `runtime` as an open saywho._core.Runtime; NULL with TypeError (not a
+ * Runtime) or DeviceError (closed). */
+RuntimeObject *swpy_open_runtime(PyObject *runtime);
+
 /* Makes the model on `runtime` (checked to be an open saywho._core.Runtime):
  * create(ctx, backend, &model, err) runs without the GIL under the Runtime's
  * lock. 0, or -1 with an exception set. */

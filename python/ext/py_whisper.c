@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "py_whisper.h"
+#include "whisper_compute.h"
 #include "whisper_model.h"
 
 typedef struct WhisperChild WhisperChild;
@@ -263,16 +264,10 @@ static int model_init(WhisperModelObject *self, PyObject *args, PyObject *kwargs
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|s:WhisperModel", kwlist, &runtime, &dims,
                                      &tensors, &compute_type))
         return -1;
-    static const char *const names[] = {"float32", "int8", "float16", "bfloat16", "int8_float16"};
-    int compute = -1; /* sw_whisper_compute's values are the names' places */
-    for (int i = 0; i < (int)(sizeof names / sizeof names[0]) && compute < 0; i++)
-        if (strcmp(compute_type, names[i]) == 0)
-            compute = i;
-    if (compute < 0) {
-        PyErr_Format(SwOptionError,
-                     "compute_type must be 'float32', 'int8', 'float16', 'bfloat16' or "
-                     "'int8_float16', not '%s'",
-                     compute_type);
+    sw_whisper_compute compute;
+    sw_error err = {SW_OK, ""};
+    if (sw_whisper_compute_parse(compute_type, &compute, &err) != SW_OK) {
+        swpy_raise(&err, NULL);
         return -1;
     }
     sw_whisper_dims d;
@@ -283,7 +278,7 @@ static int model_init(WhisperModelObject *self, PyObject *args, PyObject *kwargs
         swpy_tensors_free(&h);
         return -1;
     }
-    create_call c = {&d, &h, (sw_whisper_compute)compute};
+    create_call c = {&d, &h, compute};
     if (swpy_model_bind(&self->base, runtime, &whisper_kind, create_whisper, &c) != 0) {
         swpy_tensors_free(&h);
         return -1;

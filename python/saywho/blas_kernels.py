@@ -23,7 +23,7 @@ import contextlib
 import platform
 from collections.abc import Iterator
 
-from . import environment
+from . import _dispatch, environment
 
 # the flags each level needs, as cpu_dispatch.c checks them (Linux's names)
 _V3_FLAGS = {"avx2", "fma", "bmi1", "bmi2", "popcnt", "f16c"}
@@ -31,19 +31,6 @@ _V4_FLAGS = _V3_FLAGS | {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512v
 
 # OpenBLAS's kernel set for each level
 KERNELS = {4: "SkylakeX", 3: "Haswell", 0: "Nehalem"}
-
-# SAYWHO_CPU_DISPATCH's values (cpu_dispatch.c) and the level each asks for
-_DISPATCH = {
-    "auto": 4,
-    "": 4,
-    "amx": 4,
-    "avx512": 4,
-    "x86-64-v4": 4,
-    "avx2": 3,
-    "x86-64-v3": 3,
-    "baseline": 0,
-    "x86-64": 0,
-}
 
 
 def hardware_level(cpuinfo: str = "/proc/cpuinfo") -> int | None:
@@ -62,6 +49,15 @@ def hardware_level(cpuinfo: str = "/proc/cpuinfo") -> int | None:
     return None
 
 
+def dispatch_level(environ: dict[str, str] | None = None) -> int | None:
+    """4, 3 or 0: the level ``SAYWHO_CPU_DISPATCH`` asks for (unset is auto),
+    or None for a value the core refuses. The core's own parser reads it
+    (cpu_dispatch.c, through saywho._dispatch, which loads no BLAS), so the
+    spellings accepted here are exactly those the core accepts."""
+    env = environment.snapshot() if environ is None else environ
+    return _dispatch.requested_level(env.get("SAYWHO_CPU_DISPATCH"))
+
+
 def core_kernels(environ: dict[str, str] | None = None, level: int | None = None) -> str | None:
     """The kernel set saywho's OpenBLAS should load with, or None for
     OpenBLAS's own detection: a CPU below AVX2 (OpenBLAS knows more sets
@@ -72,7 +68,7 @@ def core_kernels(environ: dict[str, str] | None = None, level: int | None = None
     if named:
         return named
     hardware = hardware_level() if level is None else level
-    asked = _DISPATCH.get(env.get("SAYWHO_CPU_DISPATCH", "auto").strip().lower())
+    asked = dispatch_level(env)
     if hardware is None or asked is None:
         return None
     if asked < hardware:

@@ -76,7 +76,7 @@ class WhisperModel(RuntimeUser):
 
     def _load(self, path, runtime) -> None:
         self.core = None
-        check_compute_type_on(self.compute_type, runtime.device)
+        check_compute_type_on(self.compute_type, runtime)
         # the checkpoint's files are found once; the weights and the
         # tokenizer are read from what was found
         files = locate_checkpoint(path)
