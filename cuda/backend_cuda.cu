@@ -333,14 +333,22 @@ static sw_status open_device(sw_cuda *c, int device_index, sw_error *err)
 }
 
 /* What this backend does beyond every backend's ops: f16 and bf16 weights
- * in every product (tensor cores), and the token search's step (search_step).
- * It declines the CPU's fused entries and weight layouts (NULL below): the
- * models compose the ops instead, and its int8 weights are the core's
- * row-major ones (optional_ops.c). */
-static int cuda_supports(sw_backend *, sw_capability cap, int64_t a, int64_t)
+ * in every product (tensor cores), the token search's step (search_step),
+ * and the fused entries CAM++ and segmentation call (fused.cu), for any
+ * channel counts. Its int8 weights are the core's row-major ones
+ * (prepare_q8 NULL, optional_ops.c). */
+static int cuda_supports(sw_backend *, sw_capability cap, int64_t a, int64_t b)
 {
-    return cap == SW_CAP_HALF_WEIGHTS ||
-           (cap == SW_CAP_SEARCH_STEP && a >= 1 && a <= SW_SEARCH_MAX_K);
+    switch (cap) {
+    case SW_CAP_HALF_WEIGHTS:
+    case SW_CAP_AFFINE_RELU_ROWS:
+    case SW_CAP_SPAN_ABS_POOL: return 1;
+    case SW_CAP_SEARCH_STEP: return a >= 1 && a <= SW_SEARCH_MAX_K;
+    case SW_CAP_GATHER_LINEAR: return b >= 1;
+    case SW_CAP_CONV3X3: return a >= 1 && b >= 1;
+    case SW_CAP_CONV3X3_SINGLE: return a == 1 && b >= 1;
+    default: return 0;
+    }
 }
 
 static const sw_backend table = {
@@ -380,14 +388,14 @@ static const sw_backend table = {
     .magnitude = sw_cuda_magnitude,
     .l2_normalize = sw_cuda_l2_normalize,
     .supports = cuda_supports,
-    .prepare_linear = NULL,
+    .prepare_linear = sw_cuda_prepare_linear,
     .prepare_q8 = NULL,
-    .gather_linear = NULL,
-    .prepare_conv3x3 = NULL,
-    .conv3x3 = NULL,
-    .conv3x3_single = NULL,
-    .affine_relu_rows = NULL,
-    .span_abs_pool = NULL,
+    .gather_linear = sw_cuda_gather_linear,
+    .prepare_conv3x3 = sw_cuda_prepare_conv3x3,
+    .conv3x3 = sw_cuda_conv3x3,
+    .conv3x3_single = sw_cuda_conv3x3_single,
+    .affine_relu_rows = sw_cuda_affine_relu_rows,
+    .span_abs_pool = sw_cuda_span_abs_pool,
     .counters = cuda_counters,
     .search_step = sw_cuda_search_step,
     .destroy = cuda_destroy,

@@ -163,6 +163,27 @@ sw_status sw_cuda_magnitude(sw_backend *be, const sw_tensor *a, sw_tensor *out, 
 sw_status sw_cuda_l2_normalize(sw_backend *be, const sw_tensor *a, float eps, sw_tensor *out,
                                sw_error *err);
 
+/* fused.cu: the fused entries of ABI 6 (CAM++'s and segmentation's) */
+sw_status sw_cuda_prepare_linear(sw_backend *be, sw_tensor *w, sw_weight_layout *layout,
+                                 sw_error *err);
+sw_status sw_cuda_gather_linear(sw_backend *be, const sw_tensor *x, const sw_tensor *ids, int taps,
+                                const sw_tensor *w, sw_weight_layout layout, const sw_tensor *bias,
+                                int relu, int64_t block, sw_tensor *y, sw_error *err);
+sw_status sw_cuda_prepare_conv3x3(sw_backend *be, const sw_tensor *w, sw_weight_layout layout,
+                                  int stride, sw_tensor *u, sw_error *err);
+sw_status sw_cuda_conv3x3(sw_backend *be, const sw_tensor *x, int64_t h, int batch,
+                          const int64_t *off, const sw_tensor *u, int stride, const sw_tensor *bias,
+                          const sw_tensor *add, int relu, sw_tensor *y, sw_error *err);
+sw_status sw_cuda_conv3x3_single(sw_backend *be, const sw_tensor *x, int64_t h, int batch,
+                                 const int64_t *off, const sw_tensor *w, const sw_tensor *bias,
+                                 int relu, sw_tensor *y, sw_error *err);
+sw_status sw_cuda_affine_relu_rows(sw_backend *be, const sw_tensor *src, int64_t ld, int64_t n,
+                                   int64_t c, const sw_tensor *scale, const sw_tensor *shift,
+                                   sw_tensor *dst, sw_error *err);
+sw_status sw_cuda_span_abs_pool(sw_backend *be, const sw_tensor *span, const int64_t *first,
+                                const float *scale, const float *shift, int pool, sw_tensor *y,
+                                sw_error *err);
+
 /* search_step.cu: a step of Whisper's token search (ABI 7; work: ABI 9) */
 sw_status sw_cuda_search_step(sw_backend *be, const sw_tensor *logits, const sw_tensor *mask,
                               sw_tensor *work, const sw_search_params *p, const sw_search_row *rows,

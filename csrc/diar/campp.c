@@ -2,12 +2,13 @@
  * one row per (item, frequency row, frame), the TDNN part one per (item,
  * frame). Every convolution is a gather of its input rows (the ids say which
  * row each tap reads; an id out of range reads zeros, which is the zero
- * padding) followed by one matrix product with tap-major weights. On the
- * backend that has the fused entries (optional_ops.h; the CPU's) a gather
- * and its product are one pass, the 2-D front's 3x3 convolutions go through
- * its conv3x3 (on the CPU Winograd: F(2x2, 3x3) at stride 1, F(2, 3) along
- * the frames where the rows are halved) and the first layer, one channel in,
- * through its conv3x3_single.
+ * padding) followed by one matrix product with tap-major weights: the
+ * backend's gather_linear, one call. The 2-D front's 3x3 convolutions go
+ * through the backend's conv3x3 (on the CPU Winograd: F(2x2, 3x3) at stride
+ * 1, F(2, 3) along the frames where the rows are halved; on a GPU an im2col
+ * on the device and cuBLAS) and the first layer, one channel in, through its
+ * conv3x3_single. Every backend has these entries (optional_ops.h): one path,
+ * and a backend without them is refused when the model is created.
  *
  * A dense block keeps its growing feature map time-major, [rows, 1024], as
  * chunks of 32 channels (one CAM layer's growth): a layer reads the first c
@@ -81,142 +82,59 @@ static sw_status upload_ids(sw_backend *be, int32_t *host, int64_t n, sw_tensor 
     return err->code;
 }
 
-/* y [n, out] = x [n, in] w^T + b, then ReLU when asked; one fused pass
- * where the backend has gather_linear */
+/* y [n, out] = relu?(x [n, in] w^T + b): the backend's gather_linear, taps 1 */
 static sw_status linear(const sw_tensor *x, const campp_linear *l, int relu, sw_tensor *y,
                         sw_error *err)
 {
-    if (sw_supports(x->backend, SW_CAP_GATHER_LINEAR, 0, campp_out(l)))
-        return sw_gather_linear(x, NULL, 1, &l->w, l->layout, l->b.data ? &l->b : NULL, relu,
-                                sw_rows(x), y, err);
-    if (sw_matmul(x, &l->w, y, 1, 1.0f, 0.0f, err) == SW_OK && l->b.data)
-        sw_add(y, &l->b, y, err);
-    if (err->code == SW_OK && relu)
-        sw_leaky_relu(y, 0.0f, y, err);
-    return err->code;
+    return sw_gather_linear(x, NULL, 1, &l->w, l->layout, l->b.data ? &l->b : NULL, relu,
+                            sw_rows(x), y, err);
 }
 
-/* Output rows a convolution gathers and multiplies at a time: its im2col
- * block (rows x taps x C_in floats) stays in the core's cache instead of
- * going through memory twice (the gather, then BLAS's packing of it), and
- * the whole im2col is never allocated. On a device (tensors not host
- * memory) there is no such cache to fit, and each block is a gather and a
- * product launched (CAM++'s 2-D front took 3,140 launches a 10 s chunk at
- * 256 rows a block): blocks of up to 16 M floats (64 MiB) instead. */
-#define CAMPP_CONV_BLOCK_FLOATS        (1 << 16)
-#define CAMPP_CONV_MIN_ROWS            256
-#define CAMPP_DEVICE_CONV_BLOCK_FLOATS (1 << 24)
+/* Output rows a CPU worker gathers and multiplies at a time (gather_linear's
+ * `block`): its im2col block (rows x taps x C_in floats) stays in the core's
+ * cache instead of going through memory twice (the gather, then BLAS's
+ * packing of it). A GPU sizes its own blocks and reads no such hint. */
+#define CAMPP_CONV_BLOCK_FLOATS (1 << 16)
+#define CAMPP_CONV_MIN_ROWS     256
 
-static int64_t conv_block(sw_backend *be, int taps, int64_t c_in, int64_t n_out)
+static int64_t conv_block(int taps, int64_t c_in, int64_t n_out)
 {
-    int on_host = sw_supports(be, SW_CAP_HOST_MEMORY, 0, 0);
-    int64_t floats = on_host ? CAMPP_CONV_BLOCK_FLOATS : CAMPP_DEVICE_CONV_BLOCK_FLOATS;
-    int64_t block = floats / (taps * c_in);
+    int64_t block = CAMPP_CONV_BLOCK_FLOATS / (taps * c_in);
     block = block < CAMPP_CONV_MIN_ROWS ? CAMPP_CONV_MIN_ROWS : block;
     return block > n_out ? n_out : block;
 }
 
-/* Rows of C_in a convolution's `cols` needs: conv_block() x taps; one where
- * the backend's gather_linear gathers into scratch of its own. */
-static int64_t cols_rows(sw_backend *be, int taps, int64_t c_in, int64_t n_out, int64_t c_out)
-{
-    return sw_supports(be, SW_CAP_GATHER_LINEAR, 0, c_out)
-               ? 1
-               : conv_block(be, taps, c_in, n_out) * taps;
-}
-
 /* y [n_out, C_out] (allocated by the caller) = a convolution of x (rows of
- * C_in) whose taps `ids` [n_out * taps] name, through `cols` (cols_rows()
- * rows of C_in). */
+ * C_in) whose taps `ids` [n_out * taps] name: one gather_linear. */
 static sw_status conv_into(const sw_tensor *x, const sw_tensor *ids, int taps,
-                           const campp_linear *l, int relu, sw_tensor *cols, sw_tensor *y,
-                           sw_error *err)
+                           const campp_linear *l, int relu, sw_tensor *y, sw_error *err)
 {
-    int64_t c_in = sw_row_len(x), n_out = sw_tensor_numel(ids) / taps, c_out = campp_out(l);
-    int64_t block = conv_block(x->backend, taps, c_in, n_out);
-    if (sw_supports(x->backend, SW_CAP_GATHER_LINEAR, 0, c_out)) /* no cols */
-        return sw_gather_linear(x, ids, taps, &l->w, l->layout, l->b.data ? &l->b : NULL, relu,
-                                block, y, err);
-    sw_tensor table = sw_tensor_slice(x, 0, 2, sw_rows(x), c_in, 0);
-    for (int64_t r0 = 0; r0 < n_out && err->code == SW_OK; r0 += block) {
-        int64_t rows = n_out - r0 < block ? n_out - r0 : block;
-        sw_tensor id = sw_tensor_slice(ids, r0 * taps, 1, rows * taps, 0, 0);
-        sw_tensor part = sw_tensor_slice(cols, 0, 2, rows * taps, c_in, 0);
-        sw_tensor wide = sw_tensor_slice(cols, 0, 2, rows, taps * c_in, 0);
-        sw_tensor out = sw_tensor_slice(y, r0 * c_out, 2, rows, c_out, 0);
-        if (sw_gather_rows(&table, &id, &part, err) == SW_OK)
-            linear(&wide, l, relu, &out, err);
-    }
-    return err->code;
+    int64_t n_out = sw_tensor_numel(ids) / taps;
+    return sw_gather_linear(x, ids, taps, &l->w, l->layout, l->b.data ? &l->b : NULL, relu,
+                            conv_block(taps, sw_row_len(x), n_out), y, err);
 }
 
 /* The same with y allocated here. */
 static sw_status conv(sw_backend *be, const sw_tensor *x, const sw_tensor *ids, int taps,
                       const campp_linear *l, int relu, sw_tensor *y, sw_error *err)
 {
-    int64_t c_in = sw_row_len(x), n_out = sw_tensor_numel(ids) / taps;
-    sw_tensor cols = {0};
-    if (fresh(be, &cols, cols_rows(be, taps, c_in, n_out, campp_out(l)), c_in, err) == SW_OK &&
-        fresh(be, y, n_out, campp_out(l), err) == SW_OK)
-        conv_into(x, ids, taps, l, relu, &cols, y, err);
-    sw_tensor_free(&cols);
+    if (fresh(be, y, sw_tensor_numel(ids) / taps, campp_out(l), err) == SW_OK)
+        conv_into(x, ids, taps, l, relu, y, err);
     return err->code;
 }
 
 /* --- the 2-D front: rows (item, frequency row, frame) ---------------------- */
 
-/* 3x3 taps, padding 1, stride `stride` along frequency only; item b's rows
- * are (frequency row, frame) from rows * off[b] */
-static sw_status conv2d_ids(sw_backend *be, const items *it, int64_t rows, int stride,
-                            sw_tensor *ids, sw_error *err)
-{
-    int64_t rows_out = (rows - 1) / stride + 1, n = rows_out * it->off[it->batch] * 9;
-    int32_t *id = malloc((size_t)n * sizeof *id), *p = id;
-    for (int b = 0; id && b < it->batch; b++) {
-        int64_t frames = LEN(it->off, b), base = rows * it->off[b];
-        for (int64_t fo = 0; fo < rows_out; fo++)
-            for (int64_t t = 0; t < frames; t++)
-                for (int df = 0; df < 3; df++)
-                    for (int dt = 0; dt < 3; dt++) {
-                        int64_t f = fo * stride + df - 1, s = t + dt - 1;
-                        *p++ = f < 0 || f >= rows || s < 0 || s >= frames
-                                   ? -1
-                                   : (int32_t)(base + f * frames + s);
-                    }
-    }
-    return upload_ids(be, id, n, ids, err);
-}
-
-static sw_status conv2d(sw_campp *m, const sw_tensor *x, const items *it, int64_t rows, int stride,
-                        const campp_linear *l, int relu, sw_tensor *y, sw_error *err)
-{
-    sw_tensor ids = {0};
-    if (conv2d_ids(m->obj.be, it, rows, stride, &ids, err) == SW_OK)
-        conv(m->obj.be, x, &ids, 9, l, relu, y, err);
-    sw_tensor_free(&ids);
-    return err->code;
-}
-
-/* y = relu?(conv3x3(x) + add) (add may be NULL): through the backend's
- * conv3x3 where the weight has its prepared form (on the CPU Winograd's
- * transform), else a gather and product. */
+/* y = relu?(conv3x3(x) + add) (add may be NULL): the backend's conv3x3 on
+ * the weight's prepared form (on the CPU Winograd's transform). */
 static sw_status conv3x3(sw_campp *m, const sw_tensor *x, const items *it, int64_t rows, int stride,
                          const campp_linear *l, int relu, const sw_tensor *add, sw_tensor *y,
                          sw_error *err)
 {
-    if (l->u.data) {
-        int64_t rows_out = (rows - 1) / stride + 1;
-        const sw_tensor *b = l->b.data ? &l->b : NULL;
-        if (fresh(m->obj.be, y, rows_out * it->off[it->batch], campp_out(l), err) == SW_OK) {
-            sw_conv3x3(x, rows, it->batch, it->off, &l->u, stride, b, add, relu, y, err);
-        }
-        return err->code;
-    }
-    if (conv2d(m, x, it, rows, stride, l, relu && !add, y, err) == SW_OK && add) {
-        sw_add(y, add, y, err);
-        if (err->code == SW_OK && relu)
-            sw_leaky_relu(y, 0.0f, y, err);
-    }
+    int64_t rows_out = (rows - 1) / stride + 1;
+    const sw_tensor *b = l->b.data ? &l->b : NULL;
+    if (fresh(m->obj.be, y, rows_out * it->off[it->batch], campp_out(l), err) == SW_OK)
+        sw_conv3x3(x, rows, it->batch, it->off, &l->u, stride, b, add, relu, y, err);
     return err->code;
 }
 
@@ -269,15 +187,10 @@ static sw_status head(sw_campp *m, sw_tensor *x, const items *it, sw_error *err)
             sw_transpose(&src, &dst, err);
         }
         sw_tensor_free(x);
-        const campp_linear *c1 = &m->head_conv1;
-        if (err->code == SW_OK && c1->layout == SW_LAYOUT_IN_OUT && /* [9, 32] */
-            sw_supports(be, SW_CAP_CONV3X3_SINGLE, 1, campp_out(c1))) {
-            if (fresh(be, &y, rows * total, campp_out(c1), err) == SW_OK)
-                sw_conv3x3_single(&by_row, rows, it->batch, it->off, &c1->w,
-                                  c1->b.data ? &c1->b : NULL, 1, &y, err);
-        } else if (err->code == SW_OK) {
-            conv2d(m, &by_row, it, rows, 1, c1, 1, &y, err);
-        }
+        const campp_linear *c1 = &m->head_conv1; /* [9, 32] (campp_weights.c) */
+        if (err->code == SW_OK && fresh(be, &y, rows * total, campp_out(c1), err) == SW_OK)
+            sw_conv3x3_single(&by_row, rows, it->batch, it->off, &c1->w, c1->b.data ? &c1->b : NULL,
+                              1, &y, err);
     }
     sw_tensor_free(&by_row);
     sw_tensor_free(x);
@@ -332,14 +245,14 @@ typedef struct dtdnn {
     sw_tensor mask_ids;     /* (row, channel) -> its segment's sigmoid in the softmax pairs */
     sw_tensor buf;          /* [n * 32, 32]: each row's 1024 block features, 32 chunks of 32 */
     sw_tensor chunk_ids;    /* for every k in 1..32, chunks 0..k-1 of every row of buf */
-    sw_tensor tmp, h, cols, y, ctx, ctx_h, logits, mask;
+    sw_tensor tmp, h, y, ctx, ctx_h, logits, mask;
 } dtdnn;
 
 static void dtdnn_free(dtdnn *d)
 {
-    sw_tensor *all[] = {&d->local_ids[0], &d->local_ids[1], &d->pool,   &d->mask_ids, &d->buf,
-                        &d->chunk_ids,    &d->tmp,          &d->h,      &d->cols,     &d->y,
-                        &d->ctx,          &d->ctx_h,        &d->logits, &d->mask};
+    sw_tensor *all[] = {&d->local_ids[0], &d->local_ids[1], &d->pool, &d->mask_ids, &d->buf,
+                        &d->chunk_ids,    &d->tmp,          &d->h,    &d->y,        &d->ctx,
+                        &d->ctx_h,        &d->logits,       &d->mask};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         sw_tensor_free(all[i]);
 }
@@ -412,8 +325,6 @@ static sw_status dtdnn_init(sw_backend *be, dtdnn *d, sw_error *err)
         fresh(be, &d->buf, n * CAMPP_CHUNKS, CAMPP_GROWTH, err) == SW_OK &&
         fresh(be, &d->tmp, n, 2 * CAMPP_OUT_CHANNELS, err) == SW_OK &&
         fresh(be, &d->h, n, CAMPP_BN_CHANNELS, err) == SW_OK &&
-        fresh(be, &d->cols, cols_rows(be, 3, CAMPP_BN_CHANNELS, n, CAMPP_GROWTH), CAMPP_BN_CHANNELS,
-              err) == SW_OK &&
         fresh(be, &d->y, n, CAMPP_GROWTH, err) == SW_OK &&
         fresh(be, &d->ctx, segs, CAMPP_BN_CHANNELS, err) == SW_OK &&
         fresh(be, &d->ctx_h, segs, CAMPP_CTX_CHANNELS, err) == SW_OK &&
@@ -434,22 +345,14 @@ static sw_status write_block(dtdnn *d, int64_t first, const sw_tensor *x, sw_err
     return sw_scatter_rows(&src, &ids, &dst, err);
 }
 
-/* tmp [n, c] = relu(norm(buf's first c channels)) */
+/* tmp [n, c] = relu(norm(buf's first c channels)): row r's channels lie
+ * together in buf, so one pass reads them in place */
 static sw_status read_block(dtdnn *d, int64_t c, const campp_affine *norm, sw_tensor *x,
                             sw_error *err)
 {
-    int64_t chunks = c / CAMPP_GROWTH;
-    sw_tensor dst = sw_tensor_slice(&d->tmp, 0, 2, d->n * chunks, CAMPP_GROWTH, 0);
-    sw_tensor ids = chunk_ids(d, chunks);
     *x = sw_tensor_slice(&d->tmp, 0, 2, d->n, c, 0);
-    if (sw_supports(d->buf.backend, SW_CAP_AFFINE_RELU_ROWS, 0,
-                    0)) /* row r's channels lie together in buf */
-        return sw_affine_relu_rows(&d->buf, CAMPP_CHUNKS * CAMPP_GROWTH, d->n, c, &norm->scale,
-                                   &norm->shift, x, err);
-    if (sw_gather_rows(&d->buf, &ids, &dst, err) == SW_OK &&
-        sw_mul(x, &norm->scale, x, err) == SW_OK && sw_add(x, &norm->shift, x, err) == SW_OK)
-        sw_leaky_relu(x, 0.0f, x, err);
-    return err->code;
+    return sw_affine_relu_rows(&d->buf, CAMPP_CHUNKS * CAMPP_GROWTH, d->n, c, &norm->scale,
+                               &norm->shift, x, err);
 }
 
 /* One CAM layer: appends its 32 channels to the block's features. */
@@ -460,8 +363,7 @@ static sw_status cam_layer(const campp_layer *l, dtdnn *d, sw_error *err)
         linear(&x, &l->bottle, 1, &d->h, err) != SW_OK)
         return err->code;
     /* y = the dilated local conv */
-    if (conv_into(&d->h, &d->local_ids[l->dilation - 1], 3, &l->local, 0, &d->cols, &d->y, err) !=
-        SW_OK)
+    if (conv_into(&d->h, &d->local_ids[l->dilation - 1], 3, &l->local, 0, &d->y, err) != SW_OK)
         return err->code;
     /* the mask from each segment's context */
     const items *it = d->it;

@@ -55,14 +55,54 @@ static void load_linear(loader *ld, campp_linear *l, const char *prefix, int64_t
     narrow_layout(ld, l);
 }
 
-/* A 3x3 convolution also gets the weight the backend's conv3x3 reads, where
- * it has one for these channels (on the CPU Winograd's transform; the
- * strided form's for stride 2 along the rows). */
+/* A 3x3 convolution also gets the weight the backend's conv3x3 reads (on
+ * the CPU Winograd's transform; the strided form's for stride 2 along the
+ * rows). */
 static void winograd_layout(loader *ld, campp_linear *l, int strided)
 {
-    int64_t out = campp_out(l), in = sw_tensor_numel(&l->w) / (9 * out);
-    if (ld->err->code == SW_OK && sw_supports(ld->be, SW_CAP_CONV3X3, in, out))
+    if (ld->err->code == SW_OK)
         sw_prepare_conv3x3(ld->be, &l->w, l->layout, strided ? 2 : 1, &l->u, ld->err);
+}
+
+/* The first layer, one channel in: [C, 9] as loaded, transposed here to the
+ * [9, C] that conv3x3_single reads on every backend. */
+static void load_single_channel(loader *ld, campp_linear *l, const char *prefix, int64_t c)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s.weight", prefix);
+    const float *w = find(ld, name, c, 9);
+    if (!w)
+        return;
+    float *t = malloc((size_t)(9 * c) * sizeof *t);
+    if (!t) {
+        sw_fail(ld->err, SW_ERR_NOMEM, "CAM++: out of host memory");
+        return;
+    }
+    for (int64_t k = 0; k < 9; k++)
+        for (int64_t o = 0; o < c; o++)
+            t[k * c + o] = w[o * 9 + k];
+    upload_host(ld, t, 2, 9, c, &l->w);
+    free(t);
+    l->layout = SW_LAYOUT_IN_OUT;
+    snprintf(name, sizeof name, "%s.bias", prefix);
+    load(ld, &l->b, name, c, 0);
+}
+
+/* CAM++ runs on the backend's fused entries only (campp.c): a backend that
+ * lacks one for CAM++'s sizes is refused before a weight is read. */
+static sw_status fused_entries(sw_backend *be, sw_error *err)
+{
+    const int64_t c = CAMPP_HEAD_CHANNELS;
+    const char *lacking = !sw_supports(be, SW_CAP_GATHER_LINEAR, 0, CAMPP_GROWTH) ? "gather_linear"
+                          : !sw_supports(be, SW_CAP_CONV3X3, c, c)                ? "conv3x3"
+                          : !sw_supports(be, SW_CAP_CONV3X3_SINGLE, 1, c)         ? "conv3x3_single"
+                          : !sw_supports(be, SW_CAP_AFFINE_RELU_ROWS, 0, 0) ? "affine_relu_rows"
+                                                                            : NULL;
+    if (lacking)
+        return sw_fail(err, SW_ERR_DEVICE,
+                       "CAM++ needs the backend's %s entry, which the %s backend does not have",
+                       lacking, be->name);
+    return SW_OK;
 }
 
 static void load_affine(loader *ld, campp_affine *a, const char *prefix, int64_t c)
@@ -157,7 +197,7 @@ static void load_head(loader *ld, sw_campp *m)
 {
     const int64_t c = CAMPP_HEAD_CHANNELS;
     char name[96];
-    load_linear(ld, &m->head_conv1, "head.conv1", c, 9, 1);
+    load_single_channel(ld, &m->head_conv1, "head.conv1", c);
     for (int i = 0; i < CAMPP_RES_BLOCKS; i++) {
         const char *block[CAMPP_RES_BLOCKS] = {"layer1.0", "layer1.1", "layer2.0", "layer2.1"};
         for (int k = 0; k < 2; k++) {
@@ -213,6 +253,10 @@ sw_status sw_campp_create(sw_backend *be, const sw_named_tensor *tensors, int n_
     sw_campp *m = sw_model_object_new(sizeof *m, &kind, be, tensors, n_tensors, err);
     if (!m)
         return err->code;
+    if (fused_entries(be, err) != SW_OK) {
+        sw_campp_destroy(m);
+        return err->code;
+    }
     loader ld = sw_weight_source_make(be, tensors, n_tensors, "CAM++ weights", err);
     load_head(&ld, m);
     load_blocks(&ld, m);

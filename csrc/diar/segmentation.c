@@ -184,66 +184,28 @@ static sw_status span_conv(sw_segmentation *m, const sw_tensor *up, int64_t span
 }
 
 /* y [B, pooled frames, 80]: window i's stretch of `whole` (from frame
- * first[i]) times scale[i] plus shifts[i], its magnitude, max-pooled by 3.
- * One pass where the backend has span_abs_pool (the CPU), the stretches
- * never written out; elsewhere the table's ops on a copy of every stretch,
- * the shifts read from `sh` [B, 80, 1], uploaded with the span. */
+ * first[i]) times scale[i] plus shifts[i], its magnitude, max-pooled by 3,
+ * in one pass of the backend's span_abs_pool: the stretches are never
+ * written out. */
 static sw_status pooled_windows(sw_segmentation *m, const sw_tensor *whole, const int64_t *first,
-                                const float *scale, const float *shifts, const sw_tensor *sh,
-                                int batch, int64_t t_conv, sw_tensor *y, sw_error *err)
+                                const float *scale, const float *shifts, int batch, int64_t t_conv,
+                                sw_tensor *y, sw_error *err)
 {
     sw_backend *be = m->obj.be;
     int64_t t_span = whole->shape[1], t_pool = sw_window_frames(t_conv, SEG_POOL, SEG_POOL);
     if (fresh(be, y, batch, t_pool, SEG_SINC_FILTERS, err) != SW_OK)
         return err->code;
-    if (sw_supports(be, SW_CAP_SPAN_ABS_POOL, 0, 0)) {
-        sw_tensor rows = sw_tensor_slice(whole, 0, 2, t_span, SEG_SINC_FILTERS, 0);
-        return sw_span_abs_pool(&rows, first, scale, shifts, SEG_POOL, y, err);
-    }
-    sw_tensor conv = {0};
-    if (fresh(be, &conv, batch, t_conv, SEG_SINC_FILTERS, err) == SW_OK) {
-        for (int i = 0; i < batch && err->code == SW_OK; i++) {
-            sw_tensor src =
-                sw_tensor_slice(whole, first[i] * SEG_SINC_FILTERS, 2, t_conv, SEG_SINC_FILTERS, 0);
-            sw_tensor dst = sw_tensor_slice(&conv, (int64_t)i * t_conv * SEG_SINC_FILTERS, 2,
-                                            t_conv, SEG_SINC_FILTERS, 0);
-            sw_tensor row =
-                sw_tensor_slice(sh, (int64_t)i * SEG_SINC_FILTERS, 1, SEG_SINC_FILTERS, 0, 0);
-            if (sw_scale(&src, scale[i], &dst, err) == SW_OK)
-                sw_add(&dst, &row, &dst, err);
-        }
-        if (err->code == SW_OK && sw_abs(&conv, &conv, err) == SW_OK)
-            sw_max_pool1d(&conv, SEG_POOL, SEG_POOL, y, err);
-    }
-    sw_tensor_free(&conv);
-    return err->code;
+    sw_tensor rows = sw_tensor_slice(whole, 0, 2, t_span, SEG_SINC_FILTERS, 0);
+    return sw_span_abs_pool(&rows, first, scale, shifts, SEG_POOL, y, err);
 }
 
-/* The batch's one copy up: the span's samples, and where the backend
- * composes the first layer from the table's ops (a GPU) each window's
- * shifts after them (*sh views them), so the host waits once for both.
- * The shifts start on a 256-byte boundary, as every pool block does. */
+/* The span's samples up, one copy. */
 static sw_status upload_span(sw_segmentation *m, const float *span, int64_t span_samples,
-                             const float *shifts, int batch, sw_tensor *up, sw_tensor *sh,
-                             sw_error *err)
+                             sw_tensor *up, sw_error *err)
 {
     sw_backend *be = m->obj.be;
-    if (sw_supports(be, SW_CAP_SPAN_ABS_POOL, 0, 0)) {
-        if (fresh(be, up, 1, span_samples, 1, err) == SW_OK)
-            be->upload(be, up->data, span, sw_tensor_nbytes(up), err);
-        return err->code;
-    }
-    int64_t at = (span_samples + 63) / 64 * 64, n_shift = (int64_t)batch * SEG_SINC_FILTERS;
-    float *host = malloc((size_t)(at + n_shift) * sizeof *host);
-    if (!host)
-        return sw_fail(err, SW_ERR_NOMEM, "segmentation: out of host memory");
-    memcpy(host, span, (size_t)span_samples * sizeof *host);
-    memset(host + span_samples, 0, (size_t)(at - span_samples) * sizeof *host);
-    memcpy(host + at, shifts, (size_t)n_shift * sizeof *host);
-    if (fresh(be, up, 1, at + n_shift, 1, err) == SW_OK &&
-        be->upload(be, up->data, host, sw_tensor_nbytes(up), err) == SW_OK)
-        *sh = sw_tensor_slice(up, at, 3, batch, SEG_SINC_FILTERS, 1);
-    free(host);
+    if (fresh(be, up, 1, span_samples, 1, err) == SW_OK)
+        be->upload(be, up->data, span, sw_tensor_nbytes(up), err);
     return err->code;
 }
 
@@ -255,6 +217,11 @@ sw_status sw_segmentation_run_span(sw_segmentation *m, const float *span, int64_
         return sw_fail(err, SW_ERR_ARG, "segmentation: model, span, offsets and out needed");
     if (usable(m, samples, err) != SW_OK)
         return err->code;
+    if (!sw_supports(m->obj.be, SW_CAP_SPAN_ABS_POOL, 0, 0)) /* the one path needs it */
+        return sw_fail(err, SW_ERR_DEVICE,
+                       "segmentation over a span needs the backend's span_abs_pool entry, which "
+                       "the %s backend does not have",
+                       m->obj.be->name);
     for (int i = 0; i < batch; i++)
         if (offsets[i] < 0 || offsets[i] % SEG_SINC_STRIDE || offsets[i] > span_samples - samples)
             return sw_fail(err, SW_ERR_ARG,
@@ -282,10 +249,10 @@ sw_status sw_segmentation_run_span(sw_segmentation *m, const float *span, int64_
     }
     /* the span's convolution once, then every window's stretch of it */
     int64_t t_conv = sw_window_frames(samples, SEG_SINC_TAPS, SEG_SINC_STRIDE);
-    sw_tensor up = {0}, sh = {0}, whole = {0}, y = {0};
-    if (upload_span(m, span, span_samples, shifts, batch, &up, &sh, err) == SW_OK &&
+    sw_tensor up = {0}, whole = {0}, y = {0};
+    if (upload_span(m, span, span_samples, &up, err) == SW_OK &&
         span_conv(m, &up, span_samples, &whole, err) == SW_OK &&
-        pooled_windows(m, &whole, first, scale, shifts, &sh, batch, t_conv, &y, err) == SW_OK) {
+        pooled_windows(m, &whole, first, scale, shifts, batch, t_conv, &y, err) == SW_OK) {
         sw_tensor_free(&whole);
         sw_tensor_free(&up);
         if (sw_instance_norm(&y, &m->norm_w[0], &m->norm_b[0], SEG_NORM_EPS, &y, err) == SW_OK &&

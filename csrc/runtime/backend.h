@@ -245,8 +245,10 @@ struct sw_backend {
 
     /* ABI 6: what a backend may do beyond the ops above, and the layouts it
      * wants its weights in. A backend that declines an entry leaves it NULL
-     * and answers 0 for its capability; the model then composes the ops
-     * above (optional_ops.h wraps these for model code). */
+     * and answers 0 for its capability (optional_ops.h wraps these for model
+     * code). The CPU and CUDA backends both fill every fused entry, so CAM++
+     * and segmentation call them without a second, composed path; a backend
+     * without them is refused by those models by name. */
 
     /* 1 when the backend can do `cap` for sizes a, b (see sw_capability). */
     int (*supports)(sw_backend *be, sw_capability cap, int64_t a, int64_t b);

@@ -1,7 +1,7 @@
 /* Model code's door to the backend table's ABI 6 entries (backend.h): what a
  * backend may do beyond the ops every backend has. A model asks
- * sw_supports() before it takes such a path and composes the ops of ops.h
- * otherwise; it never asks which backend it has. */
+ * sw_supports() (where it cannot do without an entry: once, refusing a
+ * backend that lacks it); it never asks which backend it has. */
 #ifndef SW_OPTIONAL_OPS_H
 #define SW_OPTIONAL_OPS_H
 
