@@ -7,7 +7,7 @@ of 129 bins; the first of its 5 frames dropped), four 3-tap convolutions with Re
 state runs from window to window across the recording, ReLU, a linear unit
 and a sigmoid: one speech probability per 32 ms. The network is the core's
 Silero model (csrc/vad/silero.c): weights uploaded once; a recording goes in
-as pieces (10 minutes of samples at a time: ``ProbabilityStream``), the LSTM's
+as pieces (8.7 minutes of samples at a time: ``ProbabilityStream``), the LSTM's
 state and the 64 samples of context carried from piece to piece in the core,
 so that memory is one piece's whatever the length, and a memmapped recording
 (saywho.audio_store) is read from its file, never copied whole. The pieces
@@ -37,9 +37,12 @@ from .native import _core
 from .runtime_user import RuntimeUser
 
 WINDOW = 512
-#: samples per call to the core when a recording is fed in pieces: 10 minutes
-#: (a multiple of WINDOW, so whole recordings never copy a piece to align it)
-PIECE_SAMPLES = 600 * SAMPLE_RATE
+#: samples per call to the core when a recording is fed in pieces: four of
+#: the core's batches of 4096 windows (8 min 44 s). Whole batches, so that
+#: every piece but the last asks the backend's pool for the same blocks
+#: (pieces of 10 minutes ended in a batch of another size each time, and the
+#: pool kept blocks of both); whole windows, so no piece is copied to align it.
+PIECE_SAMPLES = 4 * 4096 * WINDOW
 
 
 @dataclass
