@@ -154,7 +154,8 @@ sw_status sw_cuda_matmul_q8(sw_backend *be, const sw_tensor *a, const sw_tensor 
                             const sw_tensor *w_scale, const sw_tensor *w_sum, sw_tensor *c,
                             float beta, sw_error *err);
 sw_status sw_cuda_lstm(sw_backend *be, const sw_tensor *x, const sw_tensor *w_ih,
-                       const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *out, sw_error *err);
+                       const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *state,
+                       sw_tensor *out, sw_error *err);
 
 /* pooling.cu: the embeddings' and the VAD's last steps (ABI 5) */
 sw_status sw_cuda_stats_pool(sw_backend *be, const sw_tensor *x, const sw_tensor *w, double eps,

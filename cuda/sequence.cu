@@ -181,16 +181,21 @@ sw_status sw_cuda_log_softmax(sw_backend *be, const sw_tensor *a, sw_tensor *out
  * many resources requested" on the GPU alone. */
 __global__ void __launch_bounds__(1024)
     lstm_recurrence_f32(const float *gx, const float *w_hh, const float *bias, float *out,
-                        int64_t batch, int64_t t_len, int64_t dirs, int64_t h)
+                        float *state, int64_t batch, int64_t t_len, int64_t dirs, int64_t h)
 {
     SW_DYNAMIC_SHARED(float, mem); /* h_prev [H], gates [4H] */
     float *hs = mem, *gates = mem + h;
     int64_t dir = blockIdx.x / batch, b = blockIdx.x % batch, g4 = 4 * h;
     int64_t j = threadIdx.x;
     const float *wj = w_hh + (dir * g4 + j) * h;
+    /* state [2, D, B, H]: this block's h at blockIdx.x * h, its c D * B rows on */
+    float *h0 = state ? state + blockIdx.x * h : NULL;
+    float *c0 = state ? state + (dirs * batch + blockIdx.x) * h : NULL;
     float cell = 0.0f;
-    if (j < h)
-        hs[j] = 0.0f;
+    if (j < h) {
+        hs[j] = h0 ? h0[j] : 0.0f;
+        cell = c0 ? c0[j] : 0.0f;
+    }
     __syncthreads();
     for (int64_t s = 0; s < t_len; s++) {
         int64_t t = dir == 0 ? s : t_len - 1 - s;
@@ -211,10 +216,15 @@ __global__ void __launch_bounds__(1024)
         }
         __syncthreads();
     }
+    if (h0 && j < h) { /* the final state, for the next piece */
+        h0[j] = hs[j];
+        c0[j] = cell;
+    }
 }
 
 sw_status sw_cuda_lstm(sw_backend *be, const sw_tensor *x, const sw_tensor *w_ih,
-                       const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *out, sw_error *err)
+                       const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *state,
+                       sw_tensor *out, sw_error *err)
 {
     sw_cuda *c = sw_cuda_of(be);
     int64_t b = x->shape[0], t = x->shape[1], in = x->shape[2];
@@ -244,7 +254,8 @@ sw_status sw_cuda_lstm(sw_backend *be, const sw_tensor *x, const sw_tensor *w_ih
     if (st == SW_OK) {
         size_t shared = (size_t)(5 * h) * sizeof(float);
         SW_LAUNCH(lstm_recurrence_f32, (unsigned)(d * b), (unsigned)(4 * h), shared, c->stream)
-        (gx, (const float *)w_hh->data, (const float *)bias->data, (float *)out->data, b, t, d, h);
+        (gx, (const float *)w_hh->data, (const float *)bias->data, (float *)out->data,
+         state ? (float *)state->data : NULL, b, t, d, h);
         st = sw_cuda_check_launch(c, err, "lstm");
     }
     be->free(be, gx); /* stream order: the next user of the block runs after */

@@ -240,13 +240,16 @@ def test_silero_forward_copies_windows_up_logits_down(runtimes, copy_log):
         copies = copy_log.two_forwards(lambda k: out.append(vad._model.run(clips[k], 4)), (0, 1))
     # batches of 4, 4 and 2 windows: each batch's samples go up (640 of each
     # window's 832, the ones the kept STFT frames read), the STFT, its
-    # magnitudes and the convolutions stay on the device; the LSTM runs over
-    # all windows and the 10 logits come down once
+    # magnitudes, the convolutions and the LSTM's state (zeroed on the device
+    # for a new recording, carried from batch to batch) stay on the device;
+    # each batch's logits come down
     assert [c[:2] for c in copies] == [
         ("H2D", 4 * 640 * 4),
+        ("D2H", 4 * 4),
         ("H2D", 4 * 640 * 4),
+        ("D2H", 4 * 4),
         ("H2D", 2 * 640 * 4),
-        ("D2H", 10 * 4),
+        ("D2H", 2 * 4),
     ]
     assert all(what == "data" for kind, _, what in copies if kind == "H2D")
     assert out[0].shape == (10,)

@@ -185,9 +185,9 @@ def _long_flac(path, minutes: float) -> None:
     assert encoder.wait(timeout=600) == 0
 
 
-def _measure(path, store) -> dict:
+def _measure(path, store, script: str = MEASURE) -> dict:
     proc = subprocess.run(
-        [sys.executable, "-c", MEASURE, str(path), str(store)],
+        [sys.executable, "-c", script, str(path), str(store)],
         capture_output=True,
         text=True,
         timeout=900,
@@ -211,6 +211,77 @@ def test_decoding_memory_does_not_grow_with_the_length(tmp_path):
         f"RssAnon peak: {(a['peak'] - a['before']) / 2**20:.1f} MiB for 20 min, "
         f"{(b['peak'] - b['before']) / 2**20:.1f} MiB for 2 h "
         f"(the 100 more minutes' samples: {held_whole / 2**20:.0f} MiB)"
+    )
+    assert grown < held_whole / 4, (a, b)
+    assert os.listdir(store) == []
+
+
+# The same claim for transcribing only the speech: Silero over the recording
+# (fed to the core 8.7 minutes at a time, its state carried), then the speech
+# read back as the two modes read it, the batched mode's chunks of at most
+# 30 s and the sequential mode's joined speech a window at a time, both
+# straight from the store. Before, the VAD padded a copy of the whole
+# recording and its LSTM ran over every window at once.
+MEASURE_SPEECH = textwrap.dedent(
+    """
+    import json, sys, threading, time
+    import numpy as np
+    import saywho
+    from saywho import _core
+    from saywho.speech import SpeechMap
+    from saywho.vad import speech_sample_regions
+    from saywho.whisper.batched import _vad_options, pack_chunks
+
+    def rss_anon():
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) * 1024
+
+    samples = saywho.load_audio(sys.argv[1], temp_dir=sys.argv[2])
+    runtime = _core.Runtime(device="cpu", threads=2)
+    before = rss_anon()
+    peak, done = [before], threading.Event()
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], rss_anon())
+            time.sleep(0.01)
+
+    threading.Thread(target=sample, daemon=True).start()
+    regions = speech_sample_regions(samples, runtime, _vad_options(None))
+    chunks = pack_chunks(regions)
+    longest = max(c.samples(samples).size for c in chunks)
+    joined = SpeechMap(regions, in_samples=True).joined(samples)
+    window = 30 * 16000
+    loudest = max(float(np.abs(joined[i : i + window]).max())
+                  for i in range(0, joined.size, window))
+    done.set()
+    print(json.dumps({"before": before, "peak": peak[0], "seconds": samples.size / 16000,
+                      "on_disk": isinstance(samples, np.memmap), "regions": len(regions),
+                      "speech": joined.size / 16000, "longest_chunk": longest / 16000,
+                      "loudest": loudest}))
+    """
+)
+
+
+def test_speech_detection_memory_does_not_grow_with_the_length(tmp_path):
+    store = tmp_path / "store"
+    store.mkdir()
+    short, long = tmp_path / "short.flac", tmp_path / "long.flac"
+    _long_flac(short, 12)
+    _long_flac(long, 48)
+    a, b = (_measure(path, store, MEASURE_SPEECH) for path in (short, long))
+    assert a["on_disk"] and b["on_disk"]  # both past the 10 minutes kept in memory
+    assert b["seconds"] > 3.5 * a["seconds"] and b["loudest"] > 0.1
+    # the speech was found and read: most of the recording, in many regions
+    assert b["speech"] > 0.8 * b["seconds"] and b["regions"] > 3 * a["regions"] > 30
+    assert a["longest_chunk"] <= 30 and b["longest_chunk"] <= 30
+    grown = (b["peak"] - b["before"]) - (a["peak"] - a["before"])
+    held_whole = (b["seconds"] - a["seconds"]) * 16000 * 4  # 36 more minutes: 138 MB
+    print(
+        f"RssAnon peak: {(a['peak'] - a['before']) / 2**20:.1f} MiB for 12 min, "
+        f"{(b['peak'] - b['before']) / 2**20:.1f} MiB for 48 min "
+        f"(the 36 more minutes' samples: {held_whole / 2**20:.0f} MiB)"
     )
     assert grown < held_whole / 4, (a, b)
     assert os.listdir(store) == []

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bump when the table's layout changes; the loader refuses a mismatch. */
-#define SW_BACKEND_ABI 9
+#define SW_BACKEND_ABI 10
 
 typedef enum sw_device_kind { SW_DEVICE_CPU = 0, SW_DEVICE_CUDA = 1 } sw_device_kind;
 
@@ -208,11 +208,15 @@ struct sw_backend {
     sw_status (*log_softmax)(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
     /* One LSTM layer over x [B, T, in], D = 1 or 2 directions (the second runs
      * backwards in time): w_ih [D, 4H, in], w_hh [D, 4H, H], bias [D, 4H]
-     * (b_ih + b_hh), gates in PyTorch's order i, f, g, o; zero initial state;
-     * out [B, T, D * H] with direction d in columns d * H .. d * H + H - 1.
-     * Not in place. */
+     * (b_ih + b_hh), gates in PyTorch's order i, f, g, o; out [B, T, D * H]
+     * with direction d in columns d * H .. d * H + H - 1. Not in place.
+     * state NULL: a zero initial state. ABI 10: else [2, D, B, H], h then c,
+     * read as the initial state and overwritten with the final one (after
+     * the last step of each direction), so that a long sequence can run in
+     * pieces (the VAD's LSTM across a recording). */
     sw_status (*lstm)(sw_backend *be, const sw_tensor *x, const sw_tensor *w_ih,
-                      const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *out, sw_error *err);
+                      const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *state,
+                      sw_tensor *out, sw_error *err);
 
     /* ABI 4: int8 weights (compute_type "int8"). c[m, n] = qa . w^T / (sa * w_scale)
      * + beta * c, where qa, sa quantize the rows of a[m, k] (f32) as

@@ -374,6 +374,12 @@ sw_status sw_instance_norm(const sw_tensor *x, const sw_tensor *gamma, const sw_
 sw_status sw_lstm(const sw_tensor *x, const sw_tensor *w_ih, const sw_tensor *w_hh,
                   const sw_tensor *bias, sw_tensor *out, sw_error *err)
 {
+    return sw_lstm_carry(x, w_ih, w_hh, bias, NULL, out, err);
+}
+
+sw_status sw_lstm_carry(const sw_tensor *x, const sw_tensor *w_ih, const sw_tensor *w_hh,
+                        const sw_tensor *bias, sw_tensor *state, sw_tensor *out, sw_error *err)
+{
     const char *op = "lstm";
     const sw_tensor *all[] = {w_ih, w_hh, bias, out};
     if (need_f32(op, x, err))
@@ -402,7 +408,17 @@ sw_status sw_lstm(const sw_tensor *x, const sw_tensor *w_ih, const sw_tensor *w_
             (long long)out->shape[1], (long long)out->shape[2]);
     if (x->data == out->data)
         return sw_fail(err, SW_ERR_ARG, "lstm: out must not be x");
-    return x->backend->lstm(x->backend, x, w_ih, w_hh, bias, out, err);
+    if (state) {
+        if (same_backend(op, x, state, err) || need_f32(op, state, err))
+            return err->code;
+        if (state->ndim != 4 || state->shape[0] != 2 || state->shape[1] != d ||
+            state->shape[2] != x->shape[0] || state->shape[3] != h)
+            return sw_fail(err, SW_ERR_ARG, "lstm: state must be [2, %lld, %lld, %lld]",
+                           (long long)d, (long long)x->shape[0], (long long)h);
+        if (state->data == out->data || state->data == x->data)
+            return sw_fail(err, SW_ERR_ARG, "lstm: state must not be x or out");
+    }
+    return x->backend->lstm(x->backend, x, w_ih, w_hh, bias, state, out, err);
 }
 
 /* ---- ABI 5: statistics pooling, magnitudes, L2 normalisation ---- */

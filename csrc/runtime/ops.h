@@ -42,6 +42,10 @@ sw_status sw_matmul_q8(const sw_tensor *a, const sw_tensor *w, const sw_tensor *
 
 sw_status sw_lstm(const sw_tensor *x, const sw_tensor *w_ih, const sw_tensor *w_hh,
                   const sw_tensor *bias, sw_tensor *out, sw_error *err);
+/* The same from the state in `state` [2, D, B, H] (h, then c), which then
+ * holds the final state: a sequence run in pieces gives the bits of one run. */
+sw_status sw_lstm_carry(const sw_tensor *x, const sw_tensor *w_ih, const sw_tensor *w_hh,
+                        const sw_tensor *bias, sw_tensor *state, sw_tensor *out, sw_error *err);
 
 /* Statistics pooling, magnitudes of re/im rows, row L2 normalisation: see
  * backend.h (ABI 5). */

@@ -226,6 +226,51 @@ static void test_lstm(sw_backend *b, int B, int T, int IN, int H, int D)
     sw_tensor_free(&out);
 }
 
+/* One sequence (B = 1, forward) run in pieces of the given lengths with the
+ * state carried (sw_lstm_carry, from a zero state) gives the whole run's
+ * values, and the state then holds the last step's h. Not always its bits:
+ * the input projection of a piece is a product of fewer rows, which the CPU
+ * may give to another kernel (few rows, sgemv, sgemm) with the sums in
+ * another order. Weights as PyTorch initialises them (+-1 / sqrt(H)), so
+ * that a last-bit difference does not grow along the sequence as it does
+ * with weights of size 1. */
+static void test_lstm_carry(sw_backend *b, int T, int IN, int H, const int *cuts, int n_cuts)
+{
+    sw_error err = {SW_OK, ""};
+    int64_t sx[3] = {1, T, IN}, sih[3] = {1, 4 * H, IN}, shh[3] = {1, 4 * H, H};
+    int64_t sb[2] = {1, 4 * H}, so[3] = {1, T, H}, ss[4] = {2, 1, 1, H};
+    sw_tensor x = make(b, 3, sx, 1), wih = make(b, 3, sih, 1), whh = make(b, 3, shh, 1);
+    sw_tensor bias = make(b, 2, sb, 1), whole = make(b, 3, so, 0), pieces = make(b, 3, so, 0);
+    sw_tensor state = make(b, 4, ss, 0);
+    sw_tensor *weights[] = {&wih, &whh, &bias};
+    for (int i = 0; i < 3; i++)
+        for (int64_t j = 0; j < sw_tensor_numel(weights[i]); j++)
+            ((float *)weights[i]->data)[j] /= sqrtf((float)H);
+    CHECK(sw_lstm(&x, &wih, &whh, &bias, &whole, &err) == SW_OK);
+    int at = 0;
+    for (int i = 0; i <= n_cuts; i++) {
+        int len = i < n_cuts ? cuts[i] : T - at;
+        sw_tensor xi = sw_tensor_slice(&x, (int64_t)at * IN, 3, 1, len, IN);
+        sw_tensor oi = sw_tensor_slice(&pieces, (int64_t)at * H, 3, 1, len, H);
+        CHECK(sw_lstm_carry(&xi, &wih, &whh, &bias, &state, &oi, &err) == SW_OK);
+        at += len;
+    }
+    CHECK(at == T);
+    double worst = max_diff(whole.data, pieces.data, (int64_t)T * H);
+    if (!(worst < 1e-6))
+        fprintf(stderr, "lstm carry T=%d in=%d H=%d: max diff %g\n", T, IN, H, worst);
+    CHECK(worst < 1e-6); /* a state dropped or misplaced: ~0.1 */
+    /* the state holds the last step's h (as the pieces' run computed it) */
+    CHECK(memcmp(state.data, (float *)pieces.data + (int64_t)(T - 1) * H,
+                 (size_t)H * sizeof(float)) == 0);
+    sw_tensor wrong = make(b, 3, (int64_t[3]){2, 1, H}, 0); /* not [2, D, B, H] */
+    CHECK(sw_lstm_carry(&x, &wih, &whh, &bias, &wrong, &whole, &err) == SW_ERR_ARG);
+    sw_error_clear(&err);
+    sw_tensor all[] = {x, wih, whh, bias, whole, pieces, state, wrong};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        sw_tensor_free(&all[i]);
+}
+
 /* SincNet's first layer: one input channel, a long kernel, stride 10. */
 static void test_strided_conv(sw_backend *b)
 {
@@ -631,6 +676,8 @@ static void run_all(int threads)
     test_lstm(b, 1, 13, 7, 8, 1);
     test_lstm(b, 37, 5, 6, 3, 2); /* more rows than one few-rows group */
     test_lstm(b, 2, 20, 60, 128, 2);
+    test_lstm_carry(b, 50, 7, 8, (const int[]){1, 13, 2}, 3);
+    test_lstm_carry(b, 300, 128, 128, (const int[]){99, 1, 100}, 3); /* Silero's sizes */
     test_strided_conv(b);
     test_blocked_conv(b, threads);
     test_stats_pool(b);

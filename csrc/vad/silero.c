@@ -1,7 +1,9 @@
 /* Silero VAD v6: its weights and its forward (silero.h). The STFT (a
  * convolution with the Fourier basis), its magnitudes, the convolutions of a
- * batch of windows and the LSTM over all of them run on the backend: a batch
- * copies its windows up, and the whole recording's logits come down once.
+ * batch of windows, the LSTM over them and the decoder run on the backend: a
+ * batch copies its windows up and its logits down, and the LSTM's state stays
+ * on the device from batch to batch (and call to call, when resumed), so
+ * memory is one batch's whatever the recording's length.
  *
  * The exported network drops the first of each window's five STFT frames, so
  * the samples only that frame reads (the first 128) are never uploaded, nor
@@ -37,12 +39,16 @@ struct sw_silero {
     sw_tensor conv_w[SILERO_CONVS], conv_b[SILERO_CONVS];
     sw_tensor w_ih, w_hh, bias;
     sw_tensor dec_w, dec_b; /* [1, 128], [1] */
+    sw_tensor state;        /* [2, 1, 1, 128]: the LSTM's h and c after the last window */
+    sw_tensor zero;         /* the same shape, zeros: a fresh state without a copy from the host */
+    float context[SILERO_CONTEXT]; /* the samples before the next call's first window */
 };
 
 static void free_weights(sw_model_object *o)
 {
     sw_silero *m = (sw_silero *)o;
-    sw_tensor *all[] = {&m->basis, &m->w_ih, &m->w_hh, &m->bias, &m->dec_w, &m->dec_b};
+    sw_tensor *all[] = {&m->basis, &m->w_ih,  &m->w_hh,  &m->bias,
+                        &m->dec_w, &m->dec_b, &m->state, &m->zero};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         sw_model_object_free_weight(&m->obj, all[i]);
     for (int i = 0; i < SILERO_CONVS; i++) {
@@ -81,6 +87,11 @@ sw_status sw_silero_create(sw_backend *be, const sw_named_tensor *tensors, int n
     if (dec)
         sw_weights_upload(&ws, dec, sw_shape2(1, SILERO_HIDDEN), &m->dec_w);
     sw_weights_load(&ws, &m->dec_b, "decoder.conv1d.bias", sw_shape1(1));
+    int64_t state_shape[4] = {2, 1, 1, SILERO_HIDDEN};
+    float zeros[2 * SILERO_HIDDEN] = {0};
+    if (err->code == SW_OK && sw_tensor_new(be, SW_F32, 4, state_shape, &m->zero, err) == SW_OK &&
+        be->upload(be, m->zero.data, zeros, sizeof zeros, err) == SW_OK)
+        sw_tensor_new(be, SW_F32, 4, state_shape, &m->state, err);
     if (err->code == SW_OK)
         be->synchronize(be, err);
     if (err->code != SW_OK) {
@@ -92,18 +103,17 @@ sw_status sw_silero_create(sw_backend *be, const sw_named_tensor *tensors, int n
 }
 
 /* Windows first .. first + n - 1 of the audio as the network reads them:
- * context, window, reflect padding (NumPy's "reflect": the edge not repeated),
- * then of those 832 samples the SILERO_READ that STFT frames 1..4 read. */
-static void windows(const float *audio, int64_t first, int64_t n, float *out)
+ * context (the 64 samples before: `context` for the first window of audio),
+ * window, reflect padding (NumPy's "reflect": the edge not repeated), then of
+ * those 832 samples the SILERO_READ that STFT frames 1..4 read. */
+static void windows(const float *audio, const float *context, int64_t first, int64_t n, float *out)
 {
     float w[SILERO_CONTEXT + SW_SILERO_WINDOW], o[SILERO_INPUT];
     const int len = SILERO_CONTEXT + SW_SILERO_WINDOW;
     for (int64_t i = 0; i < n; i++) {
         int64_t start = (first + i) * SW_SILERO_WINDOW;
-        if (start == 0)
-            memset(w, 0, SILERO_CONTEXT * sizeof *w);
-        else
-            memcpy(w, audio + start - SILERO_CONTEXT, SILERO_CONTEXT * sizeof *w);
+        memcpy(w, start == 0 ? context : audio + start - SILERO_CONTEXT,
+               SILERO_CONTEXT * sizeof *w);
         memcpy(w + SILERO_CONTEXT, audio + start, SW_SILERO_WINDOW * sizeof *w);
         for (int j = 0; j < SILERO_PAD; j++) {
             o[j] = w[SILERO_PAD - j];
@@ -161,7 +171,36 @@ static sw_status encode(sw_silero *m, const float *host_windows, int64_t n, sw_t
     return err->code;
 }
 
-sw_status sw_silero_run(sw_silero *m, const float *audio, int64_t n_samples, int batch,
+/* A fresh recording: zero context and LSTM state. */
+static sw_status reset(sw_silero *m, sw_error *err)
+{
+    memset(m->context, 0, sizeof m->context);
+    return sw_scale(&m->zero, 1.0f, &m->state, err); /* on the device: no copy up */
+}
+
+/* Windows first .. first + k - 1: encoder, LSTM from the carried state,
+ * decoder; k logits into probs (host). feat, h and logits hold a batch. */
+static sw_status run_batch(sw_silero *m, const float *audio, int64_t first, int64_t k, float *host,
+                           sw_tensor *feat, sw_tensor *h, sw_tensor *logits, float *probs,
+                           sw_error *err)
+{
+    sw_backend *be = m->obj.be;
+    windows(audio, m->context, first, k, host);
+    sw_tensor rows = sw_tensor_slice(feat, 0, 2, k, SILERO_HIDDEN, 0);
+    sw_tensor seq = sw_tensor_slice(feat, 0, 3, 1, k, SILERO_HIDDEN);
+    sw_tensor out = sw_tensor_slice(h, 0, 3, 1, k, SILERO_HIDDEN);
+    sw_tensor h2 = sw_tensor_slice(h, 0, 2, k, SILERO_HIDDEN, 0);
+    sw_tensor l = sw_tensor_slice(logits, 0, 2, k, 1, 0);
+    if (encode(m, host, k, &rows, err) == SW_OK &&
+        sw_lstm_carry(&seq, &m->w_ih, &m->w_hh, &m->bias, &m->state, &out, err) == SW_OK &&
+        sw_leaky_relu(&out, 0.0f, &out, err) == SW_OK &&
+        sw_matmul(&h2, &m->dec_w, &l, 1, 1.0f, 0.0f, err) == SW_OK &&
+        sw_add(&l, &m->dec_b, &l, err) == SW_OK)
+        be->download(be, probs, l.data, (size_t)k * sizeof *probs, err);
+    return err->code;
+}
+
+sw_status sw_silero_run(sw_silero *m, const float *audio, int64_t n_samples, int batch, int resume,
                         float *probs, sw_error *err)
 {
     if (!m || (!audio && n_samples) || (!probs && n_samples) || batch < 1)
@@ -171,40 +210,35 @@ sw_status sw_silero_run(sw_silero *m, const float *audio, int64_t n_samples, int
     if (n_samples < 0 || n_samples % SW_SILERO_WINDOW)
         return sw_fail(err, SW_ERR_ARG, "Silero VAD: %lld samples, not a multiple of %d",
                        (long long)n_samples, SW_SILERO_WINDOW);
+    if ((int64_t)batch * SILERO_FRAMES * 2 * SILERO_BINS * 4 > INT32_MAX)
+        return sw_fail(err, SW_ERR_ARG, "Silero VAD: a batch of %d windows is too large", batch);
+    if (!resume && reset(m, err) != SW_OK)
+        return err->code;
     int64_t n = n_samples / SW_SILERO_WINDOW;
     if (n == 0)
         return SW_OK;
-    if ((int64_t)batch * SILERO_FRAMES * 2 * SILERO_BINS * 4 > INT32_MAX)
-        return sw_fail(err, SW_ERR_ARG, "Silero VAD: a batch of %d windows is too large", batch);
     sw_backend *be = m->obj.be;
-    int64_t f_shape[3] = {1, n, SILERO_HIDDEN};
+    int64_t piece = batch < n ? batch : n;
+    int64_t f_shape[2] = {piece, SILERO_HIDDEN}, l_shape[2] = {piece, 1};
     sw_tensor feat = {0}, h = {0}, logits = {0};
-    float *host = malloc((size_t)(batch < n ? batch : n) * SILERO_READ * sizeof *host);
+    float *host = malloc((size_t)piece * SILERO_READ * sizeof *host);
     if (!host)
         return sw_fail(err, SW_ERR_NOMEM, "Silero VAD: out of host memory");
-    if (sw_tensor_new(be, SW_F32, 3, f_shape, &feat, err) == SW_OK)
-        for (int64_t i = 0; i < n && err->code == SW_OK; i += batch) {
-            int64_t k = n - i < batch ? n - i : batch;
-            windows(audio, i, k, host);
-            sw_tensor rows = sw_tensor_slice(&feat, i * SILERO_HIDDEN, 2, k, SILERO_HIDDEN, 0);
-            encode(m, host, k, &rows, err);
+    if (sw_tensor_new(be, SW_F32, 2, f_shape, &feat, err) == SW_OK &&
+        sw_tensor_new(be, SW_F32, 2, f_shape, &h, err) == SW_OK &&
+        sw_tensor_new(be, SW_F32, 2, l_shape, &logits, err) == SW_OK)
+        for (int64_t i = 0; i < n && err->code == SW_OK; i += piece) {
+            int64_t k = n - i < piece ? n - i : piece;
+            run_batch(m, audio, i, k, host, &feat, &h, &logits, probs + i, err);
         }
     free(host);
-    /* one sequence over the whole recording: the state runs across windows */
-    int64_t l_shape[2] = {n, 1};
-    if (err->code == SW_OK && sw_tensor_new(be, SW_F32, 3, f_shape, &h, err) == SW_OK &&
-        sw_lstm(&feat, &m->w_ih, &m->w_hh, &m->bias, &h, err) == SW_OK &&
-        sw_leaky_relu(&h, 0.0f, &h, err) == SW_OK &&
-        sw_tensor_new(be, SW_F32, 2, l_shape, &logits, err) == SW_OK) {
-        sw_tensor h2 = sw_tensor_slice(&h, 0, 2, n, SILERO_HIDDEN, 0);
-        if (sw_matmul(&h2, &m->dec_w, &logits, 1, 1.0f, 0.0f, err) == SW_OK &&
-            sw_add(&logits, &m->dec_b, &logits, err) == SW_OK)
-            be->download(be, probs, logits.data, (size_t)n * sizeof *probs, err);
-    }
     sw_tensor_free(&feat);
     sw_tensor_free(&h);
     sw_tensor_free(&logits);
-    for (int64_t i = 0; err->code == SW_OK && i < n; i++)
+    if (err->code != SW_OK)
+        return err->code; /* the state is part-way: the next call must not resume */
+    memcpy(m->context, audio + n_samples - SILERO_CONTEXT, sizeof m->context);
+    for (int64_t i = 0; i < n; i++)
         probs[i] = 1.0f / (1.0f + expf(-probs[i]));
-    return err->code;
+    return SW_OK;
 }

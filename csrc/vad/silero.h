@@ -42,10 +42,14 @@ void sw_silero_backend_lost(sw_silero *model);
 sw_backend *sw_silero_backend(const sw_silero *model);
 
 /* audio [n_samples] (host, a multiple of 512) -> probs [n_samples / 512]
- * (host). The encoder runs `batch` windows at a time (memory), the LSTM once
- * over all of them. */
+ * (host). The network runs `batch` windows at a time (its memory: one
+ * batch's), the LSTM's state carried from batch to batch. resume 0: a new
+ * recording (zero state, zero context); 1: the audio goes on from the end of
+ * the previous call's (its state and its last 64 samples), so a recording
+ * fed in pieces gives the probabilities of one call. After an error the next
+ * call must not resume. */
 sw_status sw_silero_run(sw_silero *model, const float *audio, int64_t n_samples, int batch,
-                        float *probs, sw_error *err);
+                        int resume, float *probs, sw_error *err);
 
 #ifdef __cplusplus
 }

@@ -10,10 +10,10 @@ SWPY_KIND(silero, "SileroModel")
 
 static PyObject *silero_run(ModelObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"audio", "batch", NULL};
+    static char *kwlist[] = {"audio", "batch", "resume", NULL};
     PyObject *audio_obj;
-    int batch = 4096;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|i:run", kwlist, &audio_obj, &batch))
+    int batch = 4096, resume = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|ip:run", kwlist, &audio_obj, &batch, &resume))
         return NULL;
     if (!swpy_model_open(self))
         return NULL;
@@ -31,14 +31,14 @@ static PyObject *silero_run(ModelObject *self, PyObject *args, PyObject *kwargs)
         npy_intp dims[1] = {n / SW_SILERO_WINDOW};
         out = PyArray_SimpleNew(1, dims, NPY_FLOAT32);
     }
-    if (out && n) {
+    if (out) { /* n == 0 too: a fresh run resets the state */
         sw_error err = {SW_OK, ""};
         const float *src = PyArray_DATA(audio);
         float *dst = PyArray_DATA((PyArrayObject *)out);
         Py_BEGIN_ALLOW_THREADS
         sw_silero *model = swpy_model_lock(self, &err);
         if (model)
-            sw_silero_run(model, src, n, batch, dst, &err);
+            sw_silero_run(model, src, n, batch, resume, dst, &err);
         swpy_model_unlock(self);
         Py_END_ALLOW_THREADS
         if (err.code != SW_OK) {
@@ -55,8 +55,10 @@ static PyObject *silero_run(ModelObject *self, PyObject *args, PyObject *kwargs)
 
 static PyMethodDef silero_methods[] = {
     {"run", CF(silero_run), METH_VARARGS | METH_KEYWORDS,
-     "run(audio float32 [samples], a multiple of 512, batch=4096) -> speech probabilities "
-     "float32 [samples / 512], the LSTM state carried across all windows"},
+     "run(audio float32 [samples], a multiple of 512, batch=4096, resume=False) -> speech "
+     "probabilities float32 [samples / 512], the LSTM state carried across all windows; "
+     "resume=True goes on from the end of the previous call's audio (its state and last 64 "
+     "samples)"},
     SWPY_MODEL_METHODS,
     {NULL, NULL, 0, NULL},
 };

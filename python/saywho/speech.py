@@ -1,6 +1,11 @@
 """Transcribing only the speech: the regions (Silero's, saywho.vad) are cut
 out and joined, the joined audio is transcribed as one recording, and every
 timestamp of the result is moved back to the recording's clock.
+
+A long recording's joined speech is never held whole: ``JoinedSpeech`` gives
+any stretch of it, copied from the recording (an array or a memmap over the
+audio store) when asked for, and Whisper's log-mel reads it a window at a
+time (saywho.whisper.windowed_mel), as it reads a recording on disk.
 """
 
 from __future__ import annotations
@@ -8,6 +13,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import replace
+from itertools import accumulate
 
 import numpy as np
 
@@ -41,7 +47,12 @@ class SpeechMap:
         """The speech stretches of ``samples``, joined."""
         if not self.samples:
             return np.zeros(0, dtype=np.float32)
-        return np.concatenate([samples[a:b] for a, b in self.samples]).astype(np.float32)
+        joined = np.concatenate([samples[a:b] for a, b in self.samples])
+        return joined.astype(np.float32, copy=False)
+
+    def joined(self, samples: np.ndarray) -> JoinedSpeech:
+        """The same, read a stretch at a time (see JoinedSpeech)."""
+        return JoinedSpeech(samples, self)
 
     def _stretch(self, t: float, is_end: bool = False) -> int:
         sample = int(t * SAMPLE_RATE)
@@ -78,3 +89,40 @@ class SpeechMap:
                 start, end = self.to_recording(s.start), self.to_recording(s.end, is_end=True)
                 out.append(replace(s, start=start, end=end))
         return out
+
+
+class JoinedSpeech:
+    """What ``SpeechMap.collect(samples)`` gives, without making it: ``size``
+    and ``[a:b]`` (float32) as that array's, each slice copied from
+    ``samples`` when asked for. For a long recording (and its memmap, which
+    this leaves on disk) the stages that read a window at a time then hold a
+    window, not the joined speech."""
+
+    def __init__(self, samples: np.ndarray, speech: SpeechMap):
+        self.samples = samples
+        self.regions = speech.samples
+        # where each stretch begins in the joined speech, and its end
+        self.starts = [0, *accumulate(b - a for a, b in self.regions)]
+        self.size = self.starts[-1]
+        self.shape = (self.size,)
+        self.dtype = np.dtype(np.float32)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, index) -> np.ndarray:
+        if not isinstance(index, slice) or index.step not in (None, 1):
+            raise TypeError("JoinedSpeech reads [a:b] only")
+        a, b, _ = index.indices(self.size)
+        parts = []
+        k = max(bisect.bisect_right(self.starts, a) - 1, 0)
+        while a < b and k < len(self.regions):
+            first, last = self.regions[k]
+            offset = a - self.starts[k]
+            take = min(b - a, last - first - offset)
+            parts.append(self.samples[first + offset : first + offset + take])
+            a += take
+            k += 1
+        if not parts:
+            return np.zeros(0, dtype=np.float32)
+        return np.concatenate(parts).astype(np.float32, copy=False)

@@ -6,8 +6,12 @@ both sides, goes through a 256-tap STFT (a strided convolution; magnitudes
 of 129 bins; the first of its 5 frames dropped), four 3-tap convolutions with ReLU, then one LSTM of 128 whose
 state runs from window to window across the recording, ReLU, a linear unit
 and a sigmoid: one speech probability per 32 ms. The network is the core's
-Silero model (csrc/vad/silero.c): weights uploaded once, one call per
-recording.
+Silero model (csrc/vad/silero.c): weights uploaded once; a recording goes in
+as pieces (8.7 minutes of samples at a time: ``ProbabilityStream``), the LSTM's
+state and the 64 samples of context carried from piece to piece in the core,
+so that memory is one piece's whatever the length, and a memmapped recording
+(saywho.audio_store) is read from its file, never copied whole. The pieces
+give one call's probabilities within 1e-6 (docs/vad.md).
 
 ``speech_timestamps`` turns the probabilities into speech regions with
 faster-whisper's rules and option names (VadOptions): a region opens at a
@@ -33,6 +37,12 @@ from .native import _core
 from .runtime_user import RuntimeUser
 
 WINDOW = 512
+#: samples per call to the core when a recording is fed in pieces: four of
+#: the core's batches of 4096 windows (8 min 44 s). Whole batches, so that
+#: every piece but the last asks the backend's pool for the same blocks
+#: (pieces of 10 minutes ended in a batch of another size each time, and the
+#: pool kept blocks of both); whole windows, so no piece is copied to align it.
+PIECE_SAMPLES = 4 * 4096 * WINDOW
 
 
 @dataclass
@@ -136,14 +146,56 @@ class SileroVad(RuntimeUser):
             self._model = _core.SileroModel(self.runtime, tensors)
         self.batch_size = batch_size
 
-    def probabilities(self, audio: np.ndarray) -> np.ndarray:
+    def probabilities(self, audio: np.ndarray, resume: bool = False) -> np.ndarray:
         """Speech probability of each 512-sample window of ``audio`` (a
-        multiple of 512 samples), state carried across all of them."""
+        multiple of 512 samples), state carried across all of them; with
+        ``resume`` the audio goes on from the end of the previous call's."""
         self._live()  # a ModelError once closed
         x = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
         if len(x) % WINDOW:
             raise _core.OptionError(f"audio must be a multiple of {WINDOW} samples")
-        return self._model.run(x, min(self.batch_size, 65536))
+        return self._model.run(x, min(self.batch_size, 65536), resume=resume)
+
+
+class ProbabilityStream:
+    """A recording's speech probabilities, fed to ``vad`` in pieces of any
+    length: ``feed`` each piece in order, then ``finish`` gives what
+    ``vad.probabilities`` gives for the whole recording padded with zeros to
+    the next window (faster-whisper's padding: always at least one sample).
+    At most WINDOW - 1 samples are kept between pieces."""
+
+    def __init__(self, vad: SileroVad):
+        self._vad = vad
+        self._parts: list[np.ndarray] = []
+        self._rest = np.zeros(0, dtype=np.float32)  # the samples short of a window
+        self._started = False
+        self.n_samples = 0
+
+    def _run(self, x: np.ndarray) -> None:
+        self._parts.append(self._vad.probabilities(x, resume=self._started))
+        self._started = True
+
+    def feed(self, samples: np.ndarray) -> None:
+        x = np.asarray(samples).reshape(-1)
+        self.n_samples += x.size
+        if self._rest.size:  # complete the window the last piece began
+            take = min(WINDOW - self._rest.size, x.size)
+            self._rest = np.concatenate([self._rest, x[:take].astype(np.float32)])
+            x = x[take:]
+            if self._rest.size < WINDOW:
+                return
+            self._run(self._rest)
+        whole = x.size - x.size % WINDOW
+        if whole:
+            self._run(x[:whole])
+        self._rest = np.array(x[whole:], dtype=np.float32)  # a copy: x may be reused
+
+    def finish(self) -> np.ndarray:
+        self._run(np.pad(self._rest, (0, WINDOW - self._rest.size)))
+        self._rest = np.zeros(0, dtype=np.float32)
+        probs = np.concatenate(self._parts)
+        self._parts = []
+        return probs
 
 
 def speech_timestamps(
@@ -226,15 +278,19 @@ def speech_sample_regions(
 def get_speech_timestamps(
     audio: np.ndarray, options: VadOptions | None = None, model: SileroVad | None = None
 ) -> list[dict[str, int]]:
-    """faster-whisper's get_speech_timestamps on saywho's Silero."""
-    x = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
-    padded = np.pad(x, (0, WINDOW - len(x) % WINDOW))
+    """faster-whisper's get_speech_timestamps on saywho's Silero: the
+    recording read PIECE_SAMPLES at a time (a view of an array or a memmap;
+    only a piece that is not float32 is converted, one at a time)."""
+    x = np.asarray(audio).reshape(-1)
     own = model is None
     if own:
         model = SileroVad(default_model_path())
     try:
-        probs = model.probabilities(padded)
+        stream = ProbabilityStream(model)
+        for start in range(0, x.size, PIECE_SAMPLES):
+            stream.feed(x[start : start + PIECE_SAMPLES])
+        probs = stream.finish()
     finally:
         if own:
             model.close()
-    return speech_timestamps(probs, len(x), options)
+    return speech_timestamps(probs, x.size, options)

@@ -870,10 +870,10 @@ static sw_status cpu_log_softmax(sw_backend *be, const sw_tensor *a, sw_tensor *
 }
 
 static sw_status cpu_lstm(sw_backend *be, const sw_tensor *x, const sw_tensor *w_ih,
-                          const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *out,
-                          sw_error *err)
+                          const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *state,
+                          sw_tensor *out, sw_error *err)
 {
-    return sw_cpu_lstm(be, impl_of(be)->threads, x, w_ih, w_hh, bias, out, err);
+    return sw_cpu_lstm(be, impl_of(be)->threads, x, w_ih, w_hh, bias, state, out, err);
 }
 
 static sw_status cpu_stats_pool(sw_backend *be, const sw_tensor *x, const sw_tensor *w, double eps,

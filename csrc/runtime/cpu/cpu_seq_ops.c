@@ -190,6 +190,7 @@ typedef struct lstm_job {
     const float *w_hh_t, *bias; /* w_hh_t [D, H, 4H]: w_hh transposed */
     float *out;                 /* [B, T, D * H] */
     float *cell;                /* [D, B, H] */
+    float *state;               /* NULL, or [2, D, B, H]: h, c in, then out */
     int64_t b, t, d, h, rows;
 } lstm_job;
 
@@ -307,16 +308,31 @@ SW_ALWAYS_INLINE void lstm_range_body(void *ctx, size_t begin, size_t end)
         int64_t rows = j->b - b0 < j->rows ? j->b - b0 : j->rows;
         const float *whh = j->w_hh_t + dir * g4 * h, *bias = j->bias + dir * g4;
         float *cell = j->cell + (dir * j->b + b0) * h;
-        memset(cell, 0, (size_t)(rows * h) * sizeof(float));
+        /* this item's rows of the carried h and c (same layout as cell) */
+        float *h0 = j->state ? j->state + (dir * j->b + b0) * h : NULL;
+        float *c0 = j->state ? j->state + (j->d * j->b + dir * j->b + b0) * h : NULL;
+        if (c0)
+            memcpy(cell, c0, (size_t)(rows * h) * sizeof(float));
+        else
+            memset(cell, 0, (size_t)(rows * h) * sizeof(float));
         for (int64_t s = 0; s < j->t; s++) {
             int64_t t = dir == 0 ? s : j->t - 1 - s, prev = dir == 0 ? t - 1 : t + 1;
             float *g = j->gx + (b0 * j->t + t) * j->d * g4 + dir * g4;
             float *hout = j->out + (b0 * j->t + t) * j->d * h + dir * h;
-            if (s > 0) /* h_{-1} is zero */
+            if (s > 0)
                 recurrent_product(rows, g4, h, j->out + (b0 * j->t + prev) * j->d * h + dir * h,
                                   ld_h, whh, g, ld_g);
+            else if (h0) /* the carried h; without one, h_{-1} is zero */
+                recurrent_product(rows, g4, h, h0, h, whh, g, ld_g);
             for (int64_t r = 0; r < rows; r++)
                 lstm_cell(h, g + r * ld_g, bias, cell + r * h, hout + r * ld_h);
+        }
+        if (h0) { /* the state after the last step, for the next piece */
+            int64_t last = dir == 0 ? j->t - 1 : 0;
+            for (int64_t r = 0; r < rows; r++)
+                memcpy(h0 + r * h, j->out + ((b0 + r) * j->t + last) * j->d * h + dir * h,
+                       (size_t)h * sizeof(float));
+            memcpy(c0, cell, (size_t)(rows * h) * sizeof(float));
         }
     }
 }
@@ -324,7 +340,8 @@ SW_ALWAYS_INLINE void lstm_range_body(void *ctx, size_t begin, size_t end)
 SW_VOID_MULTIVERSION(static, lstm_range, (void *ctx, size_t begin, size_t end), (ctx, begin, end))
 
 sw_status sw_cpu_lstm(sw_backend *be, sw_threadpool *tp, const sw_tensor *x, const sw_tensor *w_ih,
-                      const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *out, sw_error *err)
+                      const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *state,
+                      sw_tensor *out, sw_error *err)
 {
     int64_t b = x->shape[0], t = x->shape[1], in = x->shape[2];
     int64_t d = w_ih->shape[0], h = w_hh->shape[2];
@@ -363,7 +380,8 @@ sw_status sw_cpu_lstm(sw_backend *be, sw_threadpool *tp, const sw_tensor *x, con
         /* as many rows per group as keeps every thread busy, up to 16 */
         int64_t rows = b * d / sw_threadpool_size(tp);
         rows = rows < 1 ? 1 : rows > LSTM_MAX_GROUP ? LSTM_MAX_GROUP : rows;
-        lstm_job j = {gx, wt, bias->data, out->data, cell, b, t, d, h, rows};
+        lstm_job j = {gx, wt, bias->data, out->data, cell, state ? state->data : NULL,
+                      b,  t,  d,          h,         rows};
         int64_t items = d * ((b + rows - 1) / rows);
         sw_parallel_for(tp, (size_t)items, 1, lstm_range, &j);
     }

@@ -16,6 +16,7 @@ sw_status sw_cpu_instance_norm(sw_threadpool *tp, const sw_tensor *x, const sw_t
 sw_status sw_cpu_log_softmax(sw_threadpool *tp, const sw_tensor *a, sw_tensor *out);
 /* be provides the scratch memory and the input projection's matmul. */
 sw_status sw_cpu_lstm(sw_backend *be, sw_threadpool *tp, const sw_tensor *x, const sw_tensor *w_ih,
-                      const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *out, sw_error *err);
+                      const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *state,
+                      sw_tensor *out, sw_error *err);
 
 #endif

@@ -2,8 +2,10 @@
 
 What ``WhisperModel.transcribe`` does without ``batch_size``, as
 faster-whisper's ``transcribe``: Silero's speech regions joined (with
-``vad_filter``), the log-mel of the whole recording (a window at a time
-for a recording decoded onto disk: saywho.whisper.windowed_mel), the
+``vad_filter``; longer than the audio store's IN_MEMORY_SECONDS, never held
+whole: saywho.speech.JoinedSpeech), the log-mel of the whole recording (a
+window at a time for a recording decoded onto disk or joined speech that
+long: saywho.whisper.windowed_mel), the
 language given or detected, then the seek loop (saywho.whisper.seek_loop) over the windows,
 its timestamps moved back to the recording's clock when the VAD cut it.
 """
@@ -15,8 +17,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..audio import SAMPLE_RATE
-from ..audio_store import on_disk
-from ..speech import SpeechMap
+from ..audio_store import IN_MEMORY_SECONDS, on_disk
+from ..speech import JoinedSpeech, SpeechMap
 from ..vad import speech_sample_regions, vad_options
 from .clips import clip_seconds, detection_start
 from .options import TranscribeOptions
@@ -40,12 +42,16 @@ def transcribe_sequential(
         # transcribed, and the timestamps moved back (saywho.vad)
         regions = speech_sample_regions(samples, model.runtime, vad_options(options.vad_parameters))
         speech = SpeechMap(regions, in_samples=True)
-        samples = speech.collect(samples)
+        if speech.joined_duration > IN_MEMORY_SECONDS:  # read from the recording as needed
+            samples = speech.joined(samples)
+        else:
+            samples = speech.collect(samples)
         if samples.size == 0:  # no speech: nothing to transcribe, but info
             samples = np.zeros(SAMPLE_RATE // 10, dtype=np.float32)
     # faster-whisper computes the log-mel over the audio plus one hop of
     # zeros, then pads each window with zeros in the log-mel domain.
-    if on_disk(samples):  # a long recording: its log-mel would be half its size again
+    if isinstance(samples, JoinedSpeech) or on_disk(samples):
+        # a long recording: its log-mel would be half its size again
         features = WindowedLogMel(samples, model.dims["n_mels"], model.runtime.threads)
     else:
         features = model.log_mel(samples)
