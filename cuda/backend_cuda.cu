@@ -333,13 +333,14 @@ static sw_status open_device(sw_cuda *c, int device_index, sw_error *err)
 }
 
 /* What this backend does beyond every backend's ops: f16 and bf16 weights
- * in every product (tensor cores), and the token search's step (search_step).
+ * in every product (tensor cores), the token search's step (search_step) and
+ * attention at a length read from device memory (graphs replay it).
  * It declines the CPU's fused entries and weight layouts (NULL below): the
  * models compose the ops instead, and its int8 weights are the core's
  * row-major ones (optional_ops.c). */
 static int cuda_supports(sw_backend *, sw_capability cap, int64_t a, int64_t)
 {
-    return cap == SW_CAP_HALF_WEIGHTS ||
+    return cap == SW_CAP_HALF_WEIGHTS || cap == SW_CAP_DEVICE_LENGTH ||
            (cap == SW_CAP_SEARCH_STEP && a >= 1 && a <= SW_SEARCH_MAX_K);
 }
 

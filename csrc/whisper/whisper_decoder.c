@@ -58,6 +58,8 @@ sw_status sw_whisper_state_new(sw_whisper *m, const sw_whisper_audio *au, int n_
     st->model = m;
     st->audio = au;
     st->n_seq = n_seq;
+    sw_backend *be = m->obj.be;
+    st->device_length = be->supports && be->supports(be, SW_CAP_DEVICE_LENGTH, 0, 0);
     int64_t shape[4] = {2 * layers, n_seq, m->dims.n_text_ctx, m->dims.n_text_state};
     if (sw_tensor_new(m->obj.be, SW_F32, 4, shape, &st->kv, err)) {
         sw_whisper_state_free(st);
@@ -109,8 +111,9 @@ const sw_tensor *sw_whisper_state_cross_attention(const sw_whisper_state *st, in
 }
 
 /* The step buffers' places in st->step. The ids block holds the token ids,
- * positions, cache rows (n = n_seq * n_tok each) and each sequence's last
- * index side by side, so that one copy, one wait, takes them up. */
+ * positions, cache rows (n = n_seq * n_tok each), each sequence's last
+ * index and the length before this decode side by side, so that one copy
+ * takes them up and a captured step reads them at each replay. */
 enum { STEP_IDS, STEP_X, STEP_H, STEP_Q, STEP_K, STEP_V, STEP_A, STEP_MID, STEP_LOGITS };
 
 static void release_step_buffers(sw_whisper_state *st)
@@ -130,7 +133,7 @@ static sw_status step_buffers(sw_whisper_state *st, int n_seq, int n_tok, sw_err
     release_step_buffers(st);
     const sw_whisper_dims *dm = &st->model->dims;
     int64_t n = (int64_t)n_seq * n_tok, d = dm->n_text_state;
-    int64_t total = 3 * n + n_seq;
+    int64_t total = 3 * n + n_seq + 1;
     int64_t shape[2] = {n, d}, mid_shape[2] = {n, 4 * d}, l_shape[2] = {n_seq, dm->n_vocab};
     st->step.be = st->model->obj.be;
     st->host_ids = malloc((size_t)total * sizeof(int32_t));
@@ -171,6 +174,7 @@ static sw_status upload_ids(sw_whisper_state *st, const int32_t *tokens, int n_s
         }
         last[s] = s * n_tok + n_tok - 1;
     }
+    last[n_seq] = st->length;
     sw_backend *be = st->model->obj.be;
     const sw_tensor *ids = &st->step.t[STEP_IDS];
     return be->upload(be, ids->data, st->host_ids, sw_tensor_nbytes(ids), err);
@@ -217,8 +221,13 @@ static sw_status run_decoder(sw_whisper_state *st, int n_seq, int n_tok, float *
         return err->code;
 
     sw_tensor q3 = sw_wh_view3(q, n_seq, n_tok, d), a3 = sw_wh_view3(a, n_seq, n_tok, d);
-    sw_attention_params self_p = {heads, st->length + n_tok, st->length, scale};
-    sw_attention_params cross_p = {heads, dm->n_audio_ctx, -1, scale};
+    /* the keys and the causal offset past the length before this decode:
+     * the host's figure, or the device's copy in the ids block */
+    sw_attention_params self_p = {heads, st->length + n_tok, st->length, scale, NULL};
+    if (st->device_length)
+        self_p = (sw_attention_params){heads, n_tok, 0, scale,
+                                       (const int32_t *)all->data + 3 * n + n_seq};
+    sw_attention_params cross_p = {heads, dm->n_audio_ctx, -1, scale, NULL};
     for (int i = 0; i < dm->n_text_layer; i++) {
         const sw_wh_block *blk = &m->dec[i];
         sw_tensor k_rows = sw_wh_view2(&st->k[i], n_seq * ctx, d);

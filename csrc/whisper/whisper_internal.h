@@ -83,6 +83,10 @@ struct sw_whisper_state {
     sw_wh_scratch step;
     int step_seq, step_tok; /* the shape they were made for; 0: none */
     int32_t *host_ids;      /* the ids block's host side */
+    /* The backend reads the self-attention's length from the ids block's
+     * last entry (SW_CAP_DEVICE_LENGTH), so a step's ops do not change
+     * with the length and can be captured once (issue 37). */
+    int device_length;
 };
 
 /* sw_whisper_decode with the logits left where the backend computed them:
