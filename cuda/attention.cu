@@ -65,8 +65,10 @@ __device__ static float row_sum(float v)
 __global__ void __launch_bounds__(TILE_THREADS)
     attention_tiles(const float *q, const float *k, const float *v, float *out, int64_t tq,
                     int64_t d, int64_t dh, int64_t tkv, int64_t group, int64_t kv_len,
-                    int64_t causal, int heads, float scale, int64_t q_tiles, int64_t items)
+                    int64_t causal, int heads, float scale, int64_t q_tiles, int64_t items,
+                    const int32_t *length)
 {
+    sw_cuda_device_length(length, tkv, &kv_len, &causal);
     SW_SHARED(float, qs, QS_FLOATS);
     SW_SHARED(float, ks, KS_FLOATS);
     SW_SHARED(float, vs, VS_FLOATS);
@@ -191,6 +193,6 @@ sw_status sw_cuda_attention_tiled(sw_cuda *c, const float *q, const float *k, co
     unsigned grid = (unsigned)(items < c->max_grid ? items : c->max_grid);
     SW_LAUNCH(attention_tiles, grid, TILE_THREADS, 0, c->stream)
     (q, k, v, out, tq, d, dh, tkv, group, p->kv_len, p->causal_offset, p->n_heads, p->scale,
-     q_tiles, items);
+     q_tiles, items, p->length);
     return sw_cuda_check_launch(c, err, "attention_tiles");
 }

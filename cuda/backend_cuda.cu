@@ -334,13 +334,15 @@ static sw_status open_device(sw_cuda *c, int device_index, sw_error *err)
 
 /* What this backend does beyond every backend's ops: f16 and bf16 weights
  * in every product (tensor cores), the token search's step (search_step),
- * and the fused entries CAM++ and segmentation call (fused.cu), for any
- * channel counts. Its int8 weights are the core's row-major ones
- * (prepare_q8 NULL, optional_ops.c). */
+ * attention at a length read from device memory (graphs replay it), and the
+ * fused entries CAM++ and segmentation call (fused.cu), for any channel
+ * counts. Its int8 weights are the core's row-major ones (prepare_q8 NULL,
+ * optional_ops.c). */
 static int cuda_supports(sw_backend *, sw_capability cap, int64_t a, int64_t b)
 {
     switch (cap) {
     case SW_CAP_HALF_WEIGHTS:
+    case SW_CAP_DEVICE_LENGTH:
     case SW_CAP_AFFINE_RELU_ROWS:
     case SW_CAP_SPAN_ABS_POOL: return 1;
     case SW_CAP_SEARCH_STEP: return a >= 1 && a <= SW_SEARCH_MAX_K;

@@ -102,6 +102,21 @@ static inline unsigned sw_cuda_grid(const sw_cuda *c, int64_t n, int threads)
 
 #define SW_CUDA_THREADS 256
 
+/* An attention's key count and causal offset once a device length
+ * (sw_attention_params.length, ABI 10) is added, read when the kernel runs:
+ * the same step's graph replays at every length. The keys stop at the
+ * tensor's rows whatever the length says. */
+__device__ __forceinline__ void sw_cuda_device_length(const int32_t *length, int64_t rows,
+                                                      int64_t *kv_len, int64_t *causal)
+{
+    if (!length)
+        return;
+    int64_t n = *kv_len + *length;
+    *kv_len = n < rows ? n : rows;
+    if (*causal >= 0)
+        *causal += *length;
+}
+
 sw_status sw_cuda_add(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *out,
                       sw_error *err);
 sw_status sw_cuda_mul(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *out,

@@ -129,11 +129,12 @@ sw_status sw_cuda_layernorm(sw_backend *be, const sw_tensor *a, const sw_tensor 
 __global__ void attention_rows(const float *q, const float *k, const float *v, float *out,
                                float *probs, int64_t tq, int64_t d, int64_t dh, int64_t tkv,
                                int64_t group, int64_t kv_len, int64_t causal, int heads,
-                               float scale, int64_t items)
+                               float scale, int64_t items, const int32_t *length)
 {
     SW_DYNAMIC_SHARED(float, sm);
     SW_SHARED(float, scratch, WARP);
     float *qs = sm, *s = sm + dh;
+    sw_cuda_device_length(length, tkv, &kv_len, &causal);
     for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
         int64_t i = item % tq, h = (item / tq) % heads, b = item / (tq * heads);
         const float *qi = q + (b * tq + i) * d + h * dh;
@@ -199,11 +200,13 @@ sw_status sw_cuda_attention(sw_backend *be, const sw_tensor *q, const sw_tensor 
                                        (const float *)v->data, (float *)out->data, b, tq, d, dh,
                                        k->shape[1], b / k->shape[0], p, err);
     }
-    size_t shared = (size_t)(dh + p->kv_len) * sizeof(float);
+    /* a device length is known only when the kernel runs: room for every key */
+    int64_t room = p->length ? k->shape[1] : p->kv_len;
+    size_t shared = (size_t)(dh + room) * sizeof(float);
     /* a block's 48 KiB hold the dynamic part and the kernel's static scratch */
     if (shared + WARP * sizeof(float) > 48 * 1024)
         return sw_fail(err, SW_ERR_ARG, "cuda attention: %lld keys do not fit the kernel's 48 KiB",
-                       (long long)p->kv_len);
+                       (long long)room);
     if (items == 0)
         return SW_OK;
     sw_status st = sw_cuda_enter(c, err);
@@ -212,6 +215,6 @@ sw_status sw_cuda_attention(sw_backend *be, const sw_tensor *q, const sw_tensor 
     SW_LAUNCH(attention_rows, row_grid(items), 128, shared, c->stream)
     ((const float *)q->data, (const float *)k->data, (const float *)v->data, (float *)out->data,
      probs ? (float *)probs->data : NULL, tq, d, dh, k->shape[1], b / k->shape[0], p->kv_len,
-     p->causal_offset, p->n_heads, p->scale, items);
+     p->causal_offset, p->n_heads, p->scale, items, p->length);
     return sw_cuda_check_launch(c, err, "attention");
 }

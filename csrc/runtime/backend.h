@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bump when the table's layout changes; the loader refuses a mismatch. */
-#define SW_BACKEND_ABI 10
+#define SW_BACKEND_ABI 11
 
 typedef enum sw_device_kind { SW_DEVICE_CPU = 0, SW_DEVICE_CUDA = 1 } sw_device_kind;
 
@@ -73,7 +73,10 @@ typedef enum sw_capability {
      * as it reads them). */
     SW_CAP_HALF_TRANSPOSED_B = 10,
     /* gather_rows from a table of dtype a (SW_F16, SW_BF16). */
-    SW_CAP_HALF_TABLE = 11
+    SW_CAP_HALF_TABLE = 11,
+    /* attention reads a length from device memory (sw_attention_params'
+     * `length`, ABI 10) */
+    SW_CAP_DEVICE_LENGTH = 12
 } sw_capability;
 
 /* ABI 7: one step of Whisper's token search on the device (search_step).
@@ -110,6 +113,13 @@ typedef struct sw_attention_params {
     int64_t kv_len;        /* keys 0..kv_len-1 of k and v are valid (<= their rows) */
     int64_t causal_offset; /* < 0: no mask; else query i sees keys j <= causal_offset + i */
     float scale;           /* applied to q . k before the softmax, usually 1/sqrt(d_head) */
+    /* ABI 10: NULL, or a device int32 L read when the op runs, not when it
+     * is called: kv_len + L keys (at most k's rows) and a causal offset of
+     * causal_offset + L (when causal_offset >= 0). A captured graph thus
+     * replays at each step's length, the launch shaped for k's rows. Only
+     * where the backend supports SW_CAP_DEVICE_LENGTH, and without probs
+     * (their shape would change). */
+    const int32_t *length;
 } sw_attention_params;
 
 struct sw_backend {
@@ -210,7 +220,7 @@ struct sw_backend {
      * backwards in time): w_ih [D, 4H, in], w_hh [D, 4H, H], bias [D, 4H]
      * (b_ih + b_hh), gates in PyTorch's order i, f, g, o; out [B, T, D * H]
      * with direction d in columns d * H .. d * H + H - 1. Not in place.
-     * state NULL: a zero initial state. ABI 10: else [2, D, B, H], h then c,
+     * state NULL: a zero initial state. ABI 11: else [2, D, B, H], h then c,
      * read as the initial state and overwritten with the final one (after
      * the last step of each direction), so that a long sequence can run in
      * pieces (the VAD's LSTM across a recording). */

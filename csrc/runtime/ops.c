@@ -304,6 +304,11 @@ sw_status sw_attention(const sw_tensor *q, const sw_tensor *k, const sw_tensor *
     if (p->kv_len < 1 || p->kv_len > tkv)
         return sw_fail(err, SW_ERR_ARG, "attention: kv_len %lld outside 1..%lld",
                        (long long)p->kv_len, (long long)tkv);
+    if (p->length && (probs || !q->backend->supports ||
+                      !q->backend->supports(q->backend, SW_CAP_DEVICE_LENGTH, 0, 0)))
+        return sw_fail(err, SW_ERR_ARG,
+                       probs ? "attention: a device length cannot have probs"
+                             : "attention: this backend does not read a length from device memory");
     if (probs && (probs->ndim != 4 || probs->shape[0] != b || probs->shape[1] != p->n_heads ||
                   probs->shape[2] != tq || probs->shape[3] != p->kv_len))
         return sw_fail(err, SW_ERR_ARG, "attention: probs must be [%lld,%d,%lld,%lld]",

@@ -168,7 +168,7 @@ static sw_status call_scatter_rows(check *c, int side, int src, int ids, int dst
 }
 static sw_status call_attention(check *c, int side, int q, int k, int v, int out, int probs)
 {
-    sw_attention_params p = {2, 5, 2, 0.35f};
+    sw_attention_params p = {2, 5, 2, 0.35f, NULL};
     return sw_attention(T(q), T(k), T(v), &p, T(out), probs < 0 ? NULL : T(probs), c->err);
 }
 static sw_status call_leaky_relu(check *c, int side, int a, int out)

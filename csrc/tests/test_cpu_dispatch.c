@@ -97,7 +97,7 @@ static void run_all(sw_backend *b, results *r)
     int64_t qs[3] = {BEAMS, 1, D}, ks[3] = {1, FRAMES, D};
     sw_tensor q = tensor(b, 3, qs, 1.0f), k = tensor(b, 3, ks, 1.0f), v = tensor(b, 3, ks, 1.0f);
     sw_tensor out = tensor(b, 3, qs, 0.0f);
-    sw_attention_params p = {HEADS, FRAMES, -1, 0.125f};
+    sw_attention_params p = {HEADS, FRAMES, -1, 0.125f, NULL};
     CHECK(sw_attention(&q, &k, &v, &p, &out, NULL, &err) == SW_OK);
     memcpy(r->attn, out.data, sizeof r->attn);
     sw_tensor_free(&q);
@@ -123,7 +123,7 @@ static void run_all(sw_backend *b, results *r)
     int64_t es[3] = {1, ENC_T, D};
     sw_tensor eq = tensor(b, 3, es, 1.0f), ek = tensor(b, 3, es, 1.0f), ev = tensor(b, 3, es, 1.0f);
     sw_tensor eo = tensor(b, 3, es, 0.0f);
-    sw_attention_params ep = {HEADS, ENC_T, -1, 0.125f};
+    sw_attention_params ep = {HEADS, ENC_T, -1, 0.125f, NULL};
     CHECK(sw_attention(&eq, &ek, &ev, &ep, &eo, NULL, &err) == SW_OK);
     memcpy(r->enc_attn, eo.data, sizeof r->enc_attn);
     sw_tensor_free(&eq);

@@ -163,7 +163,7 @@ static void test_attention(sw_backend *b, int64_t tq, int64_t causal, int with_p
     int64_t qs[3] = {B, tq, d}, ks[3] = {Bk, tkv, d}, ps[4] = {B, heads, tq, kv_len};
     sw_tensor q = make(b, 3, qs, 1), k = make(b, 3, ks, 1), v = make(b, 3, ks, 1);
     sw_tensor out = make(b, 3, qs, 0), probs = make(b, 4, ps, 0);
-    sw_attention_params p = {heads, kv_len, causal, 1.0f / sqrtf(8.0f)};
+    sw_attention_params p = {heads, kv_len, causal, 1.0f / sqrtf(8.0f), NULL};
     CHECK(sw_attention(&q, &k, &v, &p, &out, with_probs ? &probs : NULL, &err) == SW_OK);
     double worst = 0.0, worst_p = 0.0, ref[8], rp[64];
     const float *O = out.data, *P = probs.data;
@@ -202,7 +202,7 @@ static void test_attention_shared_limit(sw_backend *b)
     int64_t qs[3] = {1, 1, d}, ks[3] = {1, tkv, d};
     sw_tensor q = make(b, 3, qs, 1), k = make(b, 3, ks, 1), v = make(b, 3, ks, 1);
     sw_tensor out = make(b, 3, qs, 0);
-    sw_attention_params p = {1, fits, -1, 0.125f};
+    sw_attention_params p = {1, fits, -1, 0.125f, NULL};
     CHECK(sw_attention(&q, &k, &v, &p, &out, NULL, &err) == SW_OK);
     double *ref = malloc(sizeof(double) * 64), *rp = malloc(sizeof(double) * (size_t)tkv);
     CHECK(ref && rp);
@@ -227,6 +227,45 @@ static void test_attention_shared_limit(sw_backend *b)
         sw_tensor_free(all[i]);
 }
 
+/* A length read from device memory (ABI 10, what a captured decoder step
+ * replays with): keys kv_len + L and causal offset L give what the host's
+ * figures give, bit for bit, in the row kernel (1 query row) and the tiled
+ * one (20), over a cache of 448 rows; the length changes between calls
+ * without the call changing. A backend without it (the CPU) refuses it by
+ * name, as it refuses probs beside it. */
+static void test_attention_device_length(sw_backend *b, int64_t tq)
+{
+    sw_error err = {SW_OK, ""};
+    int heads = 6;
+    int64_t B = 5, d = heads * 64, tkv = 448, qs[3] = {B, tq, d}, ks[3] = {B, tkv, d};
+    int64_t one = 1, ps[4] = {B, heads, tq, tq};
+    sw_tensor q = make(b, 3, qs, 1), k = make(b, 3, ks, 1), v = make(b, 3, ks, 1);
+    sw_tensor host = make(b, 3, qs, 0), dev = make(b, 3, qs, 0), probs = make(b, 4, ps, 0);
+    sw_tensor len = {0};
+    CHECK(sw_tensor_new(b, SW_I32, 1, &one, &len, &err) == SW_OK);
+    sw_attention_params p = {heads, tq, 0, 0.125f, (const int32_t *)len.data};
+    if (!b->supports || !b->supports(b, SW_CAP_DEVICE_LENGTH, 0, 0)) {
+        CHECK(sw_attention(&q, &k, &v, &p, &dev, NULL, &err) == SW_ERR_ARG &&
+              strstr(err.msg, "device memory") != NULL);
+        sw_error_clear(&err);
+    } else {
+        int32_t lengths[3] = {0, 37, (int32_t)(tkv - tq)};
+        for (int i = 0; i < 3; i++) {
+            CHECK(b->upload(b, len.data, &lengths[i], sizeof(int32_t), &err) == SW_OK);
+            sw_attention_params at_host = {heads, lengths[i] + tq, lengths[i], 0.125f, NULL};
+            CHECK(sw_attention(&q, &k, &v, &at_host, &host, NULL, &err) == SW_OK);
+            CHECK(sw_attention(&q, &k, &v, &p, &dev, NULL, &err) == SW_OK);
+            CHECK(memcmp(host.data, dev.data, sw_tensor_nbytes(&dev)) == 0);
+        }
+        CHECK(sw_attention(&q, &k, &v, &p, &dev, &probs, &err) == SW_ERR_ARG &&
+              strstr(err.msg, "probs") != NULL);
+        sw_error_clear(&err);
+    }
+    sw_tensor *all[] = {&q, &k, &v, &host, &dev, &probs, &len};
+    for (int i = 0; i < 7; i++)
+        sw_tensor_free(all[i]);
+}
+
 /* Whisper's shapes against the CPU backend's attention, float by float, and
  * sampled rows against the double reference: on the GPU (the emulator's
  * CUDA backend) these many query rows take the tiled kernel (attention.cu),
@@ -245,7 +284,7 @@ static void test_attention_whisper_shape(sw_backend *b, sw_backend *cpu, int64_t
     memcpy(cq.data, q.data, sw_tensor_nbytes(&q));
     memcpy(ck.data, k.data, sw_tensor_nbytes(&k));
     memcpy(cv.data, v.data, sw_tensor_nbytes(&v));
-    sw_attention_params p = {heads, kv_len, causal, 1.0f / sqrtf((float)dh)};
+    sw_attention_params p = {heads, kv_len, causal, 1.0f / sqrtf((float)dh), NULL};
     CHECK(sw_attention(&q, &k, &v, &p, &out, NULL, &err) == SW_OK);
     CHECK(sw_attention(&cq, &ck, &cv, &p, &cout, NULL, &err) == SW_OK);
     const float *O = out.data, *C = cout.data;
@@ -308,7 +347,7 @@ static void test_attention_head_major(sw_backend *b, int64_t tq, int64_t causal,
                     KH[((bk * heads + h) * tkv + t) * dh + c] = K[(bk * tkv + t) * d + h * dh + c];
                     VH[((bk * heads + h) * tkv + t) * dh + c] = V[(bk * tkv + t) * d + h * dh + c];
                 }
-    sw_attention_params p = {heads, kv_len, causal, 1.0f / sqrtf((float)dh)};
+    sw_attention_params p = {heads, kv_len, causal, 1.0f / sqrtf((float)dh), NULL};
     sw_status st = sw_attention(&q, &kh, &vh, &p, &out_h, with_probs ? &probs_h : NULL, &err);
     if (b->kind == SW_DEVICE_CUDA) {
         CHECK(st == SW_ERR_ARG && strstr(err.msg, "three dimensions") != NULL);
@@ -332,7 +371,7 @@ static void test_attention_head_major(sw_backend *b, int64_t tq, int64_t causal,
         CHECK_NEAR(worst, 0.0, 2e-6);
     }
     /* four dimensions that are not these heads are refused in ops.c */
-    sw_attention_params p2 = {1, kv_len, causal, p.scale};
+    sw_attention_params p2 = {1, kv_len, causal, p.scale, NULL};
     sw_tensor x2 = kh;
     CHECK(sw_attention(&q, &kh, &vh, &p2, &out_h, NULL, &err) == SW_ERR_ARG &&
           strstr(err.msg, "head-major") != NULL);
@@ -362,6 +401,8 @@ int main(void)
     test_attention(b, 20, -1, 0); /* the encoder: sgemm path */
     test_attention(b, 20, 0, 1);  /* a long prompt: sgemm path, causal, weights kept */
     test_attention_shared_limit(b);
+    test_attention_device_length(b, 1);          /* a decoder step: the row kernel */
+    test_attention_device_length(b, 20);         /* a prompt's rows: the tiles */
     test_attention_head_major(b, 1, -1, 64, 0);  /* Whisper's cross-attention while decoding */
     test_attention_head_major(b, 5, -1, 8, 1);   /* five query rows, weights kept */
     test_attention_head_major(b, 3, 5, 5, 1);    /* d_head not a multiple of eight, causal */

@@ -15,6 +15,7 @@
 #include "whisper_internal.h"
 
 static void release_step_buffers(sw_whisper_state *st);
+static sw_status finish_reorder(sw_whisper_state *st, sw_error *err);
 
 /* Layer i's keys and values as views of the block: group 2i and 2i + 1. */
 static void point_caches(sw_whisper_state *st)
@@ -58,6 +59,16 @@ sw_status sw_whisper_state_new(sw_whisper *m, const sw_whisper_audio *au, int n_
     st->model = m;
     st->audio = au;
     st->n_seq = n_seq;
+    sw_backend *be = m->obj.be;
+    st->device_length = be->supports && be->supports(be, SW_CAP_DEVICE_LENGTH, 0, 0);
+    /* Read per state, so a process can compare both paths (the tests do).
+     * Float32 only: the CUDA backend's half and int8 products take a
+     * scratch block from the pool on each call, which a capture refuses;
+     * they keep the eager step until the backend lends them a workspace
+     * that outlives the graph. */
+    const char *graphs = getenv("SAYWHO_CUDA_GRAPHS");
+    st->graphs = st->device_length && be->capture_begin && m->compute == SW_WHISPER_FLOAT32 &&
+                 !(graphs && strcmp(graphs, "0") == 0);
     int64_t shape[4] = {2 * layers, n_seq, m->dims.n_text_ctx, m->dims.n_text_state};
     if (sw_tensor_new(m->obj.be, SW_F32, 4, shape, &st->kv, err)) {
         sw_whisper_state_free(st);
@@ -94,6 +105,7 @@ int sw_whisper_state_length(const sw_whisper_state *st)
 void sw_whisper_state_reset(sw_whisper_state *st)
 {
     st->length = 0;
+    st->reorder_pending = 0; /* what it would gather is no longer wanted */
 }
 
 void sw_whisper_state_capture_cross_attention(sw_whisper_state *st, int on)
@@ -109,12 +121,25 @@ const sw_tensor *sw_whisper_state_cross_attention(const sw_whisper_state *st, in
 }
 
 /* The step buffers' places in st->step. The ids block holds the token ids,
- * positions, cache rows (n = n_seq * n_tok each) and each sequence's last
- * index side by side, so that one copy, one wait, takes them up. */
+ * positions, cache rows (n = n_seq * n_tok each), each sequence's last
+ * index and the length before this decode side by side, so that one copy
+ * takes them up and a captured step reads them at each replay. */
 enum { STEP_IDS, STEP_X, STEP_H, STEP_Q, STEP_K, STEP_V, STEP_A, STEP_MID, STEP_LOGITS };
+
+static void free_graphs(sw_whisper_state *st)
+{
+    sw_backend *be = st->model->obj.be;
+    for (int i = 0; i < 4; i++) {
+        if (st->graph[i])
+            be->graph_free(be, st->graph[i]);
+        st->graph[i] = NULL;
+        st->graph_kv[i] = NULL;
+    }
+}
 
 static void release_step_buffers(sw_whisper_state *st)
 {
+    free_graphs(st); /* they point into the buffers */
     sw_wh_scratch_free(&st->step);
     free(st->host_ids);
     st->host_ids = NULL;
@@ -130,7 +155,7 @@ static sw_status step_buffers(sw_whisper_state *st, int n_seq, int n_tok, sw_err
     release_step_buffers(st);
     const sw_whisper_dims *dm = &st->model->dims;
     int64_t n = (int64_t)n_seq * n_tok, d = dm->n_text_state;
-    int64_t total = 3 * n + n_seq;
+    int64_t total = 3 * n + n_seq + 1;
     int64_t shape[2] = {n, d}, mid_shape[2] = {n, 4 * d}, l_shape[2] = {n_seq, dm->n_vocab};
     st->step.be = st->model->obj.be;
     st->host_ids = malloc((size_t)total * sizeof(int32_t));
@@ -171,6 +196,7 @@ static sw_status upload_ids(sw_whisper_state *st, const int32_t *tokens, int n_s
         }
         last[s] = s * n_tok + n_tok - 1;
     }
+    last[n_seq] = st->length;
     sw_backend *be = st->model->obj.be;
     const sw_tensor *ids = &st->step.t[STEP_IDS];
     return be->upload(be, ids->data, st->host_ids, sw_tensor_nbytes(ids), err);
@@ -188,14 +214,16 @@ static sw_tensor *cross_probs(sw_whisper_state *st, int i, int n_seq, int n_tok,
         same = t->shape[j] == p_shape[j];
     if (same && st->capture)
         return t;
-    sw_wh_free(m, t);
+    if (t->data)
+        sw_wh_free(m, t);
     if (!st->capture || sw_tensor_new(m->obj.be, SW_F32, 4, p_shape, t, err))
         return NULL;
     return t;
 }
 
-static sw_status run_decoder(sw_whisper_state *st, int n_seq, int n_tok, float *logits_out,
-                             sw_error *err)
+/* The decode's ops, from the ids block to the logits: the same whether they
+ * run at once or are recorded into a graph. */
+static sw_status run_layers(sw_whisper_state *st, int n_seq, int n_tok, sw_error *err)
 {
     sw_whisper *m = st->model;
     const sw_whisper_dims *dm = &m->dims;
@@ -217,8 +245,13 @@ static sw_status run_decoder(sw_whisper_state *st, int n_seq, int n_tok, float *
         return err->code;
 
     sw_tensor q3 = sw_wh_view3(q, n_seq, n_tok, d), a3 = sw_wh_view3(a, n_seq, n_tok, d);
-    sw_attention_params self_p = {heads, st->length + n_tok, st->length, scale};
-    sw_attention_params cross_p = {heads, dm->n_audio_ctx, -1, scale};
+    /* the keys and the causal offset past the length before this decode:
+     * the host's figure, or the device's copy in the ids block */
+    sw_attention_params self_p = {heads, st->length + n_tok, st->length, scale, NULL};
+    if (st->device_length)
+        self_p = (sw_attention_params){heads, n_tok, 0, scale,
+                                       (const int32_t *)all->data + 3 * n + n_seq};
+    sw_attention_params cross_p = {heads, dm->n_audio_ctx, -1, scale, NULL};
     for (int i = 0; i < dm->n_text_layer; i++) {
         const sw_wh_block *blk = &m->dec[i];
         sw_tensor k_rows = sw_wh_view2(&st->k[i], n_seq * ctx, d);
@@ -251,8 +284,91 @@ static sw_status run_decoder(sw_whisper_state *st, int n_seq, int n_tok, float *
         sw_layernorm(&hl, &m->dec_ln_w, &m->dec_ln_b, 1e-5f, &ql, err) ||
         sw_wh_linear(&ql, &out, NULL, logits, 0, err))
         return err->code;
+    return SW_OK;
+}
+
+/* The pending reorder's gather: kv from kv_spare by reorder_ids, whole
+ * sequences of every layer (whole_sequences below). */
+static sw_status gather_reordered(sw_whisper_state *st, sw_error *err)
+{
+    const sw_whisper_dims *dm = &st->model->dims;
+    int64_t rows = 2 * (int64_t)dm->n_text_layer * st->n_seq;
+    int64_t seq_len = (int64_t)dm->n_text_ctx * dm->n_text_state;
+    sw_tensor table = sw_wh_view2(&st->kv_spare, rows, seq_len);
+    sw_tensor out = sw_wh_view2(&st->kv, rows, seq_len);
+    return sw_gather_rows(&table, &st->reorder_ids, &out, err);
+}
+
+/* Run at once what a graph would have done first. */
+static sw_status finish_reorder(sw_whisper_state *st, sw_error *err)
+{
+    if (!st->reorder_pending)
+        return SW_OK;
+    if (gather_reordered(st, err))
+        return err->code;
+    st->reorder_pending = 0;
+    return SW_OK;
+}
+
+/* The one-token step as a graph: the pending reorder's gather (if any) and
+ * the layers, captured at the first step of its kind and replayed after.
+ * Its pointers are the step buffers', the block kv and its spare, the
+ * audio's keys and the weights, all of which outlive it; what changes per
+ * step (tokens, positions, cache rows, the length, the reorder's index) is
+ * uploaded into those buffers before the replay. */
+static sw_status replay_step(sw_whisper_state *st, int n_seq, sw_error *err)
+{
+    sw_backend *be = st->model->obj.be;
+    int gathers = st->reorder_pending, slot = -1;
+    for (int i = 0; i < 4 && slot < 0; i++)
+        if (st->graph[i] && st->graph_kv[i] == st->kv.data && st->graph_gathers[i] == gathers)
+            slot = i;
+    if (slot < 0) {
+        for (int i = 0; i < 4 && slot < 0; i++)
+            if (!st->graph[i])
+                slot = i;
+        if (slot < 0) { /* not expected: two blocks, with and without a gather */
+            free_graphs(st);
+            slot = 0;
+        }
+        if (be->capture_begin(be, err))
+            return err->code;
+        sw_status op = SW_OK;
+        if (gathers)
+            op = gather_reordered(st, err);
+        if (op == SW_OK)
+            op = run_layers(st, n_seq, 1, err);
+        /* the capture ends either way; an op's refusal is the error to tell */
+        sw_error end_err = {SW_OK, {0}};
+        sw_graph *g = NULL;
+        be->capture_end(be, &g, op == SW_OK ? err : &end_err);
+        if (op != SW_OK || !g) {
+            be->graph_free(be, g);
+            return err->code;
+        }
+        st->graph[slot] = g;
+        st->graph_kv[slot] = st->kv.data;
+        st->graph_gathers[slot] = gathers;
+    }
+    if (be->graph_launch(be, st->graph[slot], err))
+        return err->code;
+    st->reorder_pending = 0;
+    return SW_OK;
+}
+
+static sw_status run_decoder(sw_whisper_state *st, int n_seq, int n_tok, float *logits_out,
+                             sw_error *err)
+{
+    if (st->graphs && n_tok == 1 && !st->capture) {
+        if (replay_step(st, n_seq, err))
+            return err->code;
+    } else if (finish_reorder(st, err) || run_layers(st, n_seq, n_tok, err)) {
+        return err->code;
+    }
+    const sw_tensor *logits = &st->step.t[STEP_LOGITS];
     if (logits_out)
-        m->obj.be->download(m->obj.be, logits_out, logits->data, sw_tensor_nbytes(logits), err);
+        st->model->obj.be->download(st->model->obj.be, logits_out, logits->data,
+                                    sw_tensor_nbytes(logits), err);
     return err->code;
 }
 
@@ -308,6 +424,9 @@ static sw_status whole_sequences(sw_whisper_state *dst, const sw_whisper_state *
     int64_t seq_len = (int64_t)m->dims.n_text_ctx * m->dims.n_text_state, count = groups * n;
     sw_tensor *target = &dst->kv;
     if (dst == src) {
+        /* a reorder not yet gathered is done first: reorders compose */
+        if (finish_reorder(dst, err))
+            return err->code;
         if (!dst->kv_spare.data && sw_tensor_new(be, SW_F32, 4, dst->kv.shape, &dst->kv_spare, err))
             return err->code;
         target = &dst->kv_spare;
@@ -325,8 +444,19 @@ static sw_status whole_sequences(sw_whisper_state *dst, const sw_whisper_state *
     sw_tensor table = sw_wh_view2(&src->kv, groups * src->n_seq, seq_len);
     sw_tensor out = sw_wh_view2(target, count, seq_len);
     if (be->upload(be, dst->reorder_ids.data, dst->host_reorder, (size_t)count * sizeof(int32_t),
-                   err) ||
-        sw_gather_rows(&table, &dst->reorder_ids, &out, err))
+                   err))
+        return err->code;
+    if (dst == src && dst->graphs) {
+        /* the next step's graph gathers it (replay_step), so that a beam's
+         * step stays one graph and one search launch */
+        sw_tensor was = dst->kv;
+        dst->kv = dst->kv_spare;
+        dst->kv_spare = was;
+        point_caches(dst);
+        dst->reorder_pending = 1;
+        return SW_OK;
+    }
+    if (sw_gather_rows(&table, &dst->reorder_ids, &out, err))
         return err->code;
     if (dst == src) {
         sw_tensor was = dst->kv;
@@ -390,6 +520,10 @@ static sw_status copy_rows(sw_whisper_state *dst, const sw_whisper_state *src, c
     }
     if (identity)
         return SW_OK;
+    /* a reorder src deferred is its own work, not a change of what it
+     * holds: done before another state reads its block */
+    if (src != dst && finish_reorder((sw_whisper_state *)src, err))
+        return err->code;
     if (src->length == 0) {
         dst->length = 0;
         return SW_OK;

@@ -17,7 +17,7 @@ static sw_status self_attention(const sw_whisper *m, const sw_wh_block *blk, sw_
     sw_tensor q2 = sw_wh_view2(q, b * t, d), k2 = sw_wh_view2(k, b * t, d);
     sw_tensor v2 = sw_wh_view2(v, b * t, d), a2 = sw_wh_view2(a, b * t, d);
     int heads = m->dims.n_audio_head;
-    sw_attention_params p = {heads, t, -1, 1.0f / sqrtf((float)(d / heads))};
+    sw_attention_params p = {heads, t, -1, 1.0f / sqrtf((float)(d / heads)), NULL};
     if (sw_layernorm(&x2, &blk->attn_ln_w, &blk->attn_ln_b, 1e-5f, &h2, err) ||
         sw_wh_linear(&h2, &blk->attn.wq, &blk->attn.bq, &q2, 0, err) ||
         sw_wh_linear(&h2, &blk->attn.wk, NULL, &k2, 0, err) ||

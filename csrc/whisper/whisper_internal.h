@@ -83,6 +83,21 @@ struct sw_whisper_state {
     sw_wh_scratch step;
     int step_seq, step_tok; /* the shape they were made for; 0: none */
     int32_t *host_ids;      /* the ids block's host side */
+    /* The backend reads the self-attention's length from the ids block's
+     * last entry (SW_CAP_DEVICE_LENGTH), so a step's ops do not change
+     * with the length and can be captured once (issue 37). */
+    int device_length;
+    /* One-token decodes replay captured graphs (a backend with graphs and
+     * SAYWHO_CUDA_GRAPHS not 0): one per (block the layers read, whether a
+     * reorder's gather comes first), made at the first step that needs it
+     * and kept with the step buffers they point into. */
+    int graphs;
+    sw_graph *graph[4];
+    const void *graph_kv[4];
+    int graph_gathers[4];
+    /* A reorder deferred into the next step's graph: kv is to be gathered
+     * from kv_spare by reorder_ids before anything reads it. */
+    int reorder_pending;
 };
 
 /* sw_whisper_decode with the logits left where the backend computed them:

@@ -5,8 +5,9 @@ means; the rest of the package asks :func:`read` (or :func:`is_on`), so a
 variable is found by reading this file, and a name not listed here is a
 KeyError rather than a setting nobody documented. The C core reads its own
 (``SAYWHO_CPU_DISPATCH``, ``SAYWHO_AMX_EMULATE``, ``SAYWHO_CUBLAS_PATH``,
-``SAYWHO_CUDA_SYNC``, ``SAYWHO_GPU_SELF_CHECK`` and the emulator's
-``SAYWHO_CUDA_EMU_*``) where it uses them. Nothing here is for tests: test
+``SAYWHO_CUDA_SYNC``, ``SAYWHO_CUDA_GRAPHS`` (0: the decoder's steps run
+op by op instead of replaying a captured graph), ``SAYWHO_GPU_SELF_CHECK``
+and the emulator's ``SAYWHO_CUDA_EMU_*``) where it uses them. Nothing here is for tests: test
 set-up goes through function arguments.
 """
 
