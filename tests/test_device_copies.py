@@ -285,6 +285,7 @@ def test_word_alignment_copies_tokens_up_and_attention_rows_down(
     # one row of logits per step, then the heads' rows of every position
     assert down_sizes == [n_vocab * 4] * steps + [attention.nbytes]
     assert copies[-1] == ("D2H", attention.nbytes)
-    # token ids, positions, cache rows and last indices: one copy of a few
-    # int32 each step (3 per fed token and 1), never a tensor
-    assert max(up_sizes) <= 4 * (3 * len(start) + 1) and len(up_sizes) <= steps
+    # token ids, positions, cache rows, last indices and the length the
+    # attention reads from device memory: one copy of a few int32 each step
+    # (3 per fed token and 2), never a tensor
+    assert max(up_sizes) <= 4 * (3 * len(start) + 2) and len(up_sizes) <= steps
