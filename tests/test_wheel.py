@@ -145,3 +145,54 @@ def test_pip_changes_nothing_colab_pinned(wheel, tmp_path, numpy_version):
     have = {d["name"].lower(): d["version"] for d in json.loads(listed.stdout)}
     for name, version in pins.items():
         assert have[name] == version
+
+
+@pytest.fixture(scope="module")
+def wheel_venv(wheel, tmp_path_factory) -> str:
+    """The python of a venv that holds the wheel and sees this machine's
+    faster-whisper and PyAV (--system-site-packages; the wheel's saywho comes
+    first)."""
+    venv = tmp_path_factory.mktemp("wheel") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    pip = [python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed"]
+    proc = subprocess.run([*pip, str(wheel)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    where = _run([python, "-c", "import saywho; print(saywho.__file__)"])
+    assert where.stdout.startswith(str(venv)), where.stdout + where.stderr
+    return python
+
+
+def test_decodes_the_samples_faster_whisper_decodes(wheel_venv, tmp_path):
+    """The wheel's FFmpeg (8.1.2, PyAV 18.1's) against faster_whisper.decode_audio
+    on every file of tests/decode_parity.py, the 24 kHz MP3 included (the
+    test install's FFmpeg 5.1 decodes that one differently:
+    tests/test_decode_parity.py)."""
+    proc = _run([wheel_venv, "tests/decode_parity.py", str(tmp_path)], timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    found = json.loads(proc.stdout)
+    for name, (diff, ours, _) in found.items():
+        print(f"{name}: max difference {diff:.2e}, {ours} samples")
+    assert len(found) == 25 and "mp3_24000.mp3" in found
+    assert all(ours == theirs for _, ours, theirs in found.values()), found
+    assert max(diff for diff, _, _ in found.values()) <= 1e-4, found
+
+
+def test_multilingual_transcript_equals_faster_whispers(wheel_venv, tmp_path):
+    """jfk as a 24 kHz MP3 (the rate whose decoding FFmpeg changed), each
+    side decoding it itself, through Whisper base at temperature 0: the
+    same language and the same tokens."""
+    mp3 = tmp_path / "jfk_24k.mp3"
+    source = REPO / "tests" / "data" / "shared" / "jfk.wav"
+    subprocess.run(
+        ["ffmpeg", "-nostdin", "-loglevel", "error", "-i", str(source), "-ar", "24000"]
+        + ["-c:a", "libmp3lame", str(mp3)],
+        check=True,
+    )
+    proc = _run([wheel_venv, "tests/transcript_parity.py", str(mp3)], timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    found = json.loads(proc.stdout)
+    print(found)
+    assert found["saywho"]["language"] == found["faster-whisper"]["language"] == "en"
+    assert found["saywho"]["tokens"] == found["faster-whisper"]["tokens"]
+    assert sum(len(t) for t in found["saywho"]["tokens"]) > 20

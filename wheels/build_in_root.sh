@@ -4,7 +4,13 @@
 set -euo pipefail
 plat=$1
 export PATH=/opt/venv/bin:$PATH
-export PKG_CONFIG_PATH=/opt/ffmpeg/lib/pkgconfig
+# FFmpeg 8's configure puts -latomic in its .pc files wherever libatomic
+# links, but on x86-64 its atomics are lock-free instructions (its archives
+# leave no __atomic_* symbol undefined): linked as it is, the extension would
+# name libatomic.so.1 and auditwheel would vendor it. Its .pc files without it:
+mkdir -p /tmp/ffmpeg-pc
+for pc in /opt/ffmpeg/lib/pkgconfig/*.pc; do sed 's/ -latomic//' "$pc" >"/tmp/ffmpeg-pc/${pc##*/}"; done
+export PKG_CONFIG_PATH=/tmp/ffmpeg-pc
 export CMAKE_BUILD_PARALLEL_LEVEL=$(nproc)
 rm -rf /out && mkdir -p /out/raw
 cuda_args=()

@@ -22,10 +22,11 @@ flock 9
 
 PLAT=manylinux_2_31_x86_64
 BUILDER_PACKAGES=gcc,g++,make,libc6-dev,pkg-config,nasm,python3,python3-dev,python3-venv,libopenblas-dev,xz-utils,ca-certificates
-# FFmpeg 5.1 (the channel-layout API the core uses) from Debian's archive,
-# the same release bookworm ships
-FFMPEG_URL=$SW_DEBIAN_MIRROR/pool/main/f/ffmpeg/ffmpeg_5.1.9.orig.tar.xz
-FFMPEG_SHA256=d9b593bb2ba93d4b50f74177e0cdcd41747e708596367deed0c30348a71dd176
+# FFmpeg 8.1.2 from Debian's archive (sid): the libraries PyAV 18.1's wheels
+# carry (libavcodec 62.28.102, libswresample 6.3.102), so a file decodes to
+# the samples faster-whisper's decode_audio gives (docs/audio.md)
+FFMPEG_URL=$SW_DEBIAN_MIRROR/pool/main/f/ffmpeg/ffmpeg_8.1.2.orig.tar.xz
+FFMPEG_SHA256=464beb5e7bf0c311e68b45ae2f04e9cc2af88851abb4082231742a74d97b524c
 # NVIDIA's CUDA 12.4 compilers as Debian trixie (non-free) packages them:
 # 12.4 is the CUDA of Colab's driver 550 (wheels/README.md)
 CUDA_DEB_URL=$SW_DEBIAN_MIRROR/pool/non-free/n/nvidia-cuda-toolkit/nvidia-cuda-toolkit_12.4.131~12.4.1-2_amd64.deb
