@@ -88,7 +88,7 @@ def main() -> None:
     from recordings import describe as describe_recording
     from recordings import recording
 
-    from saywho.wer import word_error_rate
+    from saywho.eval.wer import word_error_rate
 
     print(f"model {args.model}, batch {args.batch}, {args.threads} threads, CPU, beam 5")
     for name in args.recordings:

@@ -29,7 +29,7 @@ import numpy as np
 from checkout_weights import weights_root
 
 from saywho import _core
-from saywho.audio import load_audio
+from saywho.audio.decode import load_audio
 from saywho.diarization.embedding_campp import CamppEmbedding, campp_features
 
 REPO = Path(__file__).resolve().parents[1]

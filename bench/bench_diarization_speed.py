@@ -43,7 +43,7 @@ from recordings import DATA, recording  # noqa: E402
 import saywho  # noqa: E402
 from saywho import _core  # noqa: E402
 from saywho.diarization import Diarizer  # noqa: E402
-from saywho.metrics import diarization_error_rate  # noqa: E402
+from saywho.eval.metrics import diarization_error_rate  # noqa: E402
 from saywho.models.bundled import resolve_embedding, resolve_segmentation  # noqa: E402
 
 SR = 16000

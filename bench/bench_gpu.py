@@ -269,7 +269,7 @@ def run_diarize(row: dict, audio) -> tuple[float, list]:
     """The Diarizer at its defaults (batch 32 on a GPU), after one untimed
     call on 12 s (cuBLAS and the pools warm); the models: the tests' GE2E
     pair, or the ones the wheel ships (saywho's default diarization)."""
-    from saywho.device import open_runtime
+    from saywho._internal.device import open_runtime
     from saywho.diarization import Diarizer
     from saywho.models.bundled import default_diarization_models
     from tests.weights import test_diarization_models

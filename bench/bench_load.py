@@ -55,9 +55,9 @@ def worker(kind: str, path: str, compute: str, threads: int) -> dict:
         WhisperModel(path, device="cpu", compute_type=compute, cpu_threads=threads)
         return {"total": time.perf_counter() - t}
     from saywho import _core
-    from saywho.device import open_runtime
+    from saywho._internal.device import open_runtime
     from saywho.models.whisper_weights import load_whisper
-    from saywho.tokenizer import Tokenizer
+    from saywho.whisper.tokenizer import Tokenizer
     from saywho.whisper.transcribe import WhisperModel
 
     if kind == "saywho":

@@ -7,7 +7,7 @@ the same number of threads: saywho in this process, pyannote.audio 3.3.2
 under torch in its own venv (bench/setup_pyannote_venv.sh;
 bench/pyannote_peer_run.py). Each engine first runs once on 12 s of the
 recording (warm-up), then the timed run. Both outputs are scored here by the
-same DER code (saywho.metrics, pyannote.metrics' definition).
+same DER code (saywho.eval.metrics, pyannote.metrics' definition).
 
 Prints the CPU, the load average around each run (the box may be shared),
 DER with missed / false alarm / confusion (collar 0 and 0.25 s), speakers
@@ -41,9 +41,9 @@ from machine import describe  # noqa: E402
 
 from saywho import _core  # noqa: E402
 from saywho.diarization import Diarizer  # noqa: E402
-from saywho.metrics import diarization_error_rate  # noqa: E402
+from saywho.eval.metrics import diarization_error_rate  # noqa: E402
+from saywho.formats.rttm import Turn  # noqa: E402
 from saywho.models.bundled import resolve_embedding, resolve_segmentation  # noqa: E402
-from saywho.rttm import Turn  # noqa: E402
 
 SR = 16000
 WARMUP = 12.0

@@ -21,7 +21,7 @@ import numpy as np
 from checkout_weights import weights_root
 
 from saywho import _core
-from saywho.audio import load_audio
+from saywho.audio.decode import load_audio
 from saywho.diarization import SegmentationModel, load_segmentation, sliding_windows
 
 REPO = Path(__file__).resolve().parents[1]

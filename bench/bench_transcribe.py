@@ -195,7 +195,7 @@ def main() -> None:
     from recordings import recording
 
     from saywho import _core
-    from saywho.wer import word_error_rate
+    from saywho.eval.wer import word_error_rate
 
     computes = args.computes or ["float32", "int8"]
     if not args.computes and "AMX-BF16" in _core.cpu_dispatch()["amx"]:

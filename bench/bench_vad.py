@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO))
 
 import saywho  # noqa: E402
 from saywho import _core  # noqa: E402
-from saywho.vad import SileroVad, default_model_path  # noqa: E402
+from saywho.audio.vad import SileroVad, default_model_path  # noqa: E402
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ AMI_RTTMS = ("debug.train.rttm", "debug.development.rttm", "debug.test.rttm")
 def ami():
     """(label, 16 kHz mono float32 samples, reference turns) of each AMI excerpt."""
     import saywho
-    from saywho.rttm import read_rttm
+    from saywho.formats.rttm import read_rttm
 
     folder = FOLDER / "ami"
     if not (folder / "tst01.wav").exists():

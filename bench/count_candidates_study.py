@@ -47,14 +47,14 @@ from embedding_spread import reference_owner  # noqa: E402
 from machine import describe  # noqa: E402
 
 import saywho  # noqa: E402
+from saywho._internal.performance import Performance  # noqa: E402
 from saywho.diarization import Diarizer, reconstruct  # noqa: E402
 from saywho.diarization.clustering import _unit, cluster_embeddings  # noqa: E402
 from saywho.diarization.cooccurrence import MIN_SOLO_SECONDS  # noqa: E402
 from saywho.diarization.count_bound import speakers_vouched_for  # noqa: E402
 from saywho.diarization.reuse import match_anchor  # noqa: E402
-from saywho.metrics import diarization_error_rate  # noqa: E402
+from saywho.eval.metrics import diarization_error_rate  # noqa: E402
 from saywho.models.bundled import resolve_embedding, resolve_segmentation  # noqa: E402
-from saywho.performance import Performance  # noqa: E402
 
 SR = 16000
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from saywho.audio import load_audio
-from saywho.rttm import Turn, read_rttm
+from saywho.audio.decode import load_audio
+from saywho.formats.rttm import Turn, read_rttm
 
 SR = 16000
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "shared"

@@ -37,11 +37,11 @@ from diarization_quality import bundled  # noqa: E402
 from machine import describe  # noqa: E402
 
 import saywho  # noqa: E402
+from saywho._internal.performance import Performance  # noqa: E402
 from saywho.diarization import Diarizer  # noqa: E402
-from saywho.metrics import diarization_error_rate  # noqa: E402
+from saywho.eval.metrics import diarization_error_rate  # noqa: E402
+from saywho.formats.rttm import Turn, read_rttm  # noqa: E402
 from saywho.models.bundled import resolve_embedding, resolve_segmentation  # noqa: E402
-from saywho.performance import Performance  # noqa: E402
-from saywho.rttm import Turn, read_rttm  # noqa: E402
 
 SR = 16000
 CALLS = REPO.parent / "shared" / "data" / "conversations"

@@ -44,9 +44,9 @@ from machine import describe  # noqa: E402
 import saywho  # noqa: E402
 from saywho import _core  # noqa: E402
 from saywho.diarization import Diarizer  # noqa: E402
-from saywho.metrics import diarization_error_rate  # noqa: E402
+from saywho.eval.metrics import diarization_error_rate  # noqa: E402
+from saywho.formats.rttm import read_rttm  # noqa: E402
 from saywho.models.bundled import resolve_embedding, resolve_segmentation  # noqa: E402
-from saywho.rttm import read_rttm  # noqa: E402
 
 
 class CachedDiarizer(Diarizer):

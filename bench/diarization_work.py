@@ -39,7 +39,7 @@ def _numpy_kernels(threads: int) -> None:
     NumPy loads (saywho's blas_kernels.py read as a file, not imported, since
     importing saywho loads NumPy)."""
     spec = importlib.util.find_spec("saywho")
-    path = Path(spec.submodule_search_locations[0]) / "blas_kernels.py"
+    path = Path(spec.submodule_search_locations[0]) / "_internal" / "blas_kernels.py"
     loader = importlib.util.spec_from_file_location("_saywho_blas_kernels", path)
     blas = importlib.util.module_from_spec(loader)
     loader.loader.exec_module(blas)

@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from diarization_quality import recordings  # noqa: E402
 
 from saywho import _core  # noqa: E402
-from saywho.audio import SAMPLE_RATE  # noqa: E402
+from saywho.audio.decode import SAMPLE_RATE  # noqa: E402
 from saywho.diarization import Diarizer  # noqa: E402
 from saywho.diarization.clustering import _unit  # noqa: E402
 from saywho.models.bundled import resolve_embedding, resolve_segmentation  # noqa: E402

@@ -92,7 +92,7 @@ def main() -> int:
     args = ap.parse_args()
     sys.path.insert(0, str(REPO))
     from bench.machine import cpu_model
-    from saywho.device import open_runtime
+    from saywho._internal.device import open_runtime
 
     runtime = open_runtime(args.device)
     if runtime.counters() is None:

@@ -1,4 +1,4 @@
-"""Where to put saywho.known_speakers' threshold: the cosine similarity of a
+"""Where to put saywho.api.known_speakers' threshold: the cosine similarity of a
 known voice's clip to the centroid of a found speaker, for the same voice
 (genuine) and for other voices (impostors), on real assemblies of 9 voices
 (bench/diarization_assembly.py's real_meeting, which needs
@@ -26,7 +26,7 @@ import diarization_assembly  # noqa: E402
 from machine import describe  # noqa: E402
 
 import saywho  # noqa: E402
-from saywho.metrics import diarization_error_rate  # noqa: E402
+from saywho.eval.metrics import diarization_error_rate  # noqa: E402
 
 SR = 16000
 

@@ -29,7 +29,7 @@ from machine import describe  # noqa: E402
 
 from saywho import _core  # noqa: E402
 from saywho.diarization import Diarizer, reconstruct  # noqa: E402
-from saywho.metrics import diarization_error_rate  # noqa: E402
+from saywho.eval.metrics import diarization_error_rate  # noqa: E402
 from saywho.models.bundled import resolve_embedding, resolve_segmentation  # noqa: E402
 
 

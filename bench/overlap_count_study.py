@@ -32,7 +32,7 @@ import diarization_dev_set as dev  # noqa: E402
 from machine import describe  # noqa: E402
 
 from saywho.diarization import reconstruct  # noqa: E402
-from saywho.metrics import diarization_error_rate  # noqa: E402
+from saywho.eval.metrics import diarization_error_rate  # noqa: E402
 from saywho.models.bundled import resolve_embedding, resolve_segmentation  # noqa: E402
 
 TODAY = reconstruct.speaker_count

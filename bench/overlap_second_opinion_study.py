@@ -59,7 +59,7 @@ from machine import describe  # noqa: E402
 
 import saywho  # noqa: E402
 from saywho.diarization import reconstruct  # noqa: E402
-from saywho.metrics import diarization_error_rate  # noqa: E402
+from saywho.eval.metrics import diarization_error_rate  # noqa: E402
 from saywho.models.bundled import resolve_embedding, resolve_segmentation  # noqa: E402
 
 # the module (saywho.diarization.diarize is also the name of a function)

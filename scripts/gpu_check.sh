@@ -88,7 +88,7 @@ unset SAYWHO_CUDA_SYNC
 python3 - "$device" "$mode" <<'PY'
 import sys
 import saywho
-from saywho.device import open_runtime
+from saywho._internal.device import open_runtime
 from tests.weights import whisper_dir
 device, mode = sys.argv[1:]
 watch = open_runtime(device)  # holds the CUDA context, so the baseline includes it

@@ -5,7 +5,7 @@ it imports; modules in a cycle share one), the arrows that point back up
 (from a lower layer to a higher one: there are none unless a cycle exists),
 the cycles, the imports hidden inside functions, the imports of the package
 root or of test code, the reads of the environment outside
-saywho.environment and the test-only variables (SAYWHO_TEST_*) shipped code
+saywho._internal.environment and the test-only variables (SAYWHO_TEST_*) shipped code
 names. ``--json`` prints the same as one object.
 
     python scripts/import_graph.py            # the report
@@ -34,7 +34,7 @@ TEST_ONLY = ("tests.weights", "tests.conftest")
 # names of test scaffolding that must never be a module of the package
 TEST_ONLY_NAMES = ("pinned_weights", "test_weights")
 # the one module that reads the process environment
-ENVIRONMENT = f"{PACKAGE}.environment"
+ENVIRONMENT = f"{PACKAGE}._internal.environment"
 TEST_VARIABLE_PREFIX = "SAYWHO_TEST_"
 
 

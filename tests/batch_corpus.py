@@ -88,7 +88,7 @@ def transcript(out: Path, record) -> dict:
 
 def answers(out: Path) -> dict:
     """path -> (its words, its speakers) for every ok line of OUT's index."""
-    from saywho.batch.index import read_index
+    from saywho.service.batch.index import read_index
 
     found = {}
     for record in read_index(out):

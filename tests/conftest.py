@@ -41,7 +41,7 @@ def jfk_wav() -> Path:
 def cuda_reason() -> str | None:
     """None when the CUDA backend opens here, else why not (for skip reasons)."""
     from saywho import _core
-    from saywho.device import cublas_search_path, cuda_library_path
+    from saywho._internal.device import cublas_search_path, cuda_library_path
 
     library = cuda_library_path()
     if library is None:
@@ -61,7 +61,7 @@ GPU_DEVICES = ("cuda", "cuda-emulated")
 def runtimes(cuda_reason):
     """One Runtime per device name, opened on first use, closed at the end;
     "cuda" skips with the reason where no GPU answers."""
-    from saywho.device import open_runtime
+    from saywho._internal.device import open_runtime
 
     class Runtimes(dict):
         def __missing__(self, device):

@@ -12,7 +12,7 @@ import pytest
 
 import saywho
 from saywho import _core
-from saywho.align import (
+from saywho.api.speaker_words import (
     UNKNOWN,
     SpeakerSegment,
     SpeakerWord,
@@ -24,7 +24,7 @@ from saywho.align import (
     speaker_coverage,
     split_segments_by_speaker,
 )
-from saywho.rttm import Turn
+from saywho.formats.rttm import Turn
 
 
 @dataclass

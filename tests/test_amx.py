@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]  # the child imports tests.weights fr
 CHILD = """
 import json, sys
 from saywho import _core
-from saywho.device import open_runtime
+from saywho._internal.device import open_runtime
 from tests.weights import whisper_dir
 from saywho.whisper.transcribe import WhisperModel
 runtime = open_runtime("cpu")

@@ -18,7 +18,7 @@ import pytest
 
 import saywho
 from saywho import _core
-from saywho.audio import SAMPLE_RATE, load_audio
+from saywho.audio.decode import SAMPLE_RATE, load_audio
 
 JFK_SAMPLES = 176000  # 11 s at 16 kHz
 TOLERANCE = 800  # 50 ms: codecs pad and trim a little
@@ -288,7 +288,7 @@ def test_ffmpeg_prints_nothing(made, tmp_path, jfk_wav):
     (tmp_path / "noise.ogg").write_bytes(np.random.default_rng(1).bytes(20000))
     script = (
         "import sys\n"
-        "from saywho.audio import load_audio\n"
+        "from saywho.audio.decode import load_audio\n"
         "for p in sys.argv[1:]:\n"
         "    try: load_audio(p)\n"
         "    except Exception as e: pass\n"

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import saywho
-from saywho.audio import load_audio
+from saywho.audio.decode import load_audio
 
 ITERATIONS = 1200
 SEED = 20240611

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import saywho
-from saywho.device import open_runtime
+from saywho._internal.device import open_runtime
 
 DEVICES = ["cpu", "cuda", "cuda-emulated"]
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from saywho import OptionError, Pipeline
-from saywho.batch import expand_inputs
-from saywho.batch.index import read_index
-from saywho.writers import FORMATS
+from saywho.formats.writers import FORMATS
+from saywho.service.batch import expand_inputs
+from saywho.service.batch.index import read_index
 
 from .batch_corpus import CORRUPT, make_corpus, run_batch_command, transcript, words
 from .conftest import batch_options
@@ -212,7 +212,7 @@ def test_usage_errors(tmp_path):
     assert batch(jfk, "-o", "o", "--num-speakers", "0", cwd=tmp_path).returncode == 2
     assert "ray" not in sys.modules  # saywho batch without --ray needs no Ray
     env = dict(os.environ)
-    check = "import saywho, saywho.batch, saywho.cli, sys; print('ray' in sys.modules)"
+    check = "import saywho, saywho.service.batch, saywho.cli.main, sys; print('ray' in sys.modules)"
     assert (
         subprocess.run(
             [sys.executable, "-c", check], capture_output=True, text=True, env=env
@@ -239,7 +239,7 @@ def test_batch_progress_reads_a_float_wavs_duration(tmp_path, jfk_wav):
     """saywho batch's ETA: a 32-bit float WAV's duration from its header, not
     guessed from its size (which made it 4x as long)."""
     import saywho
-    from saywho.batch.total_progress import estimated_duration
+    from saywho.cli.total_progress import estimated_duration
 
     samples = saywho.load_audio(jfk_wav)
     seconds = len(samples) / saywho.SAMPLE_RATE

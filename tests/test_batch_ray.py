@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from saywho.batch.index import read_index
+from saywho.service.batch.index import read_index
 
 from .batch_corpus import CORRUPT, answers, run_batch_command, words
 from .conftest import batch_options
@@ -212,7 +212,7 @@ def test_ray_resumes_and_survives_a_node_that_leaves(cluster, local_batch, tmp_p
 
 
 def test_the_actor_reads_counts_by_the_one_rule(tmp_path):
-    """A num_speakers cell is read by saywho.speaker_counts.parse_count, as a
+    """A num_speakers cell is read by saywho.diarization.speaker_counts.parse_count, as a
     manifest's or a form field's: blank is not given, 0 or 2.5 is that file's
     error row (Ray's own rule once took 0 for "not given"). Called in this
     process: the rule needs no cluster."""

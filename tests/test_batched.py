@@ -14,7 +14,7 @@ import pytest
 
 import saywho
 from saywho import _core
-from saywho.wer import normalize_words
+from saywho.eval.wer import normalize_words
 from saywho.whisper import BatchedInferencePipeline
 from saywho.whisper.batched import pack_chunks
 from saywho.whisper.generate import GenerateOptions, generate_windows

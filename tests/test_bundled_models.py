@@ -26,9 +26,9 @@ from .weights import test_weights_root
 SCRIPT = """
 import json, sys
 import saywho
-from saywho.metrics import diarization_error_rate
+from saywho.eval.metrics import diarization_error_rate
 from saywho.models.bundled import default_diarization_models
-from saywho.rttm import read_rttm
+from saywho.formats.rttm import read_rttm
 seg, emb = default_diarization_models()
 result = saywho.diarize(sys.argv[1])
 (ref,) = read_rttm(sys.argv[2]).values()

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from saywho import _core
-from saywho.audio import load_audio
+from saywho.audio.decode import load_audio
 from saywho.diarization.embedding_campp import (
     CamppEmbedding,
     campp_features,
     load_campp,
 )
-from saywho.rttm import read_rttm
+from saywho.formats.rttm import read_rttm
 
 from .conftest import GPU_DEVICES, shared_file
 from .weights import test_weights_root

@@ -9,11 +9,11 @@ import subprocess
 import sys
 import wave
 
-from saywho.audio import load_audio
-from saywho.metrics import diarization_error_rate
-from saywho.output_names import output_dir
-from saywho.rttm import read_rttm
-from saywho.sample import sample_path
+from saywho.audio.decode import load_audio
+from saywho.audio.sample import sample_path
+from saywho.eval.metrics import diarization_error_rate
+from saywho.formats.output_names import output_dir
+from saywho.formats.rttm import read_rttm
 
 from .conftest import shared_file
 from .weights import test_model_dir
@@ -255,7 +255,7 @@ def test_known_speakers_and_subtitle_options(tmp_path):
 
 
 def test_speaker_and_subtitle_flags_parse():
-    from saywho.cli import build_parser, known_speakers
+    from saywho.cli.main import build_parser, known_speakers
 
     args = build_parser().parse_args(
         ["--speaker", "Ann=a.wav", "--speaker", "Bob=b.wav", "--speaker", "Ann=c.wav"]

@@ -11,11 +11,11 @@ import re
 import subprocess
 import sys
 
-from saywho.cli import build_parser
-from saywho.cli_options import process_kwargs, write_kwargs
-from saywho.device import gpu_present
-from saywho.output_names import output_dir
-from saywho.result import Result
+from saywho._internal.device import gpu_present
+from saywho.api.result import Result
+from saywho.cli.main import build_parser
+from saywho.cli.options import process_kwargs, write_kwargs
+from saywho.formats.output_names import output_dir
 from saywho.whisper.options import flag_name, flagged
 
 from .conftest import shared_file

@@ -16,9 +16,9 @@ import pytest
 import saywho
 from saywho.diarization import Diarizer
 from saywho.diarization.cooccurrence import MIN_CHUNKS, split_cooccurring
-from saywho.metrics import diarization_error_rate
+from saywho.eval.metrics import diarization_error_rate
+from saywho.formats.rttm import read_rttm
 from saywho.models.bundled import resolve_embedding, resolve_segmentation
-from saywho.rttm import read_rttm
 
 from .conftest import shared_file
 

@@ -14,7 +14,7 @@ import pytest
 
 import saywho
 from saywho import _core, _dispatch
-from saywho.blas_kernels import KERNELS, core_kernels, dispatch_level, hardware_level
+from saywho._internal.blas_kernels import KERNELS, core_kernels, dispatch_level, hardware_level
 
 LEVELS = {"x86-64": 0, "x86-64-v3": 3, "x86-64-v4": 4}
 REQUESTS = {"auto": 4, "": 4, "avx512": 4, "avx2": 3, "baseline": 0}

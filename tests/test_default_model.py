@@ -26,7 +26,9 @@ def empty_offline_env(tmp_path) -> dict:
 
 
 def saywho_cli(*args, env, cwd, python_head: str = "") -> subprocess.CompletedProcess:
-    code = f"{python_head}import sys; from saywho.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = (
+        f"{python_head}import sys; from saywho.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    )
     return subprocess.run(
         [sys.executable, "-c", code, *args],
         capture_output=True,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from saywho.features import log_mel_spectrogram
+from saywho.audio.features import log_mel_spectrogram
 from saywho.whisper.generate import GenerateOptions, generate
 
 
@@ -229,7 +229,7 @@ def test_ge2e_forward_copies_mels_and_lengths_up_in_one_copy_embeddings_down(run
 
 def test_silero_forward_copies_windows_up_logits_down(runtimes, copy_log):
     import saywho
-    from saywho.vad import SileroVad, default_model_path
+    from saywho.audio.vad import SileroVad, default_model_path
 
     from .conftest import shared_file
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import saywho
-from saywho.device import open_runtime
+from saywho._internal.device import open_runtime
 
 FIELDS = {"launches", "graph_launches", "host_syncs", "bytes_down", "bytes_up"}
 

@@ -19,8 +19,8 @@ import saywho
 from saywho import _core
 from saywho.diarization import Diarizer
 from saywho.diarization.clustering import assign, cluster_embeddings, linkage
-from saywho.metrics import diarization_error_rate
-from saywho.rttm import Turn, read_rttm
+from saywho.eval.metrics import diarization_error_rate
+from saywho.formats.rttm import Turn, read_rttm
 
 from .conftest import shared_file
 from .weights import test_diarization_models

@@ -40,7 +40,7 @@ def test_the_wheel_step_builds_a_wheel_with_the_server(tmp_path):
     subprocess.run(command, cwd=REPO, check=True, timeout=1800)
     (wheel,) = tmp_path.glob("saywho-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "saywho/server/cli.py" in names and "saywho/server/app.py" in names
+    assert "saywho/service/server/cli.py" in names and "saywho/service/server/app.py" in names
     assert any(n.startswith("saywho/_core") for n in names)
 
 
@@ -52,7 +52,7 @@ def test_the_image_runs_saywho_serve_on_the_mapped_port():
     installs = [a for w, a in instructions() if w == "RUN" and "pip install" in a]
     assert installs and "[server,hub]" in installs[-1]
     # every flag the entry point gives is one saywho serve takes
-    from saywho.server.cli import build_parser
+    from saywho.service.server.cli import build_parser
 
     args = build_parser().parse_args(entry[2:])
     assert args.port == 8000 and args.data_dir == "/data" and args.model == "base"

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from saywho.device import emulator_library_path
+from saywho._internal.device import emulator_library_path
 
 EMULATOR = "saywho CUDA emulator"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from saywho.device import open_runtime
+from saywho._internal.device import open_runtime
 from saywho.whisper.generate import GenerateOptions, generate_windows
 from saywho.whisper.options import TranscribeOptions
 from saywho.whisper.segments import N_FRAMES, pad_window

@@ -24,7 +24,7 @@ import pytest
 
 import saywho
 from saywho import _core
-from saywho.device import open_runtime
+from saywho._internal.device import open_runtime
 from saywho.whisper.transcribe import WhisperModel
 
 from .weights import test_model_dir

@@ -21,7 +21,7 @@ PACKAGE = REPO / "python" / "saywho"
 # The only modules a function may import lazily: each needs an optional extra
 # (saywho[ray], saywho[server]) at its top, and the command line must start
 # without it.
-OPTIONAL_EXTRA_MODULES = {"saywho.ray", "saywho.server.app"}
+OPTIONAL_EXTRA_MODULES = {"saywho.ray", "saywho.service.server.app"}
 
 
 def _import_graph():
@@ -40,10 +40,10 @@ RESULT = GRAPH.analyse(PACKAGE)
 def test_the_graph_has_the_package():
     # guards the rest against an empty read: these modules exist and import each other
     assert RESULT["modules"] > 50
-    assert "saywho.native" in RESULT["graph"]["saywho.pipeline"] or any(
-        "saywho.native" in d for d in RESULT["graph"].values()
+    assert "saywho._internal.native" in RESULT["graph"]["saywho.api.pipeline"] or any(
+        "saywho._internal.native" in d for d in RESULT["graph"].values()
     )
-    assert "saywho.process" in RESULT["graph"]["saywho.pipeline"]
+    assert "saywho.api.process" in RESULT["graph"]["saywho.api.pipeline"]
 
 
 def test_no_import_cycle():
@@ -63,9 +63,9 @@ def test_no_shipped_module_imports_test_code():
 
 def test_no_shipped_module_reads_test_variables_or_the_environment():
     assert RESULT["test_variables"] == []
-    assert RESULT["env_reads"] == [], "read through saywho.environment"
+    assert RESULT["env_reads"] == [], "read through saywho._internal.environment"
     # the one module that does lists every variable it is asked for
-    assert (PACKAGE / "environment.py").is_file()
+    assert (PACKAGE / "_internal" / "environment.py").is_file()
 
 
 def _functions(root: Path):
@@ -77,7 +77,7 @@ def _functions(root: Path):
 
 
 def _process_option_names() -> set[str]:
-    tree = ast.parse((PACKAGE / "process_options.py").read_text())
+    tree = ast.parse((PACKAGE / "api" / "process_options.py").read_text())
     [declaration] = [
         n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ProcessOptions"
     ]
@@ -89,7 +89,7 @@ def second_process_signatures(root: Path) -> list[str]:
     parameters: a second declaration of them (they are ProcessOptions' fields).
     The speaker counts are left out: pyannote's diarize(num_speakers=...,
     min_speakers=..., max_speakers=...) keeps its public shape, checked by
-    saywho.speaker_counts."""
+    saywho.diarization.speaker_counts."""
     names = _process_option_names() - {"num_speakers", "min_speakers", "max_speakers"}
     found = []
     for path, node in _functions(root):
@@ -145,17 +145,19 @@ def test_the_structure_checks_fail_on_each_regression(tmp_path):
     (root / "models").mkdir(parents=True)
     (root / "__init__.py").write_text("")
     (root / "models" / "__init__.py").write_text("")
-    (root / "process_options.py").write_text((PACKAGE / "process_options.py").read_text())
+    (root / "process_options.py").write_text((PACKAGE / "api" / "process_options.py").read_text())
     # a shipped module reaching for the test weights and a SAYWHO_TEST_* root
     (root / "models" / "pinned_weights.py").write_text(
         'import os\nROOT = os.environ.get("SAYWHO_TEST_WEIGHTS")\n'
     )
     (root / "models" / "hub.py").write_text("from .pinned_weights import ROOT\n")
-    (root / "memory.py").write_text(
+    (root / "_internal").mkdir()
+    (root / "_internal" / "memory.py").write_text(
         'from os import environ\nTEST_ROOT_ENV = "SAYWHO_TEST_MEMORY_ROOT"\n'
     )
     # a second process signature and a second DEFAULT_THRESHOLD
-    (root / "process.py").write_text(
+    (root / "api").mkdir()
+    (root / "api" / "process.py").write_text(
         "DEFAULT_THRESHOLD = 0.5\n"
         "def process(pipeline, audio, *, transcribe=True, diarize=True, num_speakers=None,\n"
         "            threshold=DEFAULT_THRESHOLD, fill_nearest=True):\n"
@@ -165,15 +167,18 @@ def test_the_structure_checks_fail_on_each_regression(tmp_path):
     found = GRAPH.analyse(root)
     assert ["saywho.models.hub", "saywho.models.pinned_weights"] in found["test_imports"]
     assert found["test_modules"] == ["saywho.models.pinned_weights"]
-    assert {m for m, _ in found["env_reads"]} == {"saywho.memory", "saywho.models.pinned_weights"}
+    assert {m for m, _ in found["env_reads"]} == {
+        "saywho._internal.memory",
+        "saywho.models.pinned_weights",
+    }
     assert {m for m, _ in found["test_variables"]} == {
-        "saywho.memory",
+        "saywho._internal.memory",
         "saywho.models.pinned_weights",
     }
     assert [s.split()[-1] for s in second_process_signatures(root)] == ["process"]
     assert sorted(duplicated_constants(root)["DEFAULT_THRESHOLD"]) == [
+        "saywho/api/process.py",
         "saywho/clustering.py",
-        "saywho/process.py",
     ]
 
 
@@ -183,7 +188,7 @@ def test_no_module_imports_the_package_root():
 
 def test_only_the_loader_imports_the_extension():
     importers = sorted(m for m, deps in RESULT["graph"].items() if "saywho._core" in deps)
-    assert importers == ["saywho.native"]
+    assert importers == ["saywho._internal.native"]
 
 
 def test_function_level_imports_only_for_optional_extras():

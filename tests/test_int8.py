@@ -15,7 +15,7 @@ import pytest
 
 import saywho
 from saywho import _core
-from saywho.wer import word_error_rate
+from saywho.eval.wer import word_error_rate
 from saywho.whisper.transcribe import WhisperModel
 
 from .weights import test_model_dir

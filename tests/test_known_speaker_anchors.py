@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 import saywho
+from saywho.api.known_speakers import KNOWN_SPEAKER_THRESHOLDS, match_speakers
 from saywho.diarization import Diarizer
 from saywho.diarization.anchors import MIN_HEARD, split_by_anchors
-from saywho.known_speakers import KNOWN_SPEAKER_THRESHOLDS, match_speakers
+from saywho.formats.rttm import Turn, read_rttm
 from saywho.models.bundled import resolve_embedding, resolve_segmentation
-from saywho.rttm import Turn, read_rttm
 
 from .conftest import shared_file
 

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import saywho
-from saywho.audio import load_audio
-from saywho.known_speakers import best_assignment, check_known, load_clip, match_speakers
-from saywho.metrics import diarization_error_rate
-from saywho.rttm import read_rttm
+from saywho.api.known_speakers import best_assignment, check_known, load_clip, match_speakers
+from saywho.audio.decode import load_audio
+from saywho.eval.metrics import diarization_error_rate
+from saywho.formats.rttm import read_rttm
 
 from .conftest import shared_file
 from .weights import test_model_dir

@@ -1,4 +1,4 @@
-"""Long recordings are decoded in pieces onto disk (saywho.audio_store): the
+"""Long recordings are decoded in pieces onto disk (saywho.audio.store): the
 same samples as in memory, read by every stage, counted in the memory lines,
 no temporary file left behind, and memory that does not grow with length."""
 
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import saywho
-from saywho.audio_store import on_disk
+from saywho.audio.store import on_disk
 
 from .conftest import SHARED_DATA, shared_file
 from .long_recording import GAP_SECONDS, PIECES, SHORT_MINUTES, assemble
@@ -92,7 +92,7 @@ def test_whisper_reads_the_store_a_window_at_a_time(tmp_path, monkeypatch):
     """The log-mel of samples on disk is computed a window at a time and is
     the whole recording's (to float32's last bit, where the floor rounds);
     the seek loop over it gives the in-memory transcript across windows."""
-    from saywho.native import _core
+    from saywho._internal.native import _core
     from saywho.whisper import windowed_mel
 
     samples = assemble(SHARED_DATA, SHORT_MINUTES)  # 42 s: two windows
@@ -228,8 +228,8 @@ MEASURE_SPEECH = textwrap.dedent(
     import numpy as np
     import saywho
     from saywho import _core
-    from saywho.speech import SpeechMap
-    from saywho.vad import speech_sample_regions
+    from saywho.audio.speech import SpeechMap
+    from saywho.audio.vad import speech_sample_regions
     from saywho.whisper.batched import _vad_options, pack_chunks
 
     def rss_anon():

@@ -1,7 +1,7 @@
 """Memory figures and warnings that mean something (issue 31).
 
 The checkpoints' Free/Total and their 70% / 85% warnings come from
-saywho.memory.system_memory(): MemAvailable (page cache counts as free), or
+saywho._internal.memory.system_memory(): MemAvailable (page cache counts as free), or
 the process's cgroup limit where that is tighter. The machines are simulated
 by real-shaped /proc and cgroup files written under tmp_path, read through
 the reader's root argument, or set_memory_root() for a whole Pipeline."""
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import saywho
-from saywho.memory import (
+from saywho._internal.memory import (
     GB,
     MemoryReport,
     log_checkpoint,

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from saywho import _core
-from saywho.metrics import diarization_error_rate, hungarian
-from saywho.rttm import Turn, read_rttm
+from saywho.eval.metrics import diarization_error_rate, hungarian
+from saywho.formats.rttm import Turn, read_rttm
 
 from .conftest import shared_file
 

@@ -3,7 +3,7 @@ every layer derives from or agrees with that declaration: the keywords of
 WhisperModel.transcribe and Pipeline.transcribe, the CLI's flags, the core's
 keyword list (python/ext/py_whisper_generate.c), the compute types and the
 speaker-count rules. Pipeline.process's own options are declared once too
-(saywho.process_options), and the stages read the built objects."""
+(saywho.api.process_options), and the stages read the built objects."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 import saywho
-from saywho import process_options
-from saywho.align import WORD_COVERAGE_THRESHOLD
-from saywho.cli_options import add_processing_options, process_kwargs
-from saywho.native import _core
-from saywho.process import process as process_stages
-from saywho.speaker_counts import SpeakerCounts, parse_count, speaker_bounds
+from saywho._internal.native import _core
+from saywho.api import process_options
+from saywho.api.process import process as process_stages
+from saywho.api.speaker_words import WORD_COVERAGE_THRESHOLD
+from saywho.cli.options import add_processing_options, process_kwargs
+from saywho.diarization.speaker_counts import SpeakerCounts, parse_count, speaker_bounds
 from saywho.whisper import compute_types
 from saywho.whisper.generate import SEARCH_ONLY, GenerateOptions, WhisperSpecialTokens
 from saywho.whisper.options import (
@@ -279,8 +279,8 @@ def test_server_fields_read_and_check_through_the_declaration():
     form field; translations take the same fields less language and speakers."""
     from starlette.datastructures import FormData
 
-    from saywho.server import fields
-    from saywho.server.errors import APIError
+    from saywho.service.server import fields
+    from saywho.service.server.errors import APIError
 
     assert set(fields.OPTION_FIELDS.values()) <= set(NAMES)
     assert fields.OPTION_FIELDS["prompt"] == "initial_prompt"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import saywho
-from saywho.output_names import MAX_STEM_BYTES, output_dir, output_name, safe_stem
+from saywho.formats.output_names import MAX_STEM_BYTES, output_dir, output_name, safe_stem
 
 from .conftest import shared_file
 from .weights import test_model_dir

@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 
 import saywho
-from saywho.device import cuda_library_path
+from saywho._internal.device import cuda_library_path
 
 
 def test_bundled_sample_decodes():

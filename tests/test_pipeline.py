@@ -11,7 +11,7 @@ import pytest
 
 import saywho
 from saywho import _core
-from saywho.memory import MemoryReport, log_checkpoint
+from saywho._internal.memory import MemoryReport, log_checkpoint
 
 
 def touch_memory(p: saywho.Pipeline) -> None:

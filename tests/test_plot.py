@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import saywho
-from saywho.align import SpeakerSegment, SpeakerWord
-from saywho.rttm import Turn, read_rttm
+from saywho.api.speaker_words import SpeakerSegment, SpeakerWord
+from saywho.formats.rttm import Turn, read_rttm
 
 from .conftest import shared_file
 

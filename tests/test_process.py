@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 import saywho
-from saywho.metrics import diarization_error_rate
-from saywho.rttm import read_rttm
+from saywho.eval.metrics import diarization_error_rate
+from saywho.formats.rttm import read_rttm
 
 from .conftest import shared_file
 from .weights import test_model_dir
@@ -120,7 +120,7 @@ PERFORMANCE_KEYS = {
 
 
 def test_one_shape_of_performance_for_every_call(conversation, pipeline):
-    """transcribe, diarize and process report in saywho.performance's shape;
+    """transcribe, diarize and process report in saywho._internal.performance's shape;
     process lists the other two calls' stages as its stages' parts."""
     result, _ = conversation
     perf = result.performance

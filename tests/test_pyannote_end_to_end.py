@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import saywho
-from saywho.output_names import output_dir
+from saywho.formats.output_names import output_dir
 
 from .conftest import shared_file
 from .pyannote_fixtures import (  # noqa: F401 (fixtures)
@@ -81,7 +81,7 @@ def test_saywho_diarize_takes_a_pipeline_name(offline, audio):  # noqa: F811
 
 
 def test_cli_diarization_by_name(offline, capsys, tmp_path, excerpt):  # noqa: F811
-    from saywho.cli import main
+    from saywho.cli.main import main
 
     code = main(
         [

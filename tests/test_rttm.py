@@ -8,7 +8,7 @@ import os
 import pytest
 
 from saywho import _core
-from saywho.rttm import Turn, read_rttm, write_rttm
+from saywho.formats.rttm import Turn, read_rttm, write_rttm
 
 from .conftest import shared_file
 

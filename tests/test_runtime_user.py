@@ -1,4 +1,4 @@
-"""One life cycle for every object that holds a Runtime (saywho.runtime_user):
+"""One life cycle for every object that holds a Runtime (saywho._internal.runtime_user):
 borrowed Runtimes stay open, own ones close, close() is idempotent and gives
 every byte back, parts close with their holder."""
 
@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from saywho.device import open_runtime
+from saywho._internal.device import open_runtime
+from saywho._internal.native import _core
+from saywho._internal.runtime_user import RuntimeUser
+from saywho.api.pipeline import Pipeline
+from saywho.audio.vad import SileroVad, default_model_path
 from saywho.diarization import Diarizer, SegmentationModel
 from saywho.diarization.embedding_campp import CamppEmbedding
 from saywho.diarization.embedding_ge2e import GE2EEncoder
 from saywho.diarization.embedding_resnet import ResNetEmbedding
-from saywho.native import _core
-from saywho.pipeline import Pipeline
-from saywho.runtime_user import RuntimeUser
-from saywho.vad import SileroVad, default_model_path
 from saywho.whisper.transcribe import WhisperModel
 
 from .weights import test_diarization_models, test_model_dir
@@ -44,7 +44,7 @@ def test_every_runtime_holder_shares_the_base():
 
 
 def test_runtimes_are_made_in_two_places_only():
-    # the base's default CPU Runtime and saywho.device's open_runtime
+    # the base's default CPU Runtime and saywho._internal.device's open_runtime
     makers = set()
     for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -54,7 +54,7 @@ def test_runtimes_are_made_in_two_places_only():
                 and node.func.attr == "Runtime"
             ):
                 makers.add(path.relative_to(PACKAGE).as_posix())
-    assert makers == {"runtime_user.py", "device.py"}
+    assert makers == {"_internal/runtime_user.py", "_internal/device.py"}
 
 
 def test_own_runtime_closes_borrowed_one_stays():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from saywho import _core
-from saywho.audio import load_audio
+from saywho.audio.decode import load_audio
 from saywho.diarization import (
     SegmentationModel,
     frame_timing,

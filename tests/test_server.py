@@ -17,7 +17,7 @@ import httpx
 import pytest
 from openai import APIStatusError, AuthenticationError, NotFoundError, OpenAI
 
-from saywho.rttm import read_rttm
+from saywho.formats.rttm import read_rttm
 
 from .conftest import shared_file
 from .server_process import Server
@@ -232,7 +232,10 @@ def test_corrupt_audio_names_the_clients_file_not_the_spool(server):
         {"beam_size": "0"},
         {"chunking_strategy[type]": "server_vad", "chunking_strategy[threshold]": "2"},
         {"min_speakers": "3", "max_speakers": "2"},
-        {"num_speakers": "2", "min_speakers": "1"},  # the one count rule (saywho.speaker_counts)
+        {
+            "num_speakers": "2",
+            "min_speakers": "1",
+        },  # the one count rule (saywho.diarization.speaker_counts)
     ],
 )
 def test_values_saywho_refuses_are_400s(server, data):
@@ -317,7 +320,7 @@ def test_server_vad_through_the_openai_client(client):
 
 def test_import_saywho_loads_no_web_framework():
     code = (
-        "import sys, saywho, saywho.cli; "
+        "import sys, saywho, saywho.cli.main; "
         "bad = [m for m in sys.modules if m.split('.')[0] in ('fastapi', 'uvicorn', 'starlette')]; "
         "assert not bad, bad"
     )
@@ -331,8 +334,8 @@ def test_import_saywho_loads_no_web_framework():
 def test_serve_takes_the_model_flags_from_the_shared_table():
     """--model, --device and --compute-type mean in saywho serve what they
     mean in saywho: one declaration (cli_options.add_model_options)."""
-    from saywho.cli import build_parser as cli_parser
-    from saywho.server.cli import build_parser as serve_parser
+    from saywho.cli.main import build_parser as cli_parser
+    from saywho.service.server.cli import build_parser as serve_parser
 
     def flags(parser):
         return {

@@ -13,7 +13,7 @@ import pytest
 from openai import OpenAI
 
 import saywho
-from saywho.rttm import read_rttm
+from saywho.formats.rttm import read_rttm
 
 from .client_audio import wav_bytes
 from .conftest import shared_file

@@ -190,7 +190,7 @@ def test_an_idle_model_leaves_after_its_ttl(tmp_path):
 def test_model_folder_flags_are_checked(tmp_path, capsys):
     """--model-folder NAME=FOLDER: a usage error (2) for a missing '=', a
     folder that is not there, or a name given twice, before anything loads."""
-    from saywho.server.cli import main
+    from saywho.service.server.cli import main
 
     folder = str(test_model_dir("base"))
     for bad, said in (

@@ -56,7 +56,7 @@ def served(venv_python, tmp_path_factory):
         [
             venv_python,
             "-c",
-            "import saywho, json; from saywho.sample import sample_path;"
+            "import saywho, json; from saywho.audio.sample import sample_path;"
             "print(json.dumps([saywho.__file__, str(sample_path())]))",
         ],
         capture_output=True,

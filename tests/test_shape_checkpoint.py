@@ -13,7 +13,7 @@ import pytest
 
 import saywho
 from saywho.models.whisper_weights import load_whisper
-from saywho.tokenizer import Tokenizer
+from saywho.whisper.tokenizer import Tokenizer
 from saywho.whisper.transcribe import WhisperModel
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,5 +1,5 @@
 """Silence is silent: process() writes no text and finds no speaker where
-nobody spoke (saywho.silence), while transcribe() stays faster-whisper's."""
+nobody spoke (saywho.api.silence), while transcribe() stays faster-whisper's."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import saywho
-from saywho.audio import SAMPLE_RATE
+from saywho.audio.decode import SAMPLE_RATE
 
 from .weights import test_model_dir
 

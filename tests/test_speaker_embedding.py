@@ -20,7 +20,7 @@ from saywho.diarization.embedding_ge2e import (
     partial_starts,
     resample_mask,
 )
-from saywho.rttm import read_rttm
+from saywho.formats.rttm import read_rttm
 
 from .conftest import GPU_DEVICES, shared_file
 from .weights import test_diarization_models

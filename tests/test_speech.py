@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 import saywho
-from saywho.speech import JoinedSpeech, SpeechMap
+from saywho.audio.speech import JoinedSpeech, SpeechMap
 from saywho.whisper.segments import Segment, Word
 
 from .weights import test_model_dir
@@ -33,7 +33,7 @@ def test_joined_speech_reads_what_collect_joins(tmp_path):
     """Any slice of JoinedSpeech is the same slice of the joined array, read
     from the recording (here a memmap over the audio store) stretch by
     stretch; the recording stays on disk."""
-    from saywho.audio_store import on_disk
+    from saywho.audio.store import on_disk
 
     regions = [(5, 1000), (1000, 1001), (1500, 40_000), (40_500, 160_000), (170_000, 176_000)]
     m = SpeechMap(regions, in_samples=True)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 import saywho
-from saywho import writers
-from saywho.align import SpeakerSegment, SpeakerWord
+from saywho.api.speaker_words import SpeakerSegment, SpeakerWord
+from saywho.formats import writers
 
 
 def _segment(speaker, words):

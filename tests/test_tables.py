@@ -10,9 +10,9 @@ import sys
 import pytest
 
 import saywho
-from saywho.align import SpeakerSegment, SpeakerWord
-from saywho.rttm import Turn
-from saywho.stage_progress import ProgressBar, TqdmProgress, progress_bar
+from saywho.api.speaker_words import SpeakerSegment, SpeakerWord
+from saywho.api.stage_progress import ProgressBar, TqdmProgress, progress_bar
+from saywho.formats.rttm import Turn
 
 
 def _result() -> saywho.Result:

@@ -12,7 +12,7 @@ import tokenizers
 from faster_whisper.tokenizer import _LANGUAGE_CODES
 from faster_whisper.tokenizer import Tokenizer as PeerTokenizer
 
-from saywho.tokenizer import Tokenizer
+from saywho.whisper.tokenizer import Tokenizer
 
 from .weights import test_model_dir
 

@@ -17,9 +17,9 @@ import saywho
 from saywho.diarization import Diarizer
 from saywho.diarization.diarize import MIN_DURATION_OFF, MIN_DURATION_ON
 from saywho.diarization.floor import apply_floor, exclusive_from
-from saywho.metrics import diarization_error_rate
+from saywho.eval.metrics import diarization_error_rate
+from saywho.formats.rttm import read_rttm
 from saywho.models.bundled import resolve_embedding, resolve_segmentation
-from saywho.rttm import read_rttm
 
 from .conftest import shared_file
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import saywho
-from saywho.vad import (
+from saywho.audio.vad import (
     WINDOW,
     ProbabilityStream,
     SileroVad,
@@ -76,10 +76,10 @@ def test_pieces_give_the_whole_recordings_probabilities(runtimes, recordings, mo
     rows, which the CPU may give to another kernel (docs/vad.md); the
     difference stays far inside the 1e-4 the goldens allow against
     onnxruntime."""
-    import saywho.vad
+    import saywho.audio.vad
 
     # get_speech_timestamps' own pieces: 100,003 samples, not whole windows
-    monkeypatch.setattr(saywho.vad, "PIECE_SAMPLES", 100_003)
+    monkeypatch.setattr(saywho.audio.vad, "PIECE_SAMPLES", 100_003)
     audio = recordings["long2gap"]  # 4002 windows: one batch of the default 4096
     padded = np.pad(audio, (0, WINDOW - len(audio) % WINDOW))
     for device in ("cpu", "cuda-emulated"):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from saywho.wer import normalize_words, word_error_rate, word_errors
+from saywho.eval.wer import normalize_words, word_error_rate, word_errors
 
 
 def test_normalisation_drops_case_and_punctuation_but_keeps_apostrophes():

@@ -26,7 +26,7 @@ from saywho import _core
 
 def _checkpoint(name):
     from saywho.models.whisper_weights import load_whisper
-    from saywho.tokenizer import Tokenizer
+    from saywho.whisper.tokenizer import Tokenizer
 
     from .weights import test_model_dir
 

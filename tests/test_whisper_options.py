@@ -170,7 +170,7 @@ def test_unknown_vad_parameters_are_option_errors(whisper_models, recordings):
 def test_speaker_pieces_keep_their_segments_language():
     """Alignment splits segments at speaker changes; each piece keeps the
     language its segment was decoded in."""
-    from saywho.align import split_segments_by_speaker
+    from saywho.api.speaker_words import split_segments_by_speaker
     from saywho.whisper.segments import Segment, Word
 
     def segment(start, words, language):

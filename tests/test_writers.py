@@ -12,10 +12,10 @@ from datetime import datetime, timedelta
 import pytest
 
 import saywho
-from saywho import writers
-from saywho.align import SpeakerSegment, SpeakerWord
-from saywho.result import Result
-from saywho.rttm import Turn, read_rttm
+from saywho.api.result import Result
+from saywho.api.speaker_words import SpeakerSegment, SpeakerWord
+from saywho.formats import writers
+from saywho.formats.rttm import Turn, read_rttm
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from saywho.native import _core
+from saywho._internal.native import _core
 
 REPO = Path(__file__).resolve().parents[1]
 ROOT_VARIABLE = "SAYWHO_TEST_WEIGHTS"

@@ -8,14 +8,14 @@ This file only re-exports: each name is defined in the module it comes from,
 and no module of saywho imports this one (scripts/import_graph.py).
 """
 
-from .align import align_segments, exclusive_turns
-from .audio import SAMPLE_RATE, load_audio
+from ._internal.native import AudioError, DeviceError, ModelError, OptionError, SaywhoError, _core
+from .api.pipeline import Pipeline
+from .api.result import Result
+from .api.speaker_words import align_segments, exclusive_turns
+from .audio.decode import SAMPLE_RATE, load_audio
+from .audio.features import fbank, log_mel_spectrogram, pad_or_trim
+from .audio.sample import sample_path
 from .diarization import Diarization, diarize
-from .features import fbank, log_mel_spectrogram, pad_or_trim
-from .native import AudioError, DeviceError, ModelError, OptionError, SaywhoError, _core
-from .pipeline import Pipeline
-from .result import Result
-from .sample import sample_path
 from .whisper.options import TranscribeOptions
 
 __version__ = _core.__version__

@@ -40,12 +40,12 @@ from pathlib import Path
 
 import ray
 
-from .batch.outcome import Outcome, describe
+from ._internal.native import _core
+from .api.pipeline import Pipeline
+from .api.result import Result
+from .diarization.speaker_counts import parse_count
 from .models.hub import AUTO
-from .native import _core
-from .pipeline import Pipeline
-from .result import Result
-from .speaker_counts import parse_count
+from .service.batch.outcome import Outcome, describe
 
 #: The columns of every row :func:`transcribe` returns.
 COLUMNS = (
@@ -83,7 +83,7 @@ class SaywhoActor:
     ``num_speakers`` and ``language`` columns that override
     ``process_options``. A blank (None, NaN, "") cell is not given; any
     other ``num_speakers`` cell must be a whole number of at least 1
-    (saywho.speaker_counts.parse_count, the rule every path shares), else
+    (saywho.diarization.speaker_counts.parse_count, the rule every path shares), else
     that file's row is an error.
     """
 
@@ -137,7 +137,7 @@ class SaywhoActor:
         count = len(paths if paths is not None else blobs)
         rows = []
         for i in range(count):
-            # None, NaN or "": not given (saywho.speaker_counts.parse_count)
+            # None, NaN or "": not given (saywho.diarization.speaker_counts.parse_count)
             cells = {
                 name: _cell(batch[name][i])
                 for name in ("num_speakers", "language")
@@ -307,7 +307,7 @@ def _connect(address: str) -> bool:
 
 
 def ray_outcomes(items, pipeline_options: dict, process_options: dict, address: str, actors):
-    """saywho.batch's engine on Ray: one Outcome per item as rows come back.
+    """saywho.service.batch's engine on Ray: one Outcome per item as rows come back.
 
     The driver (this process) writes the outputs and the index, so a task
     that Ray runs twice (its worker died after finishing) cannot write a

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..native import _core
+from .._internal.native import _core
 
 # pyannote/speaker-diarization-3.1's values are tuned for its ResNet; these
 # are saywho's for the GE2E encoder (docs/diarization.md says how).

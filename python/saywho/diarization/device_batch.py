@@ -9,7 +9,7 @@ would not hold them.
 
 from __future__ import annotations
 
-from ..native import _core
+from .._internal.native import _core
 
 CPU_BATCH = 16
 DEVICE_BATCH = 32  # pyannote.audio's segmentation batch_size

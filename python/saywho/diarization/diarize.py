@@ -29,14 +29,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..audio import SAMPLE_RATE, load_audio
-from ..memory import memory_report
+from .._internal.memory import memory_report
+from .._internal.native import _core
+from .._internal.performance import Performance
+from .._internal.runtime_user import RuntimeUser
+from ..audio.decode import SAMPLE_RATE, load_audio
+from ..formats.rttm import Turn, write_rttm
 from ..models.torch_checkpoint import load_checkpoint, state_dict
-from ..native import _core
-from ..performance import Performance
-from ..rttm import Turn, write_rttm
-from ..runtime_user import RuntimeUser
-from ..speaker_counts import speaker_bounds
 from . import floor, reconstruct
 from .anchors import split_by_anchors
 from .assignment import assign_distinct
@@ -55,6 +54,7 @@ from .embedding_ge2e import HOP, GE2EEncoder, load_ge2e, resample_mask
 from .embedding_resnet import ResNetEmbedding, load_resnet
 from .reuse import match_anchor
 from .segmentation import SegmentationModel, frame_timing, num_frames
+from .speaker_counts import speaker_bounds
 
 WINDOW = 10.0  # seconds: what segmentation-3.0 was trained on
 MIN_EMBED_SECONDS = 0.5  # speech a (chunk, speaker) needs to join the clustering
@@ -565,7 +565,7 @@ class Diarizer(RuntimeUser):
         )
 
     def _performance(self, perf: Performance, seconds: dict) -> dict:
-        """saywho.performance's shape; the pool's peak so far where the
+        """saywho._internal.performance's shape; the pool's peak so far where the
         runtime counts it (Pipeline.diarize replaces it with its checkpoint's)."""
         for name, spent in seconds.items():
             perf.add(name, spent)

@@ -21,11 +21,11 @@ import os
 
 import numpy as np
 
-from ..audio import SAMPLE_RATE
-from ..features import fbank
+from .._internal.native import _core
+from .._internal.runtime_user import RuntimeUser
+from ..audio.decode import SAMPLE_RATE
+from ..audio.features import fbank
 from ..models.torch_checkpoint import load_checkpoint, state_dict
-from ..native import _core
-from ..runtime_user import RuntimeUser
 from .embedding_ge2e import resample_mask, waveform_batch
 
 FEAT_DIM = 80

@@ -23,10 +23,10 @@ import os
 
 import numpy as np
 
-from ..audio import SAMPLE_RATE
+from .._internal.native import _core
+from .._internal.runtime_user import RuntimeUser
+from ..audio.decode import SAMPLE_RATE
 from ..models.torch_checkpoint import load_checkpoint, state_dict
-from ..native import _core
-from ..runtime_user import RuntimeUser
 from .clustering import MERGE_DISTANCE_THRESHOLD
 
 HOP = 160  # samples per mel frame (10 ms)

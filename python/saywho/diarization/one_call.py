@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
+from .._internal.native import _core
 from ..models.bundled import resolve_embedding, resolve_segmentation
-from ..native import _core
 from .diarize import Diarization, Diarizer
 from .pretrained import open_pipeline
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
+from .._internal.native import _core
 from ..models.pyannote_hub import PipelineFiles, resolve_pipeline
-from ..native import _core
 from .diarize import Diarizer
 from .vbx import PLDA, VBxClustering
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..rttm import Turn
+from ..formats.rttm import Turn
 from .segmentation import FrameTiming
 
 # segmentation-3.0's powerset classes -> which of the 3 local speakers speak

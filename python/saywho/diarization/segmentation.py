@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..audio import SAMPLE_RATE
+from .._internal.native import _core
+from .._internal.runtime_user import RuntimeUser
+from ..audio.decode import SAMPLE_RATE
 from ..models.onnx_reader import Node, read_onnx
-from ..native import _core
-from ..runtime_user import RuntimeUser
 from .segmentation_torch import load_pytorch_segmentation
 
 CLASSES = 7

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..audio import SAMPLE_RATE
+from .._internal.native import _core
+from ..audio.decode import SAMPLE_RATE
 from ..models.torch_checkpoint import load_checkpoint, state_dict
-from ..native import _core
 
 MIN_LOW_HZ = 50.0  # pyannote's SincNet: ParamSincFB(min_low_hz=50, min_band_hz=50)
 MIN_BAND_HZ = 50.0

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..native import _core
+from .._internal.native import _core
 from .clustering import cluster_embeddings, cut_by_distance, linkage
 
 LDA_DIMENSION = 128  # pyannote keeps the first 128 PLDA dimensions

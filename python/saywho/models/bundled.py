@@ -14,7 +14,7 @@ import importlib.util
 import os
 from pathlib import Path
 
-from ..native import _core
+from .._internal.native import _core
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "models"
 SEGMENTATION = DATA / "segmentation-3.0" / "pytorch_model.bin"

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..native import _core
+from .._internal.native import _core
 
 # The newest layout this reader knows; CTranslate2 4.x writes 6.
 MAX_BINARY_VERSION = 6

@@ -19,8 +19,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .. import environment
-from ..native import _core
+from .._internal import environment
+from .._internal.native import _core
 
 # name -> Hugging Face repo: the same conversions faster-whisper downloads
 WHISPER_REPOS = {

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..native import _core
+from .._internal.native import _core
 from . import protobuf as pb
 
 # TensorProto.DataType -> NumPy dtype of its little-endian raw_data.

@@ -13,7 +13,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..native import _core
+from .._internal.native import _core
 
 VARINT, I64, LEN, I32 = 0, 1, 2, 5
 

@@ -27,8 +27,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import environment
-from ..native import _core
+from .._internal import environment
+from .._internal.native import _core
 from .hub import _cache_dir, _offline_env
 
 PIPELINES = {

@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from ..native import _core
+from .._internal.native import _core
 
 _DTYPES = {
     "F64": "<f8",

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..native import _core
+from .._internal.native import _core
 
 # Storage classes torch names in checkpoints, and what their bytes hold.
 _STORAGE_DTYPES = {

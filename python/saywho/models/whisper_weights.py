@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..native import _core
+from .._internal.native import _core
 from .ctranslate2 import CT2Model, read_ct2
 from .safetensors import read_safetensors_dir
 

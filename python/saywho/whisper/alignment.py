@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..native import _core
+from .._internal.native import _core
 
 TOKENS_PER_SECOND = 50  # 100 mel frames per second, halved by the encoder's stride
 MEDIAN_FILTER_WIDTH = 7

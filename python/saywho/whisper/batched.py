@@ -5,7 +5,7 @@ chunks of at most 30 s (the gaps between regions dropped); the chunks are
 encoded ``batch_size`` at a time and their windows decoded together
 (one call to the core for the batch), each with the same prompt and no previous text;
 each chunk's tokens become segments on the joined speech's clock, which
-saywho.speech.SpeechMap moves back to the recording's.
+saywho.audio.speech.SpeechMap moves back to the recording's.
 
 What differs from the sequential mode, as in faster-whisper: no temperature
 fallback (only the first temperature; beams stay deterministic), no
@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..audio import SAMPLE_RATE
-from ..native import _core
-from ..speech import SpeechMap
-from ..vad import VadOptions, speech_sample_regions, vad_options
+from .._internal.native import _core
+from ..audio.decode import SAMPLE_RATE
+from ..audio.speech import SpeechMap
+from ..audio.vad import VadOptions, speech_sample_regions, vad_options
 from .generate import GenerateOptions, compression_ratio, generate_windows
 from .options import TranscribeOptions
 from .repetition import SegmentRepeats, cut_repeats

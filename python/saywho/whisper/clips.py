@@ -8,7 +8,7 @@ also takes the batched mode's form, {"start", "end"} dicts in seconds.
 
 from __future__ import annotations
 
-from ..native import _core
+from .._internal.native import _core
 
 FRAMES_PER_SECOND = 100  # log-mel frames (the seek unit)
 

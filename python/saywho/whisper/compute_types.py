@@ -12,7 +12,7 @@ before any weight is read, with the core's one message.
 
 from __future__ import annotations
 
-from ..native import _core
+from .._internal.native import _core
 
 _TABLE = _core.compute_types()
 COMPUTE_TYPES = tuple(_TABLE["names"])

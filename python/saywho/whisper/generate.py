@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..native import _core
+from .._internal.native import _core
 from .options import NAMES as OPTION_NAMES
 from .options import TranscribeOptions
 

@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..native import _core
-from ..vad import vad_options
+from .._internal.native import _core
+from ..audio.vad import vad_options
 from .clips import clip_seconds
 
 Check = Callable[[Any], "str | None"]
@@ -162,7 +162,7 @@ class TranscribeOptions:
     )
     vad_parameters: Any = _option(
         None,
-        "Silero VAD settings: saywho.vad.VadOptions or a dict of its fields",
+        "Silero VAD settings: saywho.audio.vad.VadOptions or a dict of its fields",
         _vad,
         flag=False,  # the CLI takes them one at a time: --vad-parameter NAME=VALUE
     )

@@ -19,7 +19,7 @@ guard of 5 or more catches them and leaves speech alone.
 
 from __future__ import annotations
 
-from ..wer import normalize_words
+from ..eval.wer import normalize_words
 
 MAX_NGRAM = 24
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..audio import SAMPLE_RATE, load_audio
+from ..audio.decode import SAMPLE_RATE, load_audio
 from .generate import TIME_PRECISION
 from .options import TranscribeOptions
 

@@ -3,7 +3,7 @@
 What ``WhisperModel.transcribe`` does without ``batch_size``, as
 faster-whisper's ``transcribe``: Silero's speech regions joined (with
 ``vad_filter``; longer than the audio store's IN_MEMORY_SECONDS, never held
-whole: saywho.speech.JoinedSpeech), the log-mel of the whole recording (a
+whole: saywho.audio.speech.JoinedSpeech), the log-mel of the whole recording (a
 window at a time for a recording decoded onto disk or joined speech that
 long: saywho.whisper.windowed_mel), the
 language given or detected, then the seek loop (saywho.whisper.seek_loop) over the windows,
@@ -16,10 +16,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..audio import SAMPLE_RATE
-from ..audio_store import IN_MEMORY_SECONDS, on_disk
-from ..speech import JoinedSpeech, SpeechMap
-from ..vad import speech_sample_regions, vad_options
+from ..audio.decode import SAMPLE_RATE
+from ..audio.speech import JoinedSpeech, SpeechMap
+from ..audio.store import IN_MEMORY_SECONDS, on_disk
+from ..audio.vad import speech_sample_regions, vad_options
 from .clips import clip_seconds, detection_start
 from .options import TranscribeOptions
 from .seek_loop import seek_segments
@@ -39,7 +39,7 @@ def transcribe_sequential(
         options.clip_timestamps is None or str(options.clip_timestamps) == "0"
     ):
         # faster-whisper's vad_filter: Silero's speech regions, joined,
-        # transcribed, and the timestamps moved back (saywho.vad)
+        # transcribed, and the timestamps moved back (saywho.audio.vad)
         regions = speech_sample_regions(samples, model.runtime, vad_options(options.vad_parameters))
         speech = SpeechMap(regions, in_samples=True)
         if speech.joined_duration > IN_MEMORY_SECONDS:  # read from the recording as needed

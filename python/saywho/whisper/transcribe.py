@@ -17,12 +17,11 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..device import open_runtime
+from .._internal.device import open_runtime
+from .._internal.native import _core
+from .._internal.runtime_user import RuntimeUser
 from ..models.hub import default_model_name, is_auto, resolve_model
 from ..models.whisper_weights import load_whisper, locate_checkpoint
-from ..native import _core
-from ..runtime_user import RuntimeUser
-from ..tokenizer import Tokenizer
 from .batched import transcribe_batched
 from .compute_types import check_compute_type_on, resolve_compute_type
 from .generate import WhisperSpecialTokens
@@ -36,6 +35,7 @@ from .segments import (
     pad_window,
 )
 from .sequential import transcribe_sequential
+from .tokenizer import Tokenizer
 
 
 class WhisperModel(RuntimeUser):

@@ -2,7 +2,7 @@
 
 ``WhisperModel.log_mel`` computes the spectrogram of the whole recording at
 once: half the samples' size again in memory (1.2 GB for 10 hours). For
-samples decoded onto disk (saywho.audio_store) the seek loop reads
+samples decoded onto disk (saywho.audio.store) the seek loop reads
 ``features[:, seek : seek + 3000]`` from this object instead, which computes
 just those frames from the samples around them.
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..native import _core
+from .._internal.native import _core
 
 HOP = 160
 # frames of samples on each side of a piece: 2 * 160 >= n_fft / 2 = 200, so

@@ -1,0 +1,1 @@
+"""Scoring against references: word error rate and diarization error rate."""
