@@ -1,7 +1,9 @@
 """The import graph of python/saywho, read from the sources with ast (nothing is imported).
 
-Prints the modules in layers (a module's layer is one above the highest layer
-it imports; modules in a cycle share one), the arrows that point back up
+Prints the folders by role (ROLE_TIERS, top to bottom) and the imports
+between folders that point up or sideways, the modules in layers (a module's
+layer is one above the highest layer it imports; modules in a cycle share
+one), the arrows that point back up
 (from a lower layer to a higher one: there are none unless a cycle exists),
 the cycles, the imports hidden inside functions, the imports of the package
 root or of test code, the reads of the environment outside
@@ -36,6 +38,66 @@ TEST_ONLY_NAMES = ("pinned_weights", "test_weights")
 # the one module that reads the process environment
 ENVIRONMENT = f"{PACKAGE}._internal.environment"
 TEST_VARIABLE_PREFIX = "SAYWHO_TEST_"
+
+
+# The package by role (issue 42), top to bottom: an import between two of
+# these folders points down this list, never up and never sideways (whisper
+# and diarization, audio and formats know nothing of each other). Inside one
+# folder the order is the layers'. Every module is in one folder: a new
+# module at the package top is reported, not silently placed.
+ROLE_TIERS: tuple[tuple[str, ...], ...] = (
+    ("",),  # the package root: re-exports only
+    ("__main__",),  # python -m saywho
+    ("service",),  # saywho serve, saywho batch, and their Ray engine (saywho.ray)
+    ("cli",),  # the command line
+    ("api",),  # Pipeline, process, Result and the steps process adds
+    ("whisper", "diarization"),  # the two stages
+    ("eval",),  # scoring against references
+    ("audio", "formats"),  # samples in, results out
+    ("models",),  # checkpoint readers, resolution by name
+    ("_internal",),  # the extension's loader, devices, memory, timing, environment
+)
+# modules at the top that belong to a folder's role: saywho.ray is the
+# service's Ray engine, kept at the top because users import it by that name;
+# the extension (_core) is reached only through _internal.native
+SAME_ROLE = {"ray": "service", "_core": "_internal"}
+
+
+def role_of(module: str) -> str | None:
+    """The folder (role) a module of the package belongs to; None for a module
+    at the package top that is not one of the roles."""
+    parts = module.split(".")
+    if parts[0] != PACKAGE:
+        return None
+    head = parts[1] if len(parts) > 1 else ""
+    if head in SAME_ROLE:
+        return SAME_ROLE[head]
+    return head if any(head in tier for tier in ROLE_TIERS) else None
+
+
+def tier_of(role: str) -> int:
+    for i, tier in enumerate(ROLE_TIERS):
+        if role in tier:
+            return i
+    raise KeyError(role)
+
+
+def folder_arrows(graph: dict[str, set[str]]) -> tuple[list[list[str]], list[str]]:
+    """(imports from one role's folder to another's that point up or sideways
+    in ROLE_TIERS, modules in no role's folder)."""
+    wrong, unplaced = [], []
+    for src, deps in sorted(graph.items()):
+        role = role_of(src)
+        if role is None:
+            unplaced.append(src)
+            continue
+        for dst in sorted(deps):
+            other = role_of(dst)
+            if other is None or other == role:
+                continue
+            if tier_of(other) <= tier_of(role):
+                wrong.append([src, dst])
+    return wrong, unplaced
 
 
 def module_names(root: Path) -> dict[str, Path]:
@@ -231,6 +293,7 @@ def analyse(root: Path = DEFAULT_ROOT) -> dict:
     root_importers = sorted(
         {src for src, e in edges.items() for dst, _, _ in e if dst == PACKAGE and src != PACKAGE}
     )
+    wrong_folders, unplaced = folder_arrows(graph)
     by_layer: dict[int, list[str]] = {}
     for m, level in layer.items():
         by_layer.setdefault(level, []).append(m)
@@ -239,6 +302,8 @@ def analyse(root: Path = DEFAULT_ROOT) -> dict:
         "arrows": sum(len(d) for d in graph.values()),
         "layers": {str(k): sorted(v) for k, v in sorted(by_layer.items())},
         "back_arrows": [list(b) for b in back],
+        "folder_arrows": wrong_folders,
+        "unplaced": unplaced,
         "cycles": cycles,
         "hidden_imports": [list(h) for h in hidden],
         "root_importers": root_importers,
@@ -255,6 +320,8 @@ def report(result: dict) -> str:
     lines = [
         f"{result['modules']} modules, {result['arrows']} import arrows, "
         f"{len(result['layers'])} layers, {len(result['back_arrows'])} arrows pointing back up, "
+        f"{len(result['folder_arrows'])} arrows up or sideways between folders, "
+        f"{len(result['unplaced'])} modules in no folder, "
         f"{len(result['cycles'])} cycles ({sum(len(c) for c in result['cycles'])} modules in "
         f"them), {len(result['hidden_imports'])} imports inside functions, "
         f"{len(result['root_importers'])} modules importing the package root, "
@@ -262,12 +329,17 @@ def report(result: dict) -> str:
         f"{len(result['env_reads'])} environment reads outside {ENVIRONMENT}, "
         f"{len(result['test_variables'])} test-only variables named",
         "",
+        "folders, top to bottom (an import between folders points down): "
+        + " > ".join("/".join(r or "saywho" for r in tier) for tier in ROLE_TIERS),
+        "",
         "layers (0 imports nothing of saywho):",
     ]
     for level, mods in result["layers"].items():
         lines.append(f"  {level:>2}: {' '.join(m.removeprefix(PACKAGE + '.') for m in mods)}")
     for title, rows in (
         ("arrows pointing back up", result["back_arrows"]),
+        ("arrows up or sideways between folders (ROLE_TIERS)", result["folder_arrows"]),
+        ("modules in no folder of ROLE_TIERS", [[m] for m in result["unplaced"]]),
         ("cycles", result["cycles"]),
         ("imports inside functions (module -> module, line)", result["hidden_imports"]),
         ("modules importing the package root", [[m] for m in result["root_importers"]]),

@@ -1,6 +1,7 @@
-"""python/saywho's import structure (issues 27 and 42): no cycle, no test code
-in shipped modules (no import of the checkout's tests or of a test-weights
-module, no SAYWHO_TEST_* variable), one module that reads the environment,
+"""python/saywho's import structure (issues 27 and 42): one folder per role,
+imports between folders pointing down only (scripts/import_graph.py's
+ROLE_TIERS), no cycle, no test code in shipped modules (no import of the
+checkout's tests or of a test-weights module, no SAYWHO_TEST_* variable), one module that reads the environment,
 one way to the C extension, a package root that only re-exports, one
 process signature, one name per threshold, relative imports inside the
 package.
@@ -225,3 +226,42 @@ def test_the_detector_finds_a_cycle_and_a_test_import(tmp_path):
     assert ["saywho.c", "tests"] in found["test_imports"]
     assert ["saywho.d", "saywho.models.test_weights"] in found["test_imports"]
     assert found["back_arrows"]
+
+
+def test_every_module_sits_in_a_folder_of_its_role():
+    # a newcomer reads the role from the folder: no new module at the package
+    # top (only the root, python -m saywho and the public saywho.ray), and the
+    # table of roles names exactly the folders there are
+    assert RESULT["unplaced"] == []
+    top = sorted(p.stem for p in PACKAGE.glob("*.py"))
+    assert top == ["__init__", "__main__", "ray"]
+    folders = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    roles = {r for tier in GRAPH.ROLE_TIERS for r in tier if r and r != "__main__"}
+    assert folders == roles
+
+
+def test_imports_between_folders_point_down():
+    # service > cli > api > whisper/diarization > eval > audio/formats > models > _internal
+    assert RESULT["folder_arrows"] == []
+
+
+def test_the_folder_checks_fail_on_a_misplaced_module_and_an_arrow_up(tmp_path):
+    root = tmp_path / "saywho"
+    for folder in ("api", "diarization", "whisper", "audio"):
+        (root / folder).mkdir(parents=True)
+        (root / folder / "__init__.py").write_text("")
+    (root / "__init__.py").write_text("")
+    (root / "api" / "speaker_counts.py").write_text("X = 1\n")
+    # the stage reaching up into the api, and one stage into the other
+    (root / "diarization" / "diarize.py").write_text("from ..api.speaker_counts import X\n")
+    (root / "whisper" / "words.py").write_text("from ..diarization.diarize import X\n")
+    (root / "audio" / "decode.py").write_text("Y = 2\n")
+    # a module left at the top, as the flat package had 33
+    (root / "wer.py").write_text("from .audio.decode import Y\n")
+    found = GRAPH.analyse(root)
+    assert found["unplaced"] == ["saywho.wer"]
+    assert found["folder_arrows"] == [
+        ["saywho.diarization.diarize", "saywho.api.speaker_counts"],
+        ["saywho.whisper.words", "saywho.diarization.diarize"],
+    ]
+    assert found["cycles"] == [] and found["back_arrows"] == []
