@@ -59,8 +59,10 @@ ROLE_TIERS: tuple[tuple[str, ...], ...] = (
 )
 # modules at the top that belong to a folder's role: saywho.ray is the
 # service's Ray engine, kept at the top because users import it by that name;
-# the extension (_core) is reached only through _internal.native
-SAME_ROLE = {"ray": "service", "_core": "_internal"}
+# the extensions (_core, and _dispatch where the build has it: the small one
+# that reads SAYWHO_CPU_DISPATCH before _core loads) are reached only from
+# _internal/
+SAME_ROLE = {"ray": "service", "_core": "_internal", "_dispatch": "_internal"}
 
 
 def role_of(module: str) -> str | None:
