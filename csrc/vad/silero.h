@@ -8,7 +8,7 @@
  * 1) down to one frame of 128, then one LSTM of 128 over all windows, ReLU, a
  * linear unit and a sigmoid.
  *
- * Built from the arrays saywho.vad.load_silero reads out of the ONNX export:
+ * Built from the arrays saywho.audio.vad.load_silero reads out of the ONNX export:
  * encoder.feature_extractor.forward_basis_buffer [258, 1, 256],
  * encoder.conv_layers.{0..3}.weight / .bias, lstm.w_ih [1, 512, 128],
  * lstm.w_hh [1, 512, 128], lstm.bias [1, 512] (gates in PyTorch's order),

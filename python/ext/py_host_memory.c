@@ -1,6 +1,6 @@
 /* _core.host_memory(root=None): the C core's host memory figures
  * (csrc/runtime/host_memory.h), the one reader behind the CPU backend's
- * free/total, the checkpoints and saywho.memory.system_memory(). */
+ * free/total, the checkpoints and saywho._internal.memory.system_memory(). */
 #include "py_common.h"
 
 #include "host_memory.h"

@@ -63,10 +63,11 @@ static PyMethodDef silero_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-SWPY_MODEL_TYPE(silero, "SileroModel",
-                "SileroModel(runtime, tensors: dict[str, ndarray])\n\n"
-                "Silero VAD v6 on the runtime's device; tensors as saywho.vad.load_silero reads "
-                "them.")
+SWPY_MODEL_TYPE(
+    silero, "SileroModel",
+    "SileroModel(runtime, tensors: dict[str, ndarray])\n\n"
+    "Silero VAD v6 on the runtime's device; tensors as saywho.audio.vad.load_silero reads "
+    "them.")
 
 int swpy_init_vad(PyObject *m)
 {
