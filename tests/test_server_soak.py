@@ -1,7 +1,7 @@
 """A bounded soak of saywho serve (issue 41): rounds of good, bad, slow and
 abandoned requests from concurrent clients on loopback. Every answer is
 what it should be and in OpenAI's shape, the server's resident memory after
-the last round stays within RSS_BAND_MB of the first round's, and nothing is
+the last rounds stays within RSS_BAND_MB of the warm-up rounds', and nothing is
 left behind (uploads, Pipelines, runs). A few minutes on 2 cores."""
 
 from __future__ import annotations
@@ -20,8 +20,13 @@ from .server_process import Server
 from .test_server import JFK
 from .test_server_hostile import assert_openai_shape
 
-ROUNDS = 4
-RSS_BAND_MB = 100  # after round 1 has touched every path: allocator noise, not growth
+ROUNDS = 5
+# the first two rounds warm up: which requests overlap differs from round to
+# round, and the most overlapping one sets the pools' high-water mark (one
+# round was not always enough: +130 MB in round 2, flat after); beyond that,
+# RSS_BAND_MB of allocator noise, not growth
+WARM_ROUNDS = 2
+RSS_BAND_MB = 100
 TWO = shared_file("two_speakers.wav").read_bytes()
 
 
@@ -175,7 +180,7 @@ def test_soak_keeps_memory_and_answers(server):
     print(f"RSS after each round (MB): {[round(r, 1) for r in rss]}; answers {outcomes}")
     assert outcomes.count("200") >= ROUNDS * 4  # the good requests got through
     assert {"400", "404", "408", "413", "left"} <= set(outcomes), outcomes
-    assert max(rss[1:]) <= rss[0] + RSS_BAND_MB, rss
+    assert max(rss[WARM_ROUNDS:]) <= max(rss[:WARM_ROUNDS]) + RSS_BAND_MB, rss
     # nothing left behind: no uploads, only the default Pipeline
     assert len(idle(server)["models"]) == 1
     assert list((server.data_dir / "uploads").iterdir()) == []
