@@ -124,18 +124,11 @@ def _write_wav(path, samples: np.ndarray) -> None:
         w.writeframes((np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes())
 
 
-# The memory claim for the decode: decoding a recording holds no more
-# anonymous memory (RssAnon: not the file-backed pages of the store) for a
-# long one than for a short one, where before the samples were held whole.
-# Each length runs in its own process, which samples its own RssAnon while it
-# decodes and then reads the samples a 30 s window at a time, as the stages do.
-# (Diarizing them too would take far longer than a test may on 2 cores;
-# test_the_stages_read_the_store shows the stages read the store.)
-MEASURE = textwrap.dedent(
+# The measuring processes' RssAnon watcher: the level when called, and a
+# thread keeping the peak in peak[0] until done is set.
+WATCH_RSS_ANON = textwrap.dedent(
     """
-    import json, sys, threading, time
-    import numpy as np
-    import saywho
+    import threading, time
 
     def rss_anon():
         with open("/proc/self/status") as f:
@@ -143,14 +136,33 @@ MEASURE = textwrap.dedent(
                 if line.startswith("RssAnon:"):
                     return int(line.split()[1]) * 1024
 
-    before = rss_anon()
-    peak, done = [before], threading.Event()
-    def sample():
-        while not done.is_set():
-            peak[0] = max(peak[0], rss_anon())
-            time.sleep(0.01)
+    def watch_rss_anon():
+        before = rss_anon()
+        peak, done = [before], threading.Event()
+        def sample():
+            while not done.is_set():
+                peak[0] = max(peak[0], rss_anon())
+                time.sleep(0.01)
+        threading.Thread(target=sample, daemon=True).start()
+        return before, peak, done
+    """
+)
 
-    threading.Thread(target=sample, daemon=True).start()
+
+# The memory claim for the decode: decoding a recording holds no more
+# anonymous memory (RssAnon: not the file-backed pages of the store) for a
+# long one than for a short one, where before the samples were held whole.
+# Each length runs in its own process, which samples its own RssAnon while it
+# decodes and then reads the samples a 30 s window at a time, as the stages do.
+# (Diarizing them too would take far longer than a test may on 2 cores;
+# test_the_stages_read_the_store shows the stages read the store.)
+MEASURE = WATCH_RSS_ANON + textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    import saywho
+
+    before, peak, done = watch_rss_anon()
     samples = saywho.load_audio(sys.argv[1], temp_dir=sys.argv[2])
     window = 30 * 16000
     loudest = max(float(np.abs(samples[i : i + window]).max())
@@ -222,9 +234,9 @@ def test_decoding_memory_does_not_grow_with_the_length(tmp_path):
 # 30 s and the sequential mode's joined speech a window at a time, both
 # straight from the store. Before, the VAD padded a copy of the whole
 # recording and its LSTM ran over every window at once.
-MEASURE_SPEECH = textwrap.dedent(
+MEASURE_SPEECH = WATCH_RSS_ANON + textwrap.dedent(
     """
-    import json, sys, threading, time
+    import json, sys
     import numpy as np
     import saywho
     from saywho import _core
@@ -232,22 +244,9 @@ MEASURE_SPEECH = textwrap.dedent(
     from saywho.audio.vad import speech_sample_regions
     from saywho.whisper.batched import _vad_options, pack_chunks
 
-    def rss_anon():
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("RssAnon:"):
-                    return int(line.split()[1]) * 1024
-
     samples = saywho.load_audio(sys.argv[1], temp_dir=sys.argv[2])
     runtime = _core.Runtime(device="cpu", threads=2)
-    before = rss_anon()
-    peak, done = [before], threading.Event()
-    def sample():
-        while not done.is_set():
-            peak[0] = max(peak[0], rss_anon())
-            time.sleep(0.01)
-
-    threading.Thread(target=sample, daemon=True).start()
+    before, peak, done = watch_rss_anon()
     regions = speech_sample_regions(samples, runtime, _vad_options(None))
     chunks = pack_chunks(regions)
     longest = max(c.samples(samples).size for c in chunks)
