@@ -189,6 +189,18 @@ static double worst_diff(const float *a, const float *b, int64_t n)
     return worst;
 }
 
+/* got[1] (the device) within tol of got[0] (the CPU), relative, else a line
+ * naming `what`; both results freed. */
+static void expect_near_cpu(float *got[2], int64_t n, double tol, const char *what)
+{
+    double worst = worst_diff(got[0], got[1], n);
+    if (worst >= tol)
+        fprintf(stderr, "%s: %g from the CPU\n", what, worst);
+    CHECK(worst < tol);
+    free(got[0]);
+    free(got[1]);
+}
+
 /* y through prepare_linear and gather_linear on `dev` and on the CPU:
  * `taps` taps of ids reaching below and past x's rows (zeros), or none. */
 static void gather_linear_pair(sw_backend *dev, sw_backend *cpu, int64_t n_out, int taps,
@@ -219,13 +231,10 @@ static void gather_linear_pair(sw_backend *dev, sw_backend *cpu, int64_t n_out, 
         for (int i = 0; i < 5; i++)
             sw_tensor_free(all[i]);
     }
-    double worst = worst_diff(got[0], got[1], n_out * c_out);
-    if (worst >= 1e-5)
-        fprintf(stderr, "gather_linear %lld x %d taps x %lld -> %lld: %g from the CPU\n",
-                (long long)n_out, taps, (long long)c_in, (long long)c_out, worst);
-    CHECK(worst < 1e-5);
-    free(got[0]);
-    free(got[1]);
+    char what[96];
+    snprintf(what, sizeof what, "gather_linear %lld x %d taps x %lld -> %lld", (long long)n_out,
+             taps, (long long)c_in, (long long)c_out);
+    expect_near_cpu(got, n_out * c_out, 1e-5, what);
     free(hx);
     free(hw);
     free(hb);
@@ -257,12 +266,9 @@ static void conv3x3_pair(sw_backend *dev, sw_backend *cpu, int stride)
         for (int i = 0; i < 6; i++)
             sw_tensor_free(all[i]);
     }
-    double worst = worst_diff(got[0], got[1], sy[0] * co);
-    if (worst >= 1e-5)
-        fprintf(stderr, "conv3x3 stride %d: %g from the CPU\n", stride, worst);
-    CHECK(worst < 1e-5);
-    free(got[0]);
-    free(got[1]);
+    char what[32];
+    snprintf(what, sizeof what, "conv3x3 stride %d", stride);
+    expect_near_cpu(got, sy[0] * co, 1e-5, what);
     free(hx);
     free(hw);
     free(hb);
@@ -288,12 +294,9 @@ static void conv_single_pair(sw_backend *dev, sw_backend *cpu, int relu)
         for (int i = 0; i < 4; i++)
             sw_tensor_free(all[i]);
     }
-    double worst = worst_diff(got[0], got[1], sy[0] * c);
-    if (worst >= 1e-6)
-        fprintf(stderr, "conv3x3_single relu %d: %g from the CPU\n", relu, worst);
-    CHECK(worst < 1e-6);
-    free(got[0]);
-    free(got[1]);
+    char what[32];
+    snprintf(what, sizeof what, "conv3x3_single relu %d", relu);
+    expect_near_cpu(got, sy[0] * c, 1e-6, what);
     free(hx);
     free(hw);
     free(hb);
