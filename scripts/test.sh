@@ -7,8 +7,9 @@
 #      order)
 #   4. the portable manylinux wheel (wheels/build_wheel.sh, cached by input
 #      hash); tests/test_wheel.py checks it
-#   5. the wheel is built and installed, then pytest (the GPU goldens run on
-#      the emulator: device="cuda-emulated", docs/cuda_emulator.md)
+#   5. the package is installed from step 2's build folder, then pytest (the
+#      GPU goldens run on the emulator: device="cuda-emulated",
+#      docs/cuda_emulator.md)
 #   6. the CPU-dependent tests (tiles, bfloat16, int8, the Whisper goldens)
 #      again with saywho's kernels and OpenBLAS's forced to AVX2 (x86-64-v3,
 #      Haswell) and to the x86-64 baseline (Nehalem): what an AVX2-only CPU
@@ -41,7 +42,12 @@ echo "== Portable wheel (cached by input hash; tests/test_wheel.py checks it)"
 bash wheels/build_wheel.sh
 
 echo "== Python package and tests"
-bash scripts/build.sh
+# from build/c, the C stage's folder: scikit-build-core configures it again
+# with the extension on (the same compilers and flags), so ninja compiles
+# only the extension and links; its own folder (build/py) would compile the
+# core, the CUDA backend and the emulator a second time (119 compile jobs,
+# 13 of them nvcc's: the largest part of that build's time)
+bash scripts/build.sh -C build-dir=build/c -C cmake.define.SAYWHO_TESTS=ON
 python3 -m pytest -q tests "$@"
 
 # The CPU-dependent tests (tiles, bfloat16, int8, the Whisper goldens) again
