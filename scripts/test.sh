@@ -14,8 +14,9 @@
 #      again with saywho's kernels and OpenBLAS's forced to AVX2 (x86-64-v3,
 #      Haswell) and to the x86-64 baseline (Nehalem): what an AVX2-only CPU
 #      and one without AVX run, shown on any box
-#   7. the Python op tests, VAD goldens and the models' copy tests on the ASan
-#      build of the emulator, and scripts/gpu_check.sh's dry run
+#   7. the Python op tests, the VAD's probabilities and the models' copy
+#      tests on the ASan build of the emulator, and scripts/gpu_check.sh's
+#      dry run (its pytest steps listed, not run again: step 5 ran them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
@@ -89,14 +90,18 @@ for level in avx2:Haswell baseline:Nehalem; do
     tests/test_batched.py -k "$selection"
 done
 
-echo "== the CUDA kernels under ASan from Python: op tests, VAD probabilities and timestamps, the embeddings' and VAD's forwards (their copies)"
+echo "== the CUDA kernels under ASan from Python: op tests, VAD probabilities and silence, the embeddings' and VAD's forwards (their copies)"
 # the ASan build of libsaywho_cuda_emu.so in an uninstrumented Python: the
-# ASan runtime must be loaded first; Python's own leaks are not ours to list
+# ASan runtime must be loaded first; Python's own leaks are not ours to list.
+# The VAD's speech timestamps are left to step 5's run: they run the very
+# launches of the probabilities (the 2-minute recording) and the silence
+# (the short last batch), SAYWHO_CUDA_EMU_COVERAGE's lists show, and add
+# Python's thresholds only
 LD_PRELOAD="$(gcc -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
   SAYWHO_CUDA_EMULATOR_LIBRARY="$PWD/build/asan/cuda/emu/libsaywho_cuda_emu.so" \
   python3 -m pytest -q -p no:cacheprovider tests/test_backend_ops.py tests/test_vad.py \
   tests/test_gpu_self_check.py tests/test_device_copies.py \
-  -k "(emulated and not options1 and not options2 and not options3) or self_check or forward_copies"
+  -k "(emulated and not speech_timestamps) or self_check or forward_copies"
 
 echo "== scripts/gpu_check.sh dry run (the emulator)"
-bash scripts/gpu_check.sh --emulated
+bash scripts/gpu_check.sh --emulated --collect-only
