@@ -10,7 +10,12 @@
 #      runs the full set of shapes and modes instead, with --no-speed here)
 #
 #   bash scripts/gpu_check.sh [--model large-v3-turbo-shape] [--no-speed]   # on a GPU
-#   bash scripts/gpu_check.sh --emulated                                     # the dry run, CI
+#   bash scripts/gpu_check.sh --emulated                                     # the dry run
+#   bash scripts/gpu_check.sh --emulated --collect-only                      # CI's dry run
+#
+# --collect-only: steps 2 and 3 list their tests (pytest --collect-only, which
+# fails if the selection names none) instead of running them: CI's pytest
+# pass (scripts/test.sh) has just run those very cases on the same library.
 #
 # Without a GPU (nvidia-smi finds none), or with --emulated, it is a dry run on
 # the CPU emulator of the CUDA kernels (device="cuda-emulated"): the same
@@ -23,13 +28,14 @@
 # step's outcome and the exit status is non-zero if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-mode=gpu model=large-v3-turbo-shape speed=1
+mode=gpu model=large-v3-turbo-shape speed=1 collect=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --emulated) mode=emulated ;;
+    --collect-only) collect=(--collect-only) ;;
     --model) model=$2; shift ;;
     --no-speed) speed=0 ;;
-    *) echo "usage: $0 [--emulated] [--model NAME-shape|DIR] [--no-speed]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--emulated] [--collect-only] [--model NAME-shape|DIR] [--no-speed]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -69,17 +75,18 @@ PY
 step_done "1 self-check" $?
 
 echo "== 2. op parity on $device"
-python3 -m pytest -q -p no:cacheprovider tests/test_backend_ops.py -k "$select"
+python3 -m pytest -q -p no:cacheprovider "${collect[@]}" tests/test_backend_ops.py -k "$select"
 step_done "2 op parity" $?
 
 echo "== 3. model goldens on $device"
 if [[ $mode == gpu ]]; then
-  python3 -m pytest -q -p no:cacheprovider tests/test_transcribe.py tests/test_word_timestamps.py \
+  python3 -m pytest -q -p no:cacheprovider "${collect[@]}" tests/test_transcribe.py tests/test_word_timestamps.py \
     tests/test_vad.py tests/test_diarization.py tests/test_half_precision.py tests/test_campp.py \
     tests/test_resnet_embedding.py tests/test_speaker_embedding.py -k "$select"
 else
   echo "(the emulated goldens run in pytest: -k cuda-emulated; here the VAD ones only)"
-  python3 -m pytest -q -p no:cacheprovider tests/test_vad.py -k "$select and timestamps and options0"
+  python3 -m pytest -q -p no:cacheprovider "${collect[@]}" tests/test_vad.py \
+    -k "$select and timestamps and options0"
 fi
 step_done "3 model goldens" $?
 
