@@ -263,7 +263,7 @@ def test_word_alignment_copies_tokens_up_and_attention_rows_down(
     probabilities). The alignment heads' cross-attention rows of every step
     gather on the device and come down once at the end. Nothing goes back up:
     the encoder output and the cache stay on the device."""
-    from saywho.whisper.alignment import _attention_and_probs
+    from saywho.whisper.word_dtw import _attention_and_probs
 
     model = whisper_models["tiny.en@cuda-emulated"]
     mel = log_mel_spectrogram(recordings["jfk"], model.dims["n_mels"])
