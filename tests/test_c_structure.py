@@ -123,7 +123,7 @@ REGRESSIONS = {
     "a kernel unit calling back into the backend": (
         "csrc/runtime/cpu/cpu_affine_relu.c",
         '#include "cpu_workers.h"',
-        '#include "cpu_workers.h"\n#include "cpu_capabilities.h"',
+        '#include "cpu_workers.h"\n#include "cpu_fused_entries.h"',
         "include_cycles",
     ),
     "a positional slot": (
