@@ -76,7 +76,7 @@ def test_a_window_decodes_the_same_alone_or_in_a_batch(whisper_models, recording
         assert alone.avg_logprob == pytest.approx(batched.avg_logprob, abs=1e-5)
 
 
-def test_word_alignment_reads_a_window_of_the_batchs_encoding(whisper_models, recordings):
+def test_word_timing_reads_a_window_of_the_batchs_encoding(whisper_models, recordings):
     """The batched mode's word timestamps read window i of the batch's encoder
     output in place (a view in the core, no copy, no second encoding): the
     cross-attention equals that of the window encoded alone, to the float32

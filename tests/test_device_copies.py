@@ -255,9 +255,7 @@ def test_silero_forward_copies_windows_up_logits_down(runtimes, copy_log):
     assert out[0].shape == (10,)
 
 
-def test_word_alignment_copies_tokens_up_and_attention_rows_down(
-    whisper_models, recordings, copy_log
-):
+def test_word_timing_copies_tokens_up_and_attention_rows_down(whisper_models, recordings, copy_log):
     """Word timestamps' forward: the text is fed one token at a time; each step
     sends its token up and brings down the logits (the text tokens'
     probabilities). The alignment heads' cross-attention rows of every step
