@@ -10,21 +10,11 @@ seconds, x realtime and saywho's speed ratio over the peer.
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 import numpy as np
 
 import saywho
-
-
-def best_of(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main() -> None:
@@ -35,6 +25,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     from machine import describe
+    from timing import best_of
 
     print(describe())  # the CPU and kernels, so figures are never compared blind
 

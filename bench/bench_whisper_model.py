@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -20,15 +19,6 @@ import numpy as np
 
 import saywho
 from saywho import _core
-
-
-def best_of(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def load(model_dir: str | None):
@@ -54,6 +44,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     from machine import describe
+    from timing import best_of
 
     print(describe())  # the CPU and kernels, so figures are never compared blind
 

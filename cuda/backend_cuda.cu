@@ -337,7 +337,7 @@ static sw_status open_device(sw_cuda *c, int device_index, sw_error *err)
  * attention at a length read from device memory (graphs replay it), and the
  * fused entries CAM++ and segmentation call (fused.cu), for any channel
  * counts. Its int8 weights are the core's row-major ones (prepare_q8 NULL,
- * optional_ops.c). */
+ * fused_ops.c). */
 static int cuda_supports(sw_backend *, sw_capability cap, int64_t a, int64_t b)
 {
     switch (cap) {

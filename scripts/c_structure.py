@@ -22,7 +22,14 @@ layering that docs/architecture.md describes:
 - a name py_common.h declares for every part of the extension (an exception
   class, a helper, an init function) defined in python/ext/module.c: that
   file only calls the parts' swpy_init_*, so no part calls back into it
-  (the shared helpers are py_helpers.c's).
+  (the shared helpers are py_helpers.c's);
+- a source file of csrc/, cuda/, python/ext/ or python/saywho/ named with a
+  word that meant two things, or nothing: "align" outside the speaker
+  assignment's own files (csrc/align/, python/ext/py_align.c, its C test),
+  since word timing is whisper/word_timing.py, whisper/word_dtw.py and
+  csrc/whisper/whisper_word_attention.c; "optional" anywhere, since the
+  backend table's fused entries are runtime/fused_ops.c and
+  cpu/cpu_fused_entries.c (docs/alignment.md, docs/architecture.md).
 
     python scripts/c_structure.py          # the report; exit status 1 on a finding
     python scripts/c_structure.py --json   # the same as one object
@@ -44,6 +51,9 @@ COMPUTE_TYPES_HOME = "csrc/whisper/whisper_compute.c"
 EXT_MODULE = "python/ext/module.c"
 EXT_SHARED_HEADER = "python/ext/py_common.h"
 SOURCE_SUFFIXES = (".c", ".h", ".cu", ".cpp")
+# "align" is the speaker assignment's word (docs/alignment.md): its homes
+ALIGN_HOMES = ("csrc/align/", "python/ext/py_align.c", "csrc/tests/test_align.c")
+NAMED_FOLDERS = ("csrc", "cuda", "python/ext", "python/saywho")
 
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _STRING = re.compile(r'"(?:\\.|[^"\\])*"')
@@ -288,6 +298,29 @@ def module_definitions(root: Path) -> list[str]:
     return found
 
 
+def misleading_names(root: Path) -> list[str]:
+    """Source files named with a word that once meant two things ("align":
+    speaker assignment and word timing) or says nothing of what the file
+    holds ("optional": the fused entries)."""
+    found = []
+    for folder in NAMED_FOLDERS:
+        for path in sorted((root / folder).rglob("*")):
+            if path.suffix not in (*SOURCE_SUFFIXES, ".py") or "__pycache__" in path.parts:
+                continue
+            rel, name = _rel(root, path), path.name.lower()
+            if "align" in name and not rel.startswith(ALIGN_HOMES):
+                found.append(
+                    f"{rel}: 'align' names the speaker assignment alone (csrc/align/); "
+                    "word timing is word_timing, word_dtw, whisper_word_attention"
+                )
+            if "optional" in name:
+                found.append(
+                    f"{rel}: 'optional' says nothing of what it holds; the fused "
+                    "entries are runtime/fused_ops.c and cpu/cpu_fused_entries.c"
+                )
+    return found
+
+
 def report(root: Path = REPO) -> dict:
     return {
         "kind_comparisons": kind_comparisons(root),
@@ -296,6 +329,7 @@ def report(root: Path = REPO) -> dict:
         "unnamed_slots": unnamed_slots(root),
         "compute_type_lists": compute_type_lists(root),
         "module_definitions": module_definitions(root),
+        "misleading_names": misleading_names(root),
     }
 
 

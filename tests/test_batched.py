@@ -76,7 +76,7 @@ def test_a_window_decodes_the_same_alone_or_in_a_batch(whisper_models, recording
         assert alone.avg_logprob == pytest.approx(batched.avg_logprob, abs=1e-5)
 
 
-def test_word_alignment_reads_a_window_of_the_batchs_encoding(whisper_models, recordings):
+def test_word_timing_reads_a_window_of_the_batchs_encoding(whisper_models, recordings):
     """The batched mode's word timestamps read window i of the batch's encoder
     output in place (a view in the core, no copy, no second encoding): the
     cross-attention equals that of the window encoded alone, to the float32
@@ -90,10 +90,14 @@ def test_word_alignment_reads_a_window_of_the_batchs_encoding(whisper_models, re
     start = model.tokenizer.sot_sequence(None, "transcribe")
     heads = np.asarray(model.alignment_heads, dtype=np.intc).reshape(-1, 2)
     special = dict(eot=model.special.eot, no_timestamps=model.special.no_timestamps)
-    alone = _core.whisper_align(model.core, model.encode(jfk), start, text, heads, **special)
+    alone = _core.whisper_word_attention(
+        model.core, model.encode(jfk), start, text, heads, **special
+    )
     batch = model.encode(np.stack([other, jfk, other]))
     for item, want in ((1, alone), (0, None)):
-        got = _core.whisper_align(model.core, batch, start, text, heads, item=item, **special)
+        got = _core.whisper_word_attention(
+            model.core, batch, start, text, heads, item=item, **special
+        )
         if want is not None:
             np.testing.assert_allclose(got[0], want[0], atol=1e-4)
             np.testing.assert_allclose(got[1], want[1], atol=1e-4)
@@ -101,7 +105,7 @@ def test_word_alignment_reads_a_window_of_the_batchs_encoding(whisper_models, re
             assert np.abs(got[0] - alone[0]).max() > 1e-2
     for bad in (-1, 3):
         with pytest.raises(saywho.OptionError, match="item"):
-            _core.whisper_align(model.core, batch, start, text, heads, item=bad, **special)
+            _core.whisper_word_attention(model.core, batch, start, text, heads, item=bad, **special)
 
 
 def test_a_batch_narrows_as_windows_finish_and_gives_its_encoding_back(whisper_models, recordings):
@@ -140,8 +144,8 @@ def test_a_batch_narrows_as_windows_finish_and_gives_its_encoding_back(whisper_m
     text = [t for t in alone.sequences_ids[0] if t < model.tokenizer.eot]
     heads = np.asarray(model.alignment_heads, dtype=np.intc).reshape(-1, 2)
     special = dict(eot=model.special.eot, no_timestamps=model.special.no_timestamps)
-    want = _core.whisper_align(model.core, alone_encoded, start, text, heads, **special)
-    got = _core.whisper_align(model.core, batch, start, text, heads, item=1, **special)
+    want = _core.whisper_word_attention(model.core, alone_encoded, start, text, heads, **special)
+    got = _core.whisper_word_attention(model.core, batch, start, text, heads, item=1, **special)
     np.testing.assert_allclose(got[0], want[0], atol=1e-4)
     np.testing.assert_allclose(got[1], want[1], atol=1e-4)
 

@@ -4,7 +4,8 @@ the CPU backend and the device opener include csrc/runtime/cpu/ headers; the
 units of csrc/runtime call each other without a cycle; every backend table
 names its slots in backend.h's order; Whisper's compute types are listed in
 csrc/whisper/whisper_compute.c alone (the extension and Python read that list);
-the extension's module.c only lists its parts and defines nothing they share.
+the extension's module.c only lists its parts and defines nothing they share;
+no source file is named "align" but the speaker assignment's, none "optional".
 
 Read from the sources by scripts/c_structure.py (nothing is built). Each rule
 is also shown failing on a copy of the tree with its regression put back.
@@ -80,6 +81,12 @@ def test_the_extension_module_only_lists_its_parts():
     assert "swpy_type_free" not in shared  # static inline: each part's own copy
 
 
+def test_one_word_one_meaning_in_file_names():
+    assert CHECK.misleading_names(REPO) == []
+    # the rule leaves the speaker assignment's own "align" files alone
+    assert all((REPO / home).exists() for home in CHECK.ALIGN_HOMES)
+
+
 @pytest.fixture
 def tree(tmp_path):
     """A copy of the C sources that a regression may be written into."""
@@ -123,7 +130,7 @@ REGRESSIONS = {
     "a kernel unit calling back into the backend": (
         "csrc/runtime/cpu/cpu_affine_relu.c",
         '#include "cpu_workers.h"',
-        '#include "cpu_workers.h"\n#include "cpu_capabilities.h"',
+        '#include "cpu_workers.h"\n#include "cpu_fused_entries.h"',
         "include_cycles",
     ),
     "a positional slot": (
@@ -187,6 +194,24 @@ def test_each_rule_finds_its_regression(tree, regression):
         "unnamed_slots",
         "compute_type_lists",
         "module_definitions",
+        "misleading_names",
     )
     others = {r for r in rules if r != rule}
     assert all(getattr(CHECK, r)(tree) == [] for r in others)
+
+
+# Issue 42's names put back: each file under the name it had.
+OLD_NAMES = {
+    "python/saywho/whisper/word_dtw.py": "python/saywho/whisper/alignment.py",
+    "csrc/whisper/whisper_word_attention.c": "csrc/whisper/whisper_align.c",
+    "csrc/runtime/fused_ops.h": "csrc/runtime/optional_ops.h",
+    "csrc/runtime/cpu/cpu_fused_entries.c": "csrc/runtime/cpu/cpu_optional.c",
+}
+
+
+@pytest.mark.parametrize("now", sorted(OLD_NAMES))
+def test_an_old_name_put_back_is_found(tree, now):
+    assert CHECK.misleading_names(tree) == []
+    (tree / now).rename(tree / OLD_NAMES[now])
+    found = CHECK.misleading_names(tree)
+    assert [f.split(":")[0] for f in found] == [OLD_NAMES[now]]

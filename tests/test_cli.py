@@ -255,7 +255,8 @@ def test_known_speakers_and_subtitle_options(tmp_path):
 
 
 def test_speaker_and_subtitle_flags_parse():
-    from saywho.cli.main import build_parser, known_speakers
+    from saywho.cli.main import build_parser
+    from saywho.cli.options import known_speakers
 
     args = build_parser().parse_args(
         ["--speaker", "Ann=a.wav", "--speaker", "Bob=b.wav", "--speaker", "Ann=c.wav"]

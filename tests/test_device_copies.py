@@ -255,15 +255,13 @@ def test_silero_forward_copies_windows_up_logits_down(runtimes, copy_log):
     assert out[0].shape == (10,)
 
 
-def test_word_alignment_copies_tokens_up_and_attention_rows_down(
-    whisper_models, recordings, copy_log
-):
+def test_word_timing_copies_tokens_up_and_attention_rows_down(whisper_models, recordings, copy_log):
     """Word timestamps' forward: the text is fed one token at a time; each step
     sends its token up and brings down the logits (the text tokens'
     probabilities). The alignment heads' cross-attention rows of every step
     gather on the device and come down once at the end. Nothing goes back up:
     the encoder output and the cache stay on the device."""
-    from saywho.whisper.alignment import _attention_and_probs
+    from saywho.whisper.word_dtw import _attention_and_probs
 
     model = whisper_models["tiny.en@cuda-emulated"]
     mel = log_mel_spectrogram(recordings["jfk"], model.dims["n_mels"])

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from saywho.whisper.alignment import negative_dtw
+from saywho.whisper.word_dtw import negative_dtw
 
 GOLDEN = Path(__file__).parent / "data" / "golden_words"
 

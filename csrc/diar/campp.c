@@ -7,7 +7,7 @@
  * through the backend's conv3x3 (on the CPU Winograd: F(2x2, 3x3) at stride
  * 1, F(2, 3) along the frames where the rows are halved; on a GPU an im2col
  * on the device and cuBLAS) and the first layer, one channel in, through its
- * conv3x3_single. Every backend has these entries (optional_ops.h): one path,
+ * conv3x3_single. Every backend has these entries (fused_ops.h): one path,
  * and a backend without them is refused when the model is created.
  *
  * A dense block keeps its growing feature map time-major, [rows, 1024], as

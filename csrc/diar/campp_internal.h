@@ -6,7 +6,7 @@
 #include "model_object.h"
 #include "campp.h"
 #include "ops.h"
-#include "optional_ops.h"
+#include "fused_ops.h"
 
 #define CAMPP_HEAD_CHANNELS 32 /* FCM's m_channels */
 #define CAMPP_HEAD_ROWS     10 /* 80 mel bins halved three times */

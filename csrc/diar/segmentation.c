@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "optional_ops.h"
+#include "fused_ops.h"
 #include "segmentation_internal.h"
 
 int64_t sw_segmentation_frames(int64_t samples)

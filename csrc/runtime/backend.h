@@ -259,7 +259,7 @@ struct sw_backend {
 
     /* ABI 6: what a backend may do beyond the ops above, and the layouts it
      * wants its weights in. A backend that declines an entry leaves it NULL
-     * and answers 0 for its capability (optional_ops.h wraps these for model
+     * and answers 0 for its capability (fused_ops.h wraps these for model
      * code). The CPU and CUDA backends both fill every fused entry, so CAM++
      * and segmentation call them without a second, composed path; a backend
      * without them is refused by those models by name. */

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fused_ops.h"
 #include "ops.h"
-#include "optional_ops.h"
 #include "widen.h"
 
 sw_weight_source sw_weight_source_make(sw_backend *be, const sw_named_tensor *tensors, int n,

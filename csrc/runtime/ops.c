@@ -1,6 +1,6 @@
 #include "ops.h"
 
-#include "optional_ops.h"
+#include "fused_ops.h"
 
 static sw_status same_backend(const char *op, const sw_tensor *a, const sw_tensor *b, sw_error *err)
 {

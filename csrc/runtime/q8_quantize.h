@@ -3,7 +3,7 @@
  * round-half-even(x * scale), so x ~= q / scale; a row of zeros gets scale 1
  * (all q 0). The CPU's products quantize their activations with it
  * (q8_gemm.h), and weights are quantized with it once at load (the backend's
- * prepare_q8, or optional_ops.c's host path for a backend without one). */
+ * prepare_q8, or fused_ops.c's host path for a backend without one). */
 #ifndef SW_Q8_QUANTIZE_H
 #define SW_Q8_QUANTIZE_H
 

@@ -7,8 +7,8 @@
 
 #include "cpu_backend.h"
 #include "elementwise_math.h"
+#include "fused_ops.h"
 #include "ops.h"
-#include "optional_ops.h"
 #include "q8_quantize.h"
 
 #define MAX_TENSORS 80

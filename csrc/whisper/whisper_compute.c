@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "optional_ops.h"
+#include "fused_ops.h"
 
 /* The computes, in sw_whisper_compute's order, with what each needs. The
  * CPU's bfloat16 keeps its convolutions and token embedding float32 and runs

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "optional_ops.h"
+#include "fused_ops.h"
 #include "whisper_internal.h"
 #include "whisper_search.h"
 

@@ -5,7 +5,7 @@
 
 #include "model_object.h"
 #include "ops.h"
-#include "optional_ops.h"
+#include "fused_ops.h"
 #include "whisper_model.h"
 
 /* A linear layer's weight [out, in]: float32 in `w`, or (compute int8) int8

@@ -10,8 +10,8 @@
 
 #include <string.h>
 
-#include "whisper_align.h"
 #include "whisper_generate.h"
+#include "whisper_word_attention.h"
 
 /* ---- a Python network, called back with the GIL held ---- */
 
@@ -272,40 +272,41 @@ done:
     return result;
 }
 
-/* ---- word alignment's forward ---- */
+/* ---- the forward pass word timestamps read ---- */
 
-typedef struct align_args {
+typedef struct word_attention_args {
     PyArrayObject *start, *text, *heads;
     int eot, no_timestamps, item;
     float *attention, *probs;
-} align_args;
+} word_attention_args;
 
-static void do_align(sw_whisper *model, const sw_whisper_audio *audio, void *ctx, sw_error *err)
+static void do_word_attention(sw_whisper *model, const sw_whisper_audio *audio, void *ctx,
+                              sw_error *err)
 {
-    align_args *a = ctx;
+    word_attention_args *a = ctx;
     sw_whisper_audio *one = NULL; /* the item's view when audio is a batch */
     if (sw_whisper_audio_batch(audio) > 1 || a->item != 0) {
         if (sw_whisper_audio_item(audio, a->item, &one, err) != SW_OK)
             return;
         audio = one;
     }
-    sw_whisper_align(model, audio, PyArray_DATA(a->start), (int)PyArray_DIM(a->start, 0),
-                     PyArray_DATA(a->text), (int)PyArray_DIM(a->text, 0), a->eot, a->no_timestamps,
-                     PyArray_DATA(a->heads), (int)PyArray_DIM(a->heads, 0), a->attention, a->probs,
-                     err);
+    sw_whisper_word_attention(model, audio, PyArray_DATA(a->start), (int)PyArray_DIM(a->start, 0),
+                              PyArray_DATA(a->text), (int)PyArray_DIM(a->text, 0), a->eot,
+                              a->no_timestamps, PyArray_DATA(a->heads),
+                              (int)PyArray_DIM(a->heads, 0), a->attention, a->probs, err);
     sw_whisper_audio_free(one);
 }
 
-static PyObject *py_whisper_align(PyObject *self, PyObject *args, PyObject *kwargs)
+static PyObject *py_whisper_word_attention(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"model", "encoder_output", "start", "text", "heads",
                              "eot",   "no_timestamps",  "item",  NULL};
     PyObject *model, *enc, *start_obj, *text_obj, *heads_obj;
-    align_args a;
+    word_attention_args a;
     memset(&a, 0, sizeof a);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOO|$iii:whisper_align", kwlist, &model, &enc,
-                                     &start_obj, &text_obj, &heads_obj, &a.eot, &a.no_timestamps,
-                                     &a.item))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOO|$iii:whisper_word_attention", kwlist,
+                                     &model, &enc, &start_obj, &text_obj, &heads_obj, &a.eot,
+                                     &a.no_timestamps, &a.item))
         return NULL;
     PyObject *attention = NULL, *probs = NULL, *result = NULL;
     int flags = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST;
@@ -314,12 +315,14 @@ static PyObject *py_whisper_align(PyObject *self, PyObject *args, PyObject *kwar
     a.heads = a.text ? (PyArrayObject *)PyArray_FROMANY(heads_obj, NPY_INT, 2, 2, flags) : NULL;
     if (!a.heads || PyArray_DIM(a.heads, 1) != 2 || PyArray_DIM(a.heads, 0) < 1) {
         PyErr_Clear();
-        PyErr_SetString(SwOptionError, "whisper_align: start and text are token ids, heads "
-                                       "(layer, head) pairs");
+        PyErr_SetString(SwOptionError,
+                        "whisper_word_attention: start and text are token ids, heads "
+                        "(layer, head) pairs");
         goto done;
     }
     if (!swpy_is_whisper_model(model)) {
-        PyErr_SetString(PyExc_TypeError, "whisper_align needs a saywho._core.WhisperModel");
+        PyErr_SetString(PyExc_TypeError,
+                        "whisper_word_attention needs a saywho._core.WhisperModel");
         goto done;
     }
     PyObject *dims = PyObject_GetAttrString(model, "dims");
@@ -341,7 +344,7 @@ static PyObject *py_whisper_align(PyObject *self, PyObject *args, PyObject *kwar
         goto done;
     a.attention = PyArray_DATA((PyArrayObject *)attention);
     a.probs = PyArray_DATA((PyArrayObject *)probs);
-    if (swpy_whisper_run(model, enc, do_align, &a) == 0)
+    if (swpy_whisper_run(model, enc, do_word_attention, &a) == 0)
         result = PyTuple_Pack(2, attention, probs);
 done:
     Py_XDECREF(attention);
@@ -353,8 +356,9 @@ done:
 }
 
 static PyMethodDef generate_functions[] = {
-    {"whisper_align", (PyCFunction)(void (*)(void))py_whisper_align, METH_VARARGS | METH_KEYWORDS,
-     "whisper_align(model, encoder_output, start, text, heads [(layer, head)], *, eot, "
+    {"whisper_word_attention", (PyCFunction)(void (*)(void))py_whisper_word_attention,
+     METH_VARARGS | METH_KEYWORDS,
+     "whisper_word_attention(model, encoder_output, start, text, heads [(layer, head)], *, eot, "
      "no_timestamps) -> (attention float32 [heads, positions, n_audio_ctx], text_probs "
      "float32 [len(text)]): the decoder over start + <|notimestamps|> + text + eot of one "
      "window (item=i: window i of a batch's encoder output, no copy), as word timestamps read "

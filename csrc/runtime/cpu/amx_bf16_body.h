@@ -29,15 +29,7 @@ SW_AMX_BF16_LINKAGE void SW_AMX_BF16_NAME(int m, int kp, const uint16_t *a, cons
         int top = rows < 16 ? rows : 16, bottom = rows - top;
         const uint16_t *ar = a + (long)r0 * kp;
         sw_tile_config cfg;
-        memset(&cfg, 0, sizeof cfg);
-        sw_tile_shape(&cfg, 0, top, 64);
-        sw_tile_shape(&cfg, 1, top, 64);
-        sw_tile_shape(&cfg, 2, bottom, 64);
-        sw_tile_shape(&cfg, 3, bottom, 64);
-        sw_tile_shape(&cfg, 4, top, 64);
-        sw_tile_shape(&cfg, 5, bottom, 64);
-        sw_tile_shape(&cfg, 6, 16, 64);
-        sw_tile_shape(&cfg, 7, 16, 64);
+        sw_tile_halves_by_blocks(&cfg, top, bottom);
         SW_TILE_CONFIG(&cfg); /* zeroes every tile */
         for (int s = 0; s < steps; s++) {
             SW_TILE_LOAD(4, ar + 32L * s, a_stride);

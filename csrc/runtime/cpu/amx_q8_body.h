@@ -32,15 +32,7 @@ SW_AMX_Q8_LINKAGE void SW_AMX_Q8_NAME(int m, int b0, int b1, int k, const int8_t
         const int8_t *a = qa + (long)r0 * k;
         if (steps) { /* loading a configuration zeroes the tiles: once a row group */
             sw_tile_config cfg;
-            memset(&cfg, 0, sizeof cfg);
-            sw_tile_shape(&cfg, 0, top, 64);
-            sw_tile_shape(&cfg, 1, top, 64);
-            sw_tile_shape(&cfg, 2, bottom, 64);
-            sw_tile_shape(&cfg, 3, bottom, 64);
-            sw_tile_shape(&cfg, 4, top, 64);
-            sw_tile_shape(&cfg, 5, bottom, 64);
-            sw_tile_shape(&cfg, 6, 16, 64);
-            sw_tile_shape(&cfg, 7, 16, 64);
+            sw_tile_halves_by_blocks(&cfg, top, bottom);
             SW_TILE_CONFIG(&cfg);
         }
         for (int b = b0; b < b1; b += 2) {

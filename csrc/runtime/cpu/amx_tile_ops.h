@@ -8,6 +8,8 @@
 #ifndef SW_AMX_TILE_OPS_H
 #define SW_AMX_TILE_OPS_H
 
+#include <string.h>
+
 #include "amx_build.h"
 #include "amx_emu.h" /* sw_tile_config, both ways */
 
@@ -65,6 +67,24 @@ static inline void sw_tile_shape(sw_tile_config *cfg, int t, int rows, int colsb
     cfg->palette = 1;
     cfg->rows[t] = (uint8_t)rows;
     cfg->colsb[t] = (uint16_t)(rows ? colsb : 0);
+}
+
+/* The layout both products (amx_bf16_body.h, amx_q8_body.h) load for a group
+ * of up to 32 activation rows, `top` in the first half and `bottom` in the
+ * second: tiles 0-3 the sums of the two halves x two weight blocks, 4-5 the
+ * halves' activations, 6-7 the blocks' 16 weight rows, 64 bytes a row each.
+ * Loading it (SW_TILE_CONFIG) zeroes every tile. */
+static inline void sw_tile_halves_by_blocks(sw_tile_config *cfg, int top, int bottom)
+{
+    memset(cfg, 0, sizeof *cfg);
+    sw_tile_shape(cfg, 0, top, 64);
+    sw_tile_shape(cfg, 1, top, 64);
+    sw_tile_shape(cfg, 2, bottom, 64);
+    sw_tile_shape(cfg, 3, bottom, 64);
+    sw_tile_shape(cfg, 4, top, 64);
+    sw_tile_shape(cfg, 5, bottom, 64);
+    sw_tile_shape(cfg, 6, 16, 64);
+    sw_tile_shape(cfg, 7, 16, 64);
 }
 
 #endif

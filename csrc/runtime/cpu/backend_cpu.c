@@ -12,7 +12,7 @@
 #include "elementwise_math.h"
 #include "bf16_gemm.h"
 #include "host_memory.h"
-#include "cpu_capabilities.h"
+#include "cpu_fused_entries.h"
 #include "q8_gemm.h"
 #include "q8_packed.h"
 #include "cpu_dispatch.h"

@@ -27,7 +27,6 @@ from ..models.hub import AUTO, default_model_name
 from .options import (
     add_processing_options,
     check_processing_options,
-    known_speakers,  # noqa: F401  (the tests take it from here)
     pipeline_kwargs,
     process_kwargs,
     write_kwargs,

@@ -157,7 +157,7 @@ def batched_segments(
                 for piece in pieces:
                     piece["tokens"] = cut_repeats(piece["tokens"], repetition_guard)
             if words is not None:
-                # the alignment reads the window from the batch's encoding
+                # word timing reads the window from the batch's encoding
                 # (a view, no copy), as faster-whisper's batched pipeline does
                 last_speech = add_word_timings(
                     model, pieces, encoded, size, int(chunk.offset * 100), last_speech, language,

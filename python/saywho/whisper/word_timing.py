@@ -1,7 +1,7 @@
 """Word timestamps: each window's pieces get their words' times.
 
-The alignment (cross-attention through dynamic time warping) runs in the
-core (saywho.whisper.alignment); this module applies faster-whisper's
+The words' times (the alignment heads' cross-attention through dynamic time
+warping) come from saywho.whisper.word_dtw; this module applies faster-whisper's
 rules on top: a median word length, sentence ends at most twice that,
 punctuation merged into its word, and a piece's bounds moved to its words.
 Both modes call it (saywho.whisper.seek_loop, saywho.whisper.batched).
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .alignment import align_words, merge_punctuations
 from .segments import Word
+from .word_dtw import dtw_word_timings, merge_punctuations
 
 
 def add_word_timings(
@@ -32,7 +32,7 @@ def add_word_timings(
     per_piece = [[tok for tok in p["tokens"] if tok < tokenizer.eot] for p in pieces]
     text_tokens = [tok for toks in per_piece for tok in toks]
     start_sequence = tokenizer.sot_sequence(language if model.is_multilingual else None, task)
-    timings = align_words(
+    timings = dtw_word_timings(
         model, encoder_output, start_sequence, text_tokens, num_frames, language, item
     )
     durations = np.array([w.end - w.start for w in timings])

@@ -1,5 +1,5 @@
-/* The backend table's ABI 6 entries (backend.h, optional_ops.h), on the CPU
- * and (test_optional_ops_emulated) on the CUDA backend's kernels: a backend
+/* The backend table's ABI 6 entries (backend.h, fused_ops.h), on the CPU
+ * and (test_fused_ops_emulated) on the CUDA backend's kernels: a backend
  * provides an entry exactly where `supports` says so, a declined entry
  * called anyway fails with SW_ERR_ARG, and what a backend provides gives
  * what the table's plain ops give: a prepared linear layer's fused product
@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "fused_ops.h"
 #include "ops.h"
-#include "optional_ops.h"
 #include "q8_gemm.h"
 
 static float frand(void)
@@ -422,7 +422,7 @@ int main(void)
     sw_backend *b = NULL;
     CHECK(sw_test_backend_open(2, &b, &err) == SW_OK);
     if (!b)
-        return sw_check_summary("test_optional_ops");
+        return sw_check_summary("test_fused_ops");
     srand(5);
     test_entries_match_answers(b);
     test_gather_linear(b, 37, 40, 32);  /* narrow: the CPU keeps its weight transposed */
@@ -437,5 +437,5 @@ int main(void)
     test_prepare_q8(b, 7, 33);  /* too small to pack: row-major everywhere */
     CHECK(b->memory(b).allocated == 0);
     b->destroy(b);
-    return sw_check_summary("test_optional_ops");
+    return sw_check_summary("test_fused_ops");
 }

@@ -1,4 +1,4 @@
-#include "whisper_align.h"
+#include "whisper_word_attention.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,7 +17,7 @@ static sw_status take_heads(sw_whisper_state *st, const int *heads, int n_heads,
     for (int h = 0; h < n_heads; h++) {
         const sw_tensor *t = sw_whisper_state_cross_attention(st, heads[2 * h]);
         if (!t)
-            return sw_fail(err, SW_ERR_INTERNAL, "whisper align: no cross-attention kept");
+            return sw_fail(err, SW_ERR_INTERNAL, "whisper word attention: no cross-attention kept");
         sw_tensor src = sw_tensor_slice(t, heads[2 * h + 1] * block, 1, block, 0, 0);
         sw_tensor dst = sw_tensor_slice(att, ((int64_t)h * n_pos + pos) * ctx, 1, block, 0, 0);
         if (sw_scale(&src, 1.0f, &dst, err))
@@ -38,31 +38,33 @@ static float text_prob(const float *logits, int eot, int id)
     return expf(logits[id] - mx) / (float)sum;
 }
 
-sw_status sw_whisper_align(sw_whisper *m, const sw_whisper_audio *audio, const int32_t *start,
-                           int n_start, const int32_t *text, int n_text, int eot, int no_timestamps,
-                           const int *heads, int n_heads, float *attention, float *text_probs,
-                           sw_error *err)
+sw_status sw_whisper_word_attention(sw_whisper *m, const sw_whisper_audio *audio,
+                                    const int32_t *start, int n_start, const int32_t *text,
+                                    int n_text, int eot, int no_timestamps, const int *heads,
+                                    int n_heads, float *attention, float *text_probs, sw_error *err)
 {
     const sw_whisper_dims *d = sw_whisper_get_dims(m);
     int n_pos = n_start + n_text + 2;
     if (sw_whisper_audio_batch(audio) != 1)
-        return sw_fail(err, SW_ERR_ARG, "whisper align: one window at a time (batch %d)",
+        return sw_fail(err, SW_ERR_ARG, "whisper word attention: one window at a time (batch %d)",
                        sw_whisper_audio_batch(audio));
     if (n_start < 1 || n_text < 0 || n_pos > d->n_text_ctx || n_heads < 1)
-        return sw_fail(err, SW_ERR_ARG,
-                       "whisper align: %d tokens do not fit the %d positions of the text context",
-                       n_pos, d->n_text_ctx);
+        return sw_fail(
+            err, SW_ERR_ARG,
+            "whisper word attention: %d tokens do not fit the %d positions of the text context",
+            n_pos, d->n_text_ctx);
     for (int h = 0; h < n_heads; h++)
         if (heads[2 * h] < 0 || heads[2 * h] >= d->n_text_layer || heads[2 * h + 1] < 0 ||
             heads[2 * h + 1] >= d->n_text_head)
-            return sw_fail(err, SW_ERR_ARG, "whisper align: no head (%d, %d) in this model",
-                           heads[2 * h], heads[2 * h + 1]);
+            return sw_fail(err, SW_ERR_ARG,
+                           "whisper word attention: no head (%d, %d) in this model", heads[2 * h],
+                           heads[2 * h + 1]);
     sw_whisper_state *st = NULL;
     sw_tensor att = {0};
     int64_t att_shape[3] = {n_heads, n_pos, d->n_audio_ctx};
     float *logits = malloc((size_t)d->n_vocab * sizeof *logits);
     if (!logits) {
-        sw_fail(err, SW_ERR_NOMEM, "whisper align: out of host memory");
+        sw_fail(err, SW_ERR_NOMEM, "whisper word attention: out of host memory");
         goto done;
     }
     if (sw_tensor_new(m->obj.be, SW_F32, 3, att_shape, &att, err) ||

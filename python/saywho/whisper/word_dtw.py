@@ -38,9 +38,9 @@ class WordTiming:
 def _attention_and_probs(model, encoder_output, start_sequence, text_tokens, heads, item=0):
     """Cross-attention rows of ``heads`` for every input position, and the
     probability of each text token under a softmax over text tokens; one
-    call to the core (csrc/whisper/whisper_align.c)."""
+    call to the core (csrc/whisper/whisper_word_attention.c)."""
     special = model.special
-    return _core.whisper_align(
+    return _core.whisper_word_attention(
         model.core,
         encoder_output,
         list(start_sequence),
@@ -73,7 +73,7 @@ def negative_dtw(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _core.negative_dtw(np.ascontiguousarray(matrix, dtype=np.float32))
 
 
-def align_words(
+def dtw_word_timings(
     model,
     encoder_output,
     start_sequence: list[int],

@@ -1,8 +1,8 @@
-/* The CPU backend's ABI 6 entries (backend.h): its fused kernels and the
+/* The CPU backend's fused entries (backend.h, ABI 6): its fused kernels and the
  * weight layouts they want, which model code reaches only through the table
- * (optional_ops.h). */
-#ifndef SW_CPU_CAPABILITIES_H
-#define SW_CPU_CAPABILITIES_H
+ * (fused_ops.h). */
+#ifndef SW_CPU_FUSED_ENTRIES_H
+#define SW_CPU_FUSED_ENTRIES_H
 
 #include "backend.h"
 

@@ -1,7 +1,7 @@
-/* The ABI 6 entries for model code (optional_ops.h): each checks that the
+/* The fused entries for model code (fused_ops.h): each checks that the
  * backend has the entry and hands the call over; the backend checks shapes,
  * as its kernels always did. */
-#include "optional_ops.h"
+#include "fused_ops.h"
 
 #include <stdlib.h>
 

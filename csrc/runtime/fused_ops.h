@@ -1,9 +1,13 @@
-/* Model code's door to the backend table's ABI 6 entries (backend.h): what a
- * backend may do beyond the ops every backend has. A model asks
- * sw_supports() (where it cannot do without an entry: once, refusing a
- * backend that lacks it); it never asks which backend it has. */
-#ifndef SW_OPTIONAL_OPS_H
-#define SW_OPTIONAL_OPS_H
+/* Model code's door to the backend table's fused entries (backend.h, ABI 6
+ * on): the fused passes of CAM++ and segmentation and Whisper's search step,
+ * the weight preparation they and matmul_q8 read, and the `supports`
+ * question before them. ops.h holds the plain ops every backend has; these
+ * are the entries a backend fills with its own fused kernels (the CPU's
+ * cpu/cpu_fused_entries.c, CUDA's fused.cu). A model asks sw_supports()
+ * (where it cannot do without an entry: once, refusing a backend that lacks
+ * it); it never asks which backend it has. */
+#ifndef SW_FUSED_OPS_H
+#define SW_FUSED_OPS_H
 
 #include "backend.h"
 

@@ -1,6 +1,6 @@
 /* The CPU backend's answers to `supports`, its weight layouts and its fused
  * kernels, each a thin adapter to the kernel's own file. */
-#include "cpu_capabilities.h"
+#include "cpu_fused_entries.h"
 
 #include <limits.h>
 #include <stdatomic.h>
