@@ -211,7 +211,7 @@ def test_campp_forward_copies_features_and_tables_up_embeddings_down(runtimes, c
     assert len(copies) == 19
 
 
-def test_campp_span_copies_audio_and_frame_ids_up_embeddings_down(runtimes, copy_log):
+def test_campp_span_forward_copies_audio_and_frame_ids_up_embeddings_down(runtimes, copy_log):
     """Where the device makes the features (run_span, issue 38), a call
     sends the span's samples and the kept frames' int32 ids, never the 80
     floats of a frame: the only upload that changes with the audio is the
