@@ -62,11 +62,14 @@ def whisper_budget(runtime, model_name: str, beam: int) -> tuple[dict, dict, lis
     return per(decoder, result.steps), per(encoder, 1), result.sequences_ids[0]
 
 
-def diarization_budget(runtime, models: str) -> tuple[dict, dict]:
+def diarization_budget(runtime, models: str) -> tuple[dict, dict, dict]:
     """Per 10 s chunk and per batch of chunks (the Diarizer's default batch:
     32 on a GPU, device_batch.py) on jfk: ``models`` "ge2e", the tests'
     segmentation-3.0 and GE2E, or "default", the ones the wheel ships
-    (segmentation-3.0 and CAM++)."""
+    (segmentation-3.0 and CAM++). The figures are a second diarization's
+    on the same Diarizer (what every batch of a long recording costs); the
+    third dict is the first one's per chunk, with what a model makes once
+    (CAM++'s chunk tables)."""
     import saywho
     from saywho.diarization import Diarizer
     from saywho.models.bundled import default_diarization_models
@@ -79,8 +82,10 @@ def diarization_budget(runtime, models: str) -> tuple[dict, dict]:
         batches = -(-chunks // d.batch_size)
         runtime.counters(reset=True)
         d(audio)
+        first = runtime.counters(reset=True)
+        d(audio)
         counted = runtime.counters(reset=True)
-    return per(counted, chunks), per(counted, batches)
+    return per(counted, chunks), per(counted, batches), per(first, chunks)
 
 
 def main() -> int:
@@ -100,8 +105,8 @@ def main() -> int:
     device_name = runtime.device_name
     try:
         decoder, encoder, tokens = whisper_budget(runtime, args.model, args.beam)
-        diarization, diarization_batch = diarization_budget(runtime, "ge2e")
-        default_chunk, default_batch = diarization_budget(runtime, "default")
+        diarization, diarization_batch, _ = diarization_budget(runtime, "ge2e")
+        default_chunk, default_batch, default_first = diarization_budget(runtime, "default")
     finally:
         runtime.close()
     figures = {
@@ -111,6 +116,7 @@ def main() -> int:
         "diarization_batch": diarization_batch,
         "campp_chunk": default_chunk,
         "campp_batch": default_batch,
+        "campp_first_chunk": default_first,
     }
     if args.json:
         print(json.dumps(figures))

@@ -336,15 +336,16 @@ static sw_status open_device(sw_cuda *c, int device_index, sw_error *err)
  * in every product (tensor cores), the token search's step (search_step),
  * attention at a length read from device memory (graphs replay it), and the
  * fused entries CAM++ and segmentation call (fused.cu), for any channel
- * counts. Its int8 weights are the core's row-major ones (prepare_q8 NULL,
- * fused_ops.c). */
+ * counts, and the embeddings' features from the audio (features.cu). Its int8
+ * weights are the core's row-major ones (prepare_q8 NULL, fused_ops.c). */
 static int cuda_supports(sw_backend *, sw_capability cap, int64_t a, int64_t b)
 {
     switch (cap) {
     case SW_CAP_HALF_WEIGHTS:
     case SW_CAP_DEVICE_LENGTH:
     case SW_CAP_AFFINE_RELU_ROWS:
-    case SW_CAP_SPAN_ABS_POOL: return 1;
+    case SW_CAP_SPAN_ABS_POOL:
+    case SW_CAP_FBANK: return 1;
     case SW_CAP_SEARCH_STEP: return a >= 1 && a <= SW_SEARCH_MAX_K;
     case SW_CAP_GATHER_LINEAR: return b >= 1;
     case SW_CAP_CONV3X3: return a >= 1 && b >= 1;
@@ -405,6 +406,8 @@ static const sw_backend table = {
     .capture_end = sw_cuda_capture_end,
     .graph_launch = sw_cuda_graph_launch,
     .graph_free = sw_cuda_graph_free,
+    .fbank = sw_cuda_fbank,
+    .gather_centered = sw_cuda_gather_centered,
 };
 
 extern "C" __attribute__((visibility("default"))) sw_status

@@ -200,6 +200,12 @@ sw_status sw_cuda_span_abs_pool(sw_backend *be, const sw_tensor *span, const int
                                 const float *scale, const float *shift, int pool, sw_tensor *y,
                                 sw_error *err);
 
+/* features.cu: speaker-embedding features on the device (ABI 12) */
+sw_status sw_cuda_fbank(sw_backend *be, const sw_tensor *samples, const sw_fbank_params *p,
+                        const sw_tensor *banks, sw_tensor *out, sw_error *err);
+sw_status sw_cuda_gather_centered(sw_backend *be, const sw_tensor *table, const sw_tensor *ids,
+                                  int batch, const int64_t *off, sw_tensor *out, sw_error *err);
+
 /* search_step.cu: a step of Whisper's token search (ABI 7; work: ABI 9) */
 sw_status sw_cuda_search_step(sw_backend *be, const sw_tensor *logits, const sw_tensor *mask,
                               sw_tensor *work, const sw_search_params *p, const sw_search_row *rows,

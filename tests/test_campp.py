@@ -164,6 +164,39 @@ def test_cuda_front_halves_match_the_cpu(tensors, runtime, runtimes, device):
     assert np.abs(emb_dev - emb_cpu).max() <= 1e-4 * np.abs(emb_cpu).max()
 
 
+@pytest.mark.parametrize("device", GPU_DEVICES)
+def test_features_made_on_the_device_match_the_cpu(tensors, runtime, runtimes, device):
+    """embed_speakers_in_span where the device makes the fbank from the span
+    (run_span: the samples and the kept frames' ids go up, not the
+    features): the CPU's embeddings, whose features are the host's, within
+    the forward's tolerance; a mask keeping too few frames is NaN on both.
+    2 s chunks of real speech (the emulator is slow)."""
+    audio = load_audio(shared_file("two_speakers.wav"))[16000 * 7 : 16000 * 10]
+    offsets = np.array([0, 8000, 16000], np.int64)
+    masks = np.zeros((3, 2, 100), np.float32)
+    masks[:, 0, 10:70] = 1
+    masks[1, 1, 40:100] = 1
+    masks[2, 1, 5:6] = 1  # one frame in 100 = 2 of the chunk's 198: too few
+    with CamppEmbedding(tensors, runtime) as cpu:
+        assert not cpu._model.features_on_device()
+        want = cpu.embed_speakers_in_span(audio, offsets, 32000, masks)
+    with CamppEmbedding(tensors, runtimes[device], batch_frames=250) as on_device:
+        assert on_device._model.features_on_device()
+        got = on_device.embed_speakers_in_span(audio, offsets, 32000, masks)
+    assert np.isnan(want[2, 1]).all() and np.isnan(got[2, 1]).all()
+    assert np.isnan(want[0, 1]).all() and np.isnan(got[0, 1]).all()
+    keep = np.isfinite(want[..., 0])
+    assert keep.sum() == 4 and (np.isfinite(got[..., 0]) == keep).all()
+    assert np.abs(got[keep] - want[keep]).max() <= 1e-4 * np.abs(want[keep]).max()
+
+
+def test_run_span_is_refused_where_the_host_makes_the_features(tensors, runtime):
+    """The CPU declines the features entries: run_span says so."""
+    with _core.CamppModel(runtime, tensors) as model:
+        with pytest.raises(_core.OptionError, match="does not make features"):
+            model.run_span(np.zeros(16000, np.float32), np.arange(10), [10], 2000)
+
+
 def test_span_fbank_equals_each_chunks_own(tensors, runtime):
     """The diarizer's overlapping chunks share one fbank of their span: the
     same embeddings, bit for bit, as each chunk's own fbank."""

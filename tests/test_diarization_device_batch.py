@@ -108,14 +108,18 @@ def test_diarization_chunks_within_the_budget(runtimes, speech):
     np.testing.assert_allclose(result.embeddings, cpu.embeddings, atol=2e-3)
 
 
-def test_default_campp_diarization_within_the_budget(runtimes):
+def test_default_campp_diarization_within_the_budget(runtimes, tmp_path, monkeypatch):
     """The default models (segmentation-3.0 and CAM++, as the wheel ships
     them) on jfk (2 chunks, one batch) on the emulated GPU: one wait for
     the scores, one for the embeddings, at most one 192-float embedding per
     (chunk, speaker) down; the CPU's speakers and embeddings. CAM++ runs on
     the backend's fused entries (cuda/fused.cu): its 3x3 convolutions find
     their taps on the device, so no id tables go up (437.5 launches and 1.5
-    MB up a chunk; the composed path took 583.5 and 9.7 MB)."""
+    MB up a chunk; the composed path took 583.5 and 9.7 MB). Its features
+    are made on the device from the span (cuda/features.cu), and its chunk
+    tables once per model: a second diarization sends the span's audio once
+    for each network and 233 KB of tables a chunk (was 1.5 MB: the kept
+    frames' features and the chunk tables at every call)."""
     from saywho.models.bundled import default_diarization_models
 
     jfk = saywho.load_audio(shared_file("jfk.wav"))
@@ -124,15 +128,28 @@ def test_default_campp_diarization_within_the_budget(runtimes):
     with Diarizer(seg, emb, runtime=device) as d:
         assert d.batch_size == DEVICE_BATCH
         chunks = len(d._chunk_starts(len(jfk)))
+        d(jfk)  # the models' tables, made once
+        log = tmp_path / "copies.log"  # the emulator's copies (docs/cuda_emulator.md)
+        monkeypatch.setenv("SAYWHO_CUDA_EMU_COPY_LOG", str(log))
         device.counters(reset=True)
         result = d(jfk)
         counted = device.counters(reset=True)
+        monkeypatch.delenv("SAYWHO_CUDA_EMU_COPY_LOG")
     with Diarizer(seg, emb, runtime=runtimes["cpu"]) as d:
         cpu = d(jfk)
     print(f"{chunks} chunks: {counted}")
     assert counted["host_syncs"] <= 2
     assert counted["bytes_down"] <= chunks * (SEG_OUT_PER_CHUNK + 3 * 192 * 4)
     assert counted["launches"] <= 450 * chunks
-    assert counted["bytes_up"] <= 2_000_000 * chunks
+    # up: jfk's 11 s is the one batch's span, once for the segmentation and
+    # once for CAM++'s features, then the tables of the shapes; with the
+    # features made on the host CAM++'s span would not go up, they would
+    # (320 bytes a kept frame)
+    copies = [line.split() for line in log.read_text().splitlines()]
+    ups = [int(n) for kind, n, _ in copies if kind == "H2D"]
+    assert sum(ups) == counted["bytes_up"]
+    span = jfk.astype(np.float32).nbytes
+    assert len([n for n in ups if n >= span]) == 2 and span in ups
+    assert counted["bytes_up"] <= 2 * span + 300_000 * chunks
     assert result.speakers == cpu.speakers
     np.testing.assert_allclose(result.embeddings, cpu.embeddings, atol=2e-3)

@@ -244,48 +244,66 @@ typedef struct dtdnn {
     sw_tensor pool;         /* per item [segments, frames]: frame weights of mean + segment mean */
     sw_tensor mask_ids;     /* (row, channel) -> its segment's sigmoid in the softmax pairs */
     sw_tensor buf;          /* [n * 32, 32]: each row's 1024 block features, 32 chunks of 32 */
-    sw_tensor chunk_ids;    /* for every k in 1..32, chunks 0..k-1 of every row of buf */
+    const sw_campp *model;  /* its chunk tables (chunk_tables) */
     sw_tensor tmp, h, y, ctx, ctx_h, logits, mask;
 } dtdnn;
 
 static void dtdnn_free(dtdnn *d)
 {
-    sw_tensor *all[] = {&d->local_ids[0], &d->local_ids[1], &d->pool, &d->mask_ids, &d->buf,
-                        &d->chunk_ids,    &d->tmp,          &d->h,    &d->y,        &d->ctx,
-                        &d->ctx_h,        &d->logits,       &d->mask};
+    sw_tensor *all[] = {&d->local_ids[0], &d->local_ids[1], &d->pool,   &d->mask_ids,
+                        &d->buf,          &d->tmp,          &d->h,      &d->y,
+                        &d->ctx,          &d->ctx_h,        &d->logits, &d->mask};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         sw_tensor_free(all[i]);
 }
 
 /* The rows of buf that hold chunks 0 .. k - 1 of every row, row by row, for
- * every k: one table per forward, uploaded once, instead of one upload per
- * layer (a layer reads a prefix of every row and writes a chunk). */
-static int64_t chunk_table_at(int64_t n, int64_t k)
+ * every k (a layer reads a prefix of every row and writes a chunk). They
+ * depend on the row count alone, and the first n rows' ids of k chunks are
+ * the first n * k of any longer table's: so the model keeps one table, for
+ * m->chunk_rows rows, on the backend (freed with the weights), and a
+ * forward of n rows slices it. It grows (to twice its rows, or n) when a
+ * forward has more rows: an upload of 2,112 bytes a row once, instead of
+ * every forward. */
+static int64_t chunk_table_at(int64_t rows, int64_t k)
 {
-    return n * k * (k - 1) / 2;
+    return rows * k * (k - 1) / 2;
 }
 
-static sw_status chunk_tables(sw_backend *be, int64_t n, sw_tensor *ids, sw_error *err)
+static sw_status chunk_tables(sw_campp *m, int64_t n, sw_error *err)
 {
-    int64_t total = chunk_table_at(n, CAMPP_CHUNKS + 1);
+    if (n <= m->chunk_rows)
+        return SW_OK;
+    int64_t rows = n > 2 * m->chunk_rows ? n : 2 * m->chunk_rows;
+    int64_t total = chunk_table_at(rows, CAMPP_CHUNKS + 1);
+    if (rows * CAMPP_CHUNKS > INT32_MAX)
+        return sw_fail(err, SW_ERR_ARG, "CAM++: %lld rows are too many", (long long)n);
     int32_t *id = malloc((size_t)total * sizeof *id), *p = id;
     for (int64_t k = 1; id && k <= CAMPP_CHUNKS; k++)
-        for (int64_t r = 0; r < n; r++)
+        for (int64_t r = 0; r < rows; r++)
             for (int64_t c = 0; c < k; c++)
                 *p++ = (int32_t)(r * CAMPP_CHUNKS + c);
-    return upload_ids(be, id, total, ids, err);
+    sw_tensor_free(&m->chunk_ids);
+    m->chunk_rows = 0;
+    if (upload_ids(m->obj.be, id, total, &m->chunk_ids, err) == SW_OK)
+        m->chunk_rows = rows;
+    return err->code;
 }
 
 static sw_tensor chunk_ids(const dtdnn *d, int64_t chunks)
 {
-    return sw_tensor_slice(&d->chunk_ids, chunk_table_at(d->n, chunks), 1, d->n * chunks, 0, 0);
+    const sw_campp *m = d->model;
+    return sw_tensor_slice(&m->chunk_ids, chunk_table_at(m->chunk_rows, chunks), 1, d->n * chunks,
+                           0, 0);
 }
 
 /* The context of a CAM layer is each channel's mean over the item plus its
  * mean over the segment of CAMPP_SEG_LEN frames the frame falls in (the last
  * segment may be shorter, and averages what it has). */
-static sw_status dtdnn_init(sw_backend *be, dtdnn *d, sw_error *err)
+static sw_status dtdnn_init(sw_campp *m, dtdnn *d, sw_error *err)
 {
+    sw_backend *be = m->obj.be;
+    d->model = m;
     const items *it = d->it;
     int64_t n = d->n, segs = it->soff[it->batch];
     float *pool = malloc((size_t)it->poff[it->batch] * sizeof *pool);
@@ -321,7 +339,7 @@ static sw_status dtdnn_init(sw_backend *be, dtdnn *d, sw_error *err)
         if (time_ids(be, it->batch, it->hoff, it->hoff, 3, 1, k + 1, &d->local_ids[k], err) !=
             SW_OK)
             return err->code;
-    if (chunk_tables(be, n, &d->chunk_ids, err) == SW_OK &&
+    if (chunk_tables(m, n, err) == SW_OK &&
         fresh(be, &d->buf, n * CAMPP_CHUNKS, CAMPP_GROWTH, err) == SW_OK &&
         fresh(be, &d->tmp, n, 2 * CAMPP_OUT_CHANNELS, err) == SW_OK &&
         fresh(be, &d->h, n, CAMPP_BN_CHANNELS, err) == SW_OK &&
@@ -435,7 +453,7 @@ static sw_status forward_rest(sw_campp *m, sw_tensor *x, const items *it, float 
         /* mean and unbiased standard deviation over each item's frames
          * (summed in double), then the dense layer: only the embeddings
          * come back */
-        if (dtdnn_init(be, &d, err) == SW_OK && dtdnn_run(m, &d, &t1, &y, err) == SW_OK &&
+        if (dtdnn_init(m, &d, err) == SW_OK && dtdnn_run(m, &d, &t1, &y, err) == SW_OK &&
             fresh(be, &stats, it->batch, 2 * CAMPP_OUT_CHANNELS, err) == SW_OK) {
             for (int b = 0; b < it->batch && err->code == SW_OK; b++) {
                 sw_tensor item = sw_tensor_slice(&y, it->hoff[b] * CAMPP_OUT_CHANNELS, 3, 1,
@@ -501,6 +519,19 @@ sw_status sw_campp_front(sw_campp *m, const float *features, int64_t frames, flo
         head(m, &x, &it, err) == SW_OK)
         m->obj.be->download(m->obj.be, out, x.data, sw_tensor_nbytes(&x), err);
     sw_tensor_free(&x);
+    items_free(&it);
+    return err->code;
+}
+
+sw_status campp_run_device(sw_campp *m, sw_tensor *x, const int64_t *lengths, int batch, float *out,
+                           sw_error *err)
+{
+    int64_t total;
+    items it = {0};
+    if (check_lengths(lengths, batch, &total, err) == SW_OK &&
+        items_init(&it, lengths, batch, err) == SW_OK)
+        forward(m, x, &it, out, err);
+    sw_tensor_free(x);
     items_free(&it);
     return err->code;
 }

@@ -78,6 +78,22 @@ sw_status sw_campp_front(sw_campp *model, const float *features, int64_t frames,
 sw_status sw_campp_run_front_items(sw_campp *model, const float *front, const int64_t *lengths,
                                    int batch, float *out, sw_error *err);
 
+/* 1 when the model's backend makes the features from the audio (a GPU:
+ * backend.h's SW_CAP_FBANK) and sw_campp_run_span may be called. */
+int sw_campp_features_on_device(const sw_campp *model);
+
+/* Embeddings of sequences of an audio span's fbank frames, the features
+ * made on the device (campp_span.c): samples [n_samples] (host, 16 kHz in
+ * [-1, 1]) go up once; frames [sum of lengths] (host, int32) name the
+ * span's fbank frames each item keeps, in order (frame t reads samples
+ * 160 t .. 160 t + 399), and go up once. Each item less its own frames'
+ * mean is sw_campp_run_items' item, to float rounding; at most max_frames
+ * frames a forward (an item longer than that alone). out [batch, 192]
+ * (host). SW_ERR_ARG where sw_campp_features_on_device is 0. */
+sw_status sw_campp_run_span(sw_campp *model, const float *samples, int64_t n_samples,
+                            const int32_t *frames, const int64_t *lengths, int batch,
+                            int64_t max_frames, float *out, sw_error *err);
+
 #ifdef __cplusplus
 }
 #endif

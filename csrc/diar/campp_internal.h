@@ -7,6 +7,7 @@
 #include "campp.h"
 #include "ops.h"
 #include "fused_ops.h"
+#include "fbank.h"
 
 #define CAMPP_HEAD_CHANNELS 32 /* FCM's m_channels */
 #define CAMPP_HEAD_ROWS     10 /* 80 mel bins halved three times */
@@ -60,6 +61,23 @@ struct sw_campp {
     campp_affine transit_norm[CAMPP_BLOCKS];
     campp_linear transit[CAMPP_BLOCKS]; /* the last has out_nonlinear's BatchNorm folded in */
     campp_linear dense;                 /* [192, 1024], [192] with the BatchNorm folded */
+    /* Made once per model, freed with the weights: */
+    sw_tensor mel_banks; /* [80, 257] Kaldi's filters where the backend makes the features
+                          * (SW_CAP_FBANK: campp_span.c); else empty */
+    sw_tensor chunk_ids; /* the dense blocks' chunk tables for chunk_rows rows (campp.c) */
+    int64_t chunk_rows;
 };
+
+/* The whole network on features x [sum of lengths, 80] already on the
+ * backend (freed here): item b's lengths[b] frames after item b - 1's. */
+sw_status campp_run_device(sw_campp *m, sw_tensor *x, const int64_t *lengths, int batch, float *out,
+                           sw_error *err);
+
+/* 3D-Speaker's front end: 80 bins, Kaldi's povey window, the [-1, 1]
+ * waveform (embedding_campp.py's FBANK), no mean removal. */
+sw_fbank_options campp_fbank_options(void);
+
+/* mel_banks on the backend where it makes features (campp_span.c). */
+sw_status campp_load_mel_banks(sw_campp *m, sw_error *err);
 
 #endif

@@ -187,6 +187,8 @@ static void free_weights(sw_model_object *o)
         free_linear(m, &m->transit[i]);
     }
     free_linear(m, &m->dense);
+    free_tensor(m, &m->mel_banks);
+    free_tensor(m, &m->chunk_ids);
 }
 
 static const sw_model_kind kind = {"CAM++", "sw_campp_create", free_weights};
@@ -261,6 +263,8 @@ sw_status sw_campp_create(sw_backend *be, const sw_named_tensor *tensors, int n_
     load_head(&ld, m);
     load_blocks(&ld, m);
     load_linear(&ld, &m->dense, "dense", SW_CAMPP_EMBED_DIM, 2 * CAMPP_OUT_CHANNELS, 1);
+    if (err->code == SW_OK)
+        campp_load_mel_banks(m, err);
     if (err->code == SW_OK)
         be->synchronize(be, err);
     if (err->code != SW_OK) {

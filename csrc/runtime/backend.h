@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bump when the table's layout changes; the loader refuses a mismatch. */
-#define SW_BACKEND_ABI 11
+#define SW_BACKEND_ABI 12
 
 typedef enum sw_device_kind { SW_DEVICE_CPU = 0, SW_DEVICE_CUDA = 1 } sw_device_kind;
 
@@ -76,7 +76,10 @@ typedef enum sw_capability {
     SW_CAP_HALF_TABLE = 11,
     /* attention reads a length from device memory (sw_attention_params'
      * `length`, ABI 10) */
-    SW_CAP_DEVICE_LENGTH = 12
+    SW_CAP_DEVICE_LENGTH = 12,
+    /* fbank and gather_centered (ABI 12): speaker-embedding features made
+     * on the device from the audio */
+    SW_CAP_FBANK = 13
 } sw_capability;
 
 /* ABI 7: one step of Whisper's token search on the device (search_step).
@@ -102,6 +105,18 @@ typedef struct sw_search_params {
 /* search_step's work (ABI 9): f32 entries the caller lends it for rows of n
  * logits and k best, so that a step allocates nothing. */
 #define SW_SEARCH_WORK(rows, n, k) ((int64_t)(rows) * ((int64_t)(n) + 2 * (int64_t)(k) + 1))
+
+/* ABI 12: Kaldi's log mel filterbank frames (audio/fbank.h's arithmetic),
+ * for `fbank`. Frame t reads samples t * shift .. t * shift + window - 1. */
+typedef struct sw_fbank_params {
+    int32_t window;       /* samples a frame (400: 25 ms at 16 kHz) */
+    int32_t shift;        /* samples between frames (160) */
+    int32_t n_fft;        /* the padded length, a power of two >= window (512) */
+    int32_t remove_dc;    /* 1: each frame less its mean */
+    int32_t povey_window; /* 1: Kaldi's povey window, 0: a symmetric Hamming window */
+    float input_scale;    /* samples are multiplied by this first */
+    float preemphasis;    /* 0.97 */
+} sw_fbank_params;
 
 /* How a linear layer's weight lies once the backend has prepared it
  * (prepare_linear): as loaded, [out, in], or transposed, [in, out]. */
@@ -361,6 +376,27 @@ struct sw_backend {
     sw_status (*capture_end)(sw_backend *be, sw_graph **out, sw_error *err);
     sw_status (*graph_launch)(sw_backend *be, sw_graph *g, sw_error *err);
     void (*graph_free)(sw_backend *be, sw_graph *g);
+
+    /* ABI 12: speaker-embedding features on the device, so that only the
+     * audio goes up (docs/cuda_backend.md). Both NULL on a backend whose
+     * callers compute features on the host (the CPU: audio/fbank.c), which
+     * answers 0 for SW_CAP_FBANK. */
+
+    /* out [frames, mels] = the natural log, floored at FLT_EPSILON, of the
+     * filters banks [mels, n_fft / 2 + 1] (f32) applied to the power
+     * spectrum of frame t of samples [n] (f32): scaled, less its mean
+     * (remove_dc), pre-emphasised (the first sample by itself), windowed,
+     * zero-padded to n_fft; in double until the log, as audio/fbank.c, so
+     * the answer is the CPU's to float32 rounding. No mean removal. */
+    sw_status (*fbank)(sw_backend *be, const sw_tensor *samples, const sw_fbank_params *p,
+                       const sw_tensor *banks, sw_tensor *out, sw_error *err);
+    /* out [n, C] = table's rows ids[0 .. n - 1] (int32; an id out of range
+     * reads zeros), each less the mean of its item's rows: item b is out's
+     * rows off[b] .. off[b + 1] - 1 (off: host, batch + 1, rising from 0).
+     * The mean is summed in double in row order and subtracted in double,
+     * rounded once (numpy's features - features.mean(0, dtype=float64)). */
+    sw_status (*gather_centered)(sw_backend *be, const sw_tensor *table, const sw_tensor *ids,
+                                 int batch, const int64_t *off, sw_tensor *out, sw_error *err);
 };
 
 /* Name of the symbol the CUDA library exports, and its type. */

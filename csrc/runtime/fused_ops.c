@@ -143,3 +143,21 @@ sw_status sw_search_step(sw_backend *be, const sw_tensor *logits, const sw_tenso
                        (long long)SW_SEARCH_WORK(logits->shape[0], logits->shape[1], p->k));
     return be->search_step(be, logits, mask, work, p, rows, ids, scores, no_speech_prob, err);
 }
+
+sw_status sw_fbank_on_device(const sw_tensor *samples, const sw_fbank_params *p,
+                             const sw_tensor *banks, sw_tensor *out, sw_error *err)
+{
+    sw_backend *be = samples->backend;
+    if (!be || !be->fbank)
+        return missing(be, "fbank", err);
+    return be->fbank(be, samples, p, banks, out, err);
+}
+
+sw_status sw_gather_centered(const sw_tensor *table, const sw_tensor *ids, int batch,
+                             const int64_t *off, sw_tensor *out, sw_error *err)
+{
+    sw_backend *be = table->backend;
+    if (!be || !be->gather_centered)
+        return missing(be, "gather_centered", err);
+    return be->gather_centered(be, table, ids, batch, off, out, err);
+}

@@ -50,4 +50,12 @@ sw_status sw_search_step(sw_backend *be, const sw_tensor *logits, const sw_tenso
                          sw_tensor *work, const sw_search_params *p, const sw_search_row *rows,
                          int32_t *ids, float *scores, float *no_speech_prob, sw_error *err);
 
+/* ABI 12's entries (backend.h): Kaldi fbank frames of a span on the device,
+ * and rows gathered less their item's mean. SW_ERR_ARG where be has none
+ * (ask sw_supports(be, SW_CAP_FBANK, 0, 0) first). */
+sw_status sw_fbank_on_device(const sw_tensor *samples, const sw_fbank_params *p,
+                             const sw_tensor *banks, sw_tensor *out, sw_error *err);
+sw_status sw_gather_centered(const sw_tensor *table, const sw_tensor *ids, int batch,
+                             const int64_t *off, sw_tensor *out, sw_error *err);
+
 #endif

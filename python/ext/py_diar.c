@@ -284,6 +284,78 @@ static PyObject *campp_front(ModelObject *self, PyObject *arg)
     return out;
 }
 
+/* run_span(span [samples], frames int32 [total], lengths int64 [batch],
+ * max_frames): the features made on the device (sw_campp_run_span) */
+static PyObject *campp_run_span(ModelObject *self, PyObject *args)
+{
+    PyObject *span_obj, *frames_obj, *lengths_obj;
+    long long max_frames;
+    if (!PyArg_ParseTuple(args, "OOOL:run_span", &span_obj, &frames_obj, &lengths_obj,
+                          &max_frames) ||
+        !swpy_model_open(self))
+        return NULL;
+    PyArrayObject *span = swpy_float32_array(span_obj, "span", 1, 1);
+    PyArrayObject *frames =
+        span ? (PyArrayObject *)PyArray_FROMANY(frames_obj, NPY_INT32, 1, 1,
+                                                NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED |
+                                                    NPY_ARRAY_FORCECAST)
+             : NULL;
+    PyArrayObject *lengths =
+        frames ? (PyArrayObject *)PyArray_FROMANY(lengths_obj, NPY_INT64, 1, 1,
+                                                  NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED |
+                                                      NPY_ARRAY_FORCECAST)
+               : NULL;
+    PyObject *out = NULL;
+    if (lengths) {
+        npy_intp batch = PyArray_DIM(lengths, 0), total = 0;
+        const int64_t *len = PyArray_DATA(lengths);
+        int ok = batch >= 1 && batch <= 65536 && max_frames >= 1;
+        for (npy_intp b = 0; ok && b < batch; b++) {
+            ok = len[b] >= SW_CAMPP_MIN_FRAMES && len[b] <= PyArray_DIM(frames, 0) - total;
+            total += ok ? (npy_intp)len[b] : 0;
+        }
+        if (!ok || total != PyArray_DIM(frames, 0)) {
+            PyErr_Format(SwOptionError,
+                         "run_span needs 1 to 65536 lengths of at least %d frames that sum to "
+                         "the frames' %lld, and max_frames >= 1",
+                         SW_CAMPP_MIN_FRAMES, (long long)PyArray_DIM(frames, 0));
+        } else {
+            npy_intp dims[2] = {batch, SW_CAMPP_EMBED_DIM};
+            out = PyArray_SimpleNew(2, dims, NPY_FLOAT32);
+        }
+        if (out) {
+            sw_error err = {SW_OK, ""};
+            const float *src = PyArray_DATA(span);
+            const int32_t *ids = PyArray_DATA(frames);
+            npy_intp n = PyArray_DIM(span, 0);
+            float *dst = PyArray_DATA((PyArrayObject *)out);
+            Py_BEGIN_ALLOW_THREADS
+            sw_campp *model = swpy_model_lock(self, &err);
+            if (model)
+                sw_campp_run_span(model, src, n, ids, len, (int)batch, max_frames, dst, &err);
+            swpy_model_unlock(self);
+            Py_END_ALLOW_THREADS
+            if (err.code != SW_OK) {
+                Py_CLEAR(out);
+                swpy_raise(&err, NULL);
+            }
+        }
+    }
+    Py_XDECREF(span);
+    Py_XDECREF(frames);
+    Py_XDECREF(lengths);
+    return out;
+}
+
+static PyObject *campp_features_on_device(ModelObject *self, PyObject *unused)
+{
+    (void)unused;
+    sw_campp *model = swpy_model_open(self);
+    if (!model)
+        return NULL;
+    return PyBool_FromLong(sw_campp_features_on_device(model));
+}
+
 static PyMethodDef campp_methods[] = {
     {"run", CF(campp_run), METH_O,
      "run(features float32 [batch, frames, 80]) -> embeddings float32 [batch, 192]"},
@@ -295,6 +367,13 @@ static PyMethodDef campp_methods[] = {
     {"run_front_items", CF(campp_run_front_items), METH_VARARGS,
      "run_front_items(front float32 [total, 320], lengths int64 [batch]) -> embeddings float32 "
      "[batch, 192]: run_items from the front's rows on"},
+    {"features_on_device", CF(campp_features_on_device), METH_NOARGS,
+     "features_on_device() -> bool: whether the device makes the fbank itself (run_span)"},
+    {"run_span", CF(campp_run_span), METH_VARARGS,
+     "run_span(span float32 [samples], frames int32 [total], lengths int64 [batch], max_frames) "
+     "-> embeddings float32 [batch, 192]: run_items on the span's fbank frames `frames` (item b "
+     "its lengths[b] after item b - 1's), each item less its own mean, the fbank made on the "
+     "device from the span (only where features_on_device())"},
     SWPY_MODEL_METHODS,
     {NULL, NULL, 0, NULL},
 };

@@ -969,6 +969,8 @@ static const sw_backend cpu_table = {
     .capture_end = NULL,
     .graph_launch = NULL,
     .graph_free = NULL,
+    .fbank = NULL, /* features are the host's (audio/fbank.c): no copy to spare */
+    .gather_centered = NULL,
 };
 
 sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err)

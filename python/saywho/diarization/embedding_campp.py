@@ -247,16 +247,54 @@ class CamppEmbedding(RuntimeUser):
 
         ``shared_front``: an approximation (see ``_embed_shared_front``)
         that runs the 2-D front once per frame of the span instead of once
-        per (chunk, speaker) sequence."""
+        per (chunk, speaker) sequence.
+
+        Where the device makes the features itself (a GPU:
+        ``CamppModel.features_on_device``), the span goes up instead of them
+        (``_embed_span_on_device``)."""
         offsets = np.asarray(offsets, dtype=np.int64)
         if len(offsets) == 0 or (offsets % FBANK_HOP).any():
             chunks = np.stack([span[o : o + window] for o in offsets])
             return self.embed_speakers(chunks, masks)
-        feats = campp_features(np.ascontiguousarray(span, np.float32), self.runtime.threads)
+        span = np.ascontiguousarray(span, np.float32)
+        if not shared_front and self._model.features_on_device():
+            return self._embed_span_on_device(span, offsets, window, masks)
+        feats = campp_features(span, self.runtime.threads)
         n = 1 + (window - FBANK_FRAME) // FBANK_HOP
         if shared_front:
             return self._embed_shared_front(feats, offsets // FBANK_HOP, n, masks)
         return self._embed_masked([feats[o // FBANK_HOP :][:n] for o in offsets], masks)
+
+    def _embed_span_on_device(
+        self, span: np.ndarray, offsets: np.ndarray, window: int, masks: np.ndarray
+    ) -> np.ndarray:
+        """``embed_speakers_in_span`` with the fbank made on the device: the
+        span's samples go up, and the span frames each (chunk, speaker) keeps
+        (int32 ids, chosen as ``_embed_masked`` chooses them); the device
+        takes the fbank of the span, gathers each sequence's frames less their
+        own mean and runs the network (``CamppModel.run_span``). The host
+        path's embeddings to float rounding, with the audio's 4 bytes a sample
+        up instead of 80 floats a kept frame."""
+        total = 1 + (len(span) - FBANK_FRAME) // FBANK_HOP if len(span) >= FBANK_FRAME else 0
+        n = 1 + (window - FBANK_FRAME) // FBANK_HOP
+        frames, lengths, owners = [], [], []
+        for b, o in enumerate(offsets):
+            first = int(o) // FBANK_HOP
+            count = max(0, min(n, total - first))
+            for j in range(masks.shape[1]):
+                keep = resample_mask(np.asarray(masks[b, j], np.float32), count) > 0.5
+                if keep.sum() >= MIN_FRAMES:
+                    frames.append(first + np.flatnonzero(keep))
+                    lengths.append(len(frames[-1]))
+                    owners.append((b, j))
+        out = np.full((len(offsets), masks.shape[1], EMBED_DIM), np.nan, dtype=np.float32)
+        if owners:
+            self._live()  # a ModelError once closed
+            ids = np.concatenate(frames).astype(np.int32)
+            got = self._model.run_span(span, ids, np.array(lengths, np.int64), self.batch_frames)
+            for (b, j), row in zip(owners, got):
+                out[b, j] = row
+        return out
 
     def _keeps(self, masks: np.ndarray, frames: int) -> np.ndarray:
         """Which of a chunk's fbank frames each local speaker's mask keeps: [B, S, frames]."""
