@@ -19,7 +19,9 @@ import saywho
 from saywho.audio.store import on_disk
 
 from .conftest import SHARED_DATA, shared_file
-from .long_recording import GAP_SECONDS, PIECES, SHORT_MINUTES, assemble
+from .diarization_growth import MEASURE as GROWTH
+from .diarization_growth import save_real_chunks
+from .long_recording import SHORT_MINUTES, assemble, write_long_flac
 from .weights import test_model_dir
 
 
@@ -175,26 +177,10 @@ MEASURE = WATCH_RSS_ANON + textwrap.dedent(
 
 
 def _long_flac(path, minutes: float) -> None:
-    """``minutes`` of the real speech in tests/data/shared, in turn with
-    pauses, encoded as a FLAC file by FFmpeg (as a user would have one),
-    written a clip at a time so this process never holds it whole."""
-    ffmpeg = shutil.which("ffmpeg")
-    if ffmpeg is None:
+    """tests/long_recording.py's FLAC of ``minutes`` (FFmpeg must be there)."""
+    if shutil.which("ffmpeg") is None:
         pytest.fail("ffmpeg is needed to write the long recording")
-    clips = [saywho.load_audio(SHARED_DATA / name) for name in PIECES]
-    gap = np.zeros(int(GAP_SECONDS * 16000), dtype=np.float32)
-    encoder = subprocess.Popen(
-        [ffmpeg, "-v", "error", "-f", "f32le", "-ar", "16000", "-ac", "1", "-i", "-", str(path)],
-        stdin=subprocess.PIPE,
-    )
-    total, i = 0, 0
-    while total < minutes * 60 * 16000:
-        clip = clips[i % len(clips)]
-        encoder.stdin.write(clip.tobytes() + gap.tobytes())
-        total += clip.size + gap.size
-        i += 1
-    encoder.stdin.close()
-    assert encoder.wait(timeout=600) == 0
+    write_long_flac(SHARED_DATA, path, minutes)
 
 
 def _measure(path, store, script: str = MEASURE) -> dict:
@@ -284,3 +270,28 @@ def test_speech_detection_memory_does_not_grow_with_the_length(tmp_path):
     )
     assert grown < held_whole / 4, (a, b)
     assert os.listdir(store) == []
+
+
+# Diarization's memory past its networks (tests/diarization_growth.py): the
+# per-chunk arrays, the clustering and the reconstruction of 1 hour and of 3
+# hours, from the bundled models' real output on 2 minutes of speech. Past an
+# hour the clustering's matrix is at its cap and the growth is linear: 23.3
+# MiB an hour measured (docs/diarization.md); the bound leaves room for the
+# allocator. A whole-recording copy of the samples (220 MiB an hour) or the
+# chunks' activity kept as int64 instead of bytes (42 MiB more an hour)
+# would break it.
+DIARIZATION_MIB_PER_HOUR = 32
+
+
+def test_diarization_memory_grows_within_its_bound(tmp_path):
+    saved = tmp_path / "chunks.npz"
+    assert save_real_chunks(SHARED_DATA, saved) > 100
+    a, b = (_measure(saved, hours, WATCH_RSS_ANON + GROWTH) for hours in (1, 3))
+    assert b["chunks"] > 2.9 * a["chunks"] and a["speakers"] >= 2 and b["turns"] > 2.9 * a["turns"]
+    per_hour = ((b["peak"] - b["before"]) - (a["peak"] - a["before"])) / 2
+    print(
+        f"diarization past the networks: RssAnon peak +{(a['peak'] - a['before']) / 2**20:.1f} "
+        f"MiB for 1 h, +{(b['peak'] - b['before']) / 2**20:.1f} MiB for 3 h: "
+        f"{per_hour / 2**20:.1f} MiB an hour"
+    )
+    assert per_hour <= DIARIZATION_MIB_PER_HOUR * 2**20, (a, b)

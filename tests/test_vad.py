@@ -102,6 +102,46 @@ def test_pieces_give_the_whole_recordings_probabilities(runtimes, recordings, mo
             assert len(found) > 1 and found == speech_timestamps(whole, len(audio))
 
 
+def test_going_on_from_another_state_is_refused(runtimes, recordings):
+    """The core carries one recording's LSTM state and context from call to
+    call. Going on from any other state is refused, not computed: a new
+    model's (never set), another recording's (two streams on one model), or
+    one a stream's error left half-fed (a piece the core took, the stream
+    did not); a new stream from the start still gives the whole recording's
+    probabilities."""
+    audio = recordings["long2gap"]
+    padded = np.pad(audio, (0, WINDOW - len(audio) % WINDOW))
+    half = len(audio) // 2
+    for device in ("cpu", "cuda-emulated"):
+        with SileroVad(default_model_path(), runtimes[device], batch_size=333) as vad:
+            with pytest.raises(saywho.OptionError, match="nothing to resume"):
+                vad.probabilities(padded[: 20 * WINDOW], resume=True)
+            whole = vad.probabilities(padded)
+            first, second = ProbabilityStream(vad), ProbabilityStream(vad)
+            first.feed(audio[:half])
+            second.feed(audio[:1000])
+            with pytest.raises(saywho.OptionError, match="another recording ran"):
+                first.feed(audio[half:])
+            with pytest.raises(saywho.OptionError, match="another recording ran"):
+                vad.probabilities(padded[: 20 * WINDOW], resume=True)  # a stream ran since
+            # bad samples in the middle of a piece: the window the last piece
+            # began is run, then the piece's own windows cannot be read
+            broken = ProbabilityStream(vad)
+            broken.feed(audio[:1000])  # one window run, 488 samples kept
+            piece = audio[1000:3000].astype(object)
+            piece[600] = "not a sample"
+            with pytest.raises(ValueError):
+                broken.feed(piece)
+            with pytest.raises(saywho.OptionError, match="stopped part-way.*ValueError"):
+                broken.feed(audio[1000:3000])
+            with pytest.raises(saywho.OptionError, match="stopped part-way"):
+                broken.finish()
+            again = ProbabilityStream(vad)
+            for at in range(0, len(audio), half):
+                again.feed(audio[at : at + half])
+            assert np.abs(again.finish() - whole).max() <= 1e-6, device
+
+
 def test_silence_has_no_speech(vad):
     assert get_speech_timestamps(np.zeros(16000 * 5, np.float32), None, vad) == []
 

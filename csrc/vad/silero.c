@@ -42,6 +42,10 @@ struct sw_silero {
     sw_tensor state;        /* [2, 1, 1, 128]: the LSTM's h and c after the last window */
     sw_tensor zero;         /* the same shape, zeros: a fresh state without a copy from the host */
     float context[SILERO_CONTEXT]; /* the samples before the next call's first window */
+    /* whose state and context these are: the recording of the last call, 0
+     * while none can be resumed (a new model, or a call failed part-way) */
+    uint64_t recording;
+    int failed; /* the last call failed part-way: what a refused resume says */
 };
 
 static void free_weights(sw_model_object *o)
@@ -200,11 +204,28 @@ static sw_status run_batch(sw_silero *m, const float *audio, int64_t first, int6
     return err->code;
 }
 
-sw_status sw_silero_run(sw_silero *m, const float *audio, int64_t n_samples, int batch, int resume,
-                        float *probs, sw_error *err)
+/* Whether `recording` may go on from the model's state (silero.h). */
+static sw_status check_resume(const sw_silero *m, uint64_t recording, sw_error *err)
 {
-    if (!m || (!audio && n_samples) || (!probs && n_samples) || batch < 1)
-        return sw_fail(err, SW_ERR_ARG, "Silero VAD: model, audio and probs needed");
+    if (m->recording == recording)
+        return SW_OK;
+    if (m->failed)
+        return sw_fail(err, SW_ERR_ARG,
+                       "Silero VAD: cannot resume: the previous call failed, its state may be "
+                       "half-updated; run the recording again from its start");
+    if (m->recording == 0)
+        return sw_fail(err, SW_ERR_ARG,
+                       "Silero VAD: nothing to resume: no recording has run on this model");
+    return sw_fail(err, SW_ERR_ARG,
+                   "Silero VAD: cannot resume: another recording ran on this model since this "
+                   "one's last piece; run it again from its start");
+}
+
+sw_status sw_silero_run(sw_silero *m, const float *audio, int64_t n_samples, int batch,
+                        uint64_t recording, int resume, float *probs, sw_error *err)
+{
+    if (!m || (!audio && n_samples) || (!probs && n_samples) || batch < 1 || recording == 0)
+        return sw_fail(err, SW_ERR_ARG, "Silero VAD: model, audio, probs and a recording needed");
     if (sw_model_object_usable(&m->obj, err) != SW_OK)
         return err->code;
     if (n_samples < 0 || n_samples % SW_SILERO_WINDOW)
@@ -212,11 +233,19 @@ sw_status sw_silero_run(sw_silero *m, const float *audio, int64_t n_samples, int
                        (long long)n_samples, SW_SILERO_WINDOW);
     if ((int64_t)batch * SILERO_FRAMES * 2 * SILERO_BINS * 4 > INT32_MAX)
         return sw_fail(err, SW_ERR_ARG, "Silero VAD: a batch of %d windows is too large", batch);
+    if (resume && check_resume(m, recording, err) != SW_OK)
+        return err->code;
+    /* from here the state may change: only success makes it resumable */
+    m->recording = 0;
+    m->failed = 1;
     if (!resume && reset(m, err) != SW_OK)
         return err->code;
     int64_t n = n_samples / SW_SILERO_WINDOW;
-    if (n == 0)
+    if (n == 0) {
+        m->recording = recording;
+        m->failed = 0;
         return SW_OK;
+    }
     sw_backend *be = m->obj.be;
     int64_t piece = batch < n ? batch : n;
     int64_t f_shape[2] = {piece, SILERO_HIDDEN}, l_shape[2] = {piece, 1};
@@ -236,8 +265,10 @@ sw_status sw_silero_run(sw_silero *m, const float *audio, int64_t n_samples, int
     sw_tensor_free(&h);
     sw_tensor_free(&logits);
     if (err->code != SW_OK)
-        return err->code; /* the state is part-way: the next call must not resume */
+        return err->code; /* the state is part-way: check_resume refuses to go on from it */
     memcpy(m->context, audio + n_samples - SILERO_CONTEXT, sizeof m->context);
+    m->recording = recording;
+    m->failed = 0;
     for (int64_t i = 0; i < n; i++)
         probs[i] = 1.0f / (1.0f + expf(-probs[i]));
     return SW_OK;

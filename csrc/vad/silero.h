@@ -43,13 +43,18 @@ sw_backend *sw_silero_backend(const sw_silero *model);
 
 /* audio [n_samples] (host, a multiple of 512) -> probs [n_samples / 512]
  * (host). The network runs `batch` windows at a time (its memory: one
- * batch's), the LSTM's state carried from batch to batch. resume 0: a new
- * recording (zero state, zero context); 1: the audio goes on from the end of
- * the previous call's (its state and its last 64 samples), so a recording
- * fed in pieces gives the probabilities of one call. After an error the next
- * call must not resume. */
+ * batch's), the LSTM's state carried from batch to batch. `recording` (not
+ * 0) is the caller's number for the recording the audio belongs to. resume
+ * 0: the audio begins it (zero state, zero context); 1: the audio goes on
+ * from the end of the previous call's (its state and its last 64 samples), so
+ * a recording fed in pieces gives the probabilities of one call. A resume is
+ * refused (SW_ERR_ARG, nothing run) unless the previous call on the model ran
+ * the same recording and succeeded: after another recording, or a call that
+ * failed part-way (its state half-updated), or on a new model (its state never
+ * set), it would go on from the wrong state. A call refused for its arguments
+ * changes nothing. */
 sw_status sw_silero_run(sw_silero *model, const float *audio, int64_t n_samples, int batch,
-                        int resume, float *probs, sw_error *err);
+                        uint64_t recording, int resume, float *probs, sw_error *err);
 
 #ifdef __cplusplus
 }

@@ -10,10 +10,12 @@ SWPY_KIND(silero, "SileroModel")
 
 static PyObject *silero_run(ModelObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"audio", "batch", "resume", NULL};
+    static char *kwlist[] = {"audio", "batch", "resume", "recording", NULL};
     PyObject *audio_obj;
     int batch = 4096, resume = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|ip:run", kwlist, &audio_obj, &batch, &resume))
+    unsigned long long recording = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|ipK:run", kwlist, &audio_obj, &batch, &resume,
+                                     &recording))
         return NULL;
     if (!swpy_model_open(self))
         return NULL;
@@ -27,6 +29,8 @@ static PyObject *silero_run(ModelObject *self, PyObject *args, PyObject *kwargs)
                      SW_SILERO_WINDOW, (long long)n);
     else if (batch < 1 || batch > 65536)
         PyErr_Format(SwOptionError, "batch must be 1 to 65536 windows, not %d", batch);
+    else if (recording == 0)
+        PyErr_SetString(SwOptionError, "recording must not be 0");
     else {
         npy_intp dims[1] = {n / SW_SILERO_WINDOW};
         out = PyArray_SimpleNew(1, dims, NPY_FLOAT32);
@@ -38,7 +42,7 @@ static PyObject *silero_run(ModelObject *self, PyObject *args, PyObject *kwargs)
         Py_BEGIN_ALLOW_THREADS
         sw_silero *model = swpy_model_lock(self, &err);
         if (model)
-            sw_silero_run(model, src, n, batch, resume, dst, &err);
+            sw_silero_run(model, src, n, batch, recording, resume, dst, &err);
         swpy_model_unlock(self);
         Py_END_ALLOW_THREADS
         if (err.code != SW_OK) {
@@ -55,10 +59,11 @@ static PyObject *silero_run(ModelObject *self, PyObject *args, PyObject *kwargs)
 
 static PyMethodDef silero_methods[] = {
     {"run", CF(silero_run), METH_VARARGS | METH_KEYWORDS,
-     "run(audio float32 [samples], a multiple of 512, batch=4096, resume=False) -> speech "
-     "probabilities float32 [samples / 512], the LSTM state carried across all windows; "
+     "run(audio float32 [samples], a multiple of 512, batch=4096, resume=False, recording=1) -> "
+     "speech probabilities float32 [samples / 512], the LSTM state carried across all windows; "
      "resume=True goes on from the end of the previous call's audio (its state and last 64 "
-     "samples)"},
+     "samples), refused (OptionError) unless that call ran the same recording (the caller's "
+     "number for it, not 0) and succeeded"},
     SWPY_MODEL_METHODS,
     {NULL, NULL, 0, NULL},
 };

@@ -25,6 +25,7 @@ twice that).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,11 @@ WINDOW = 512
 #: (pieces of 10 minutes ended in a batch of another size each time, and the
 #: pool kept blocks of both); whole windows, so no piece is copied to align it.
 PIECE_SAMPLES = 4 * 4096 * WINDOW
+# The core's number for the recording a call belongs to (csrc/vad/silero.h):
+# plain probabilities() calls are one recording, each ProbabilityStream its
+# own, so a stream never goes on from another recording's state.
+PLAIN_CALLS = 1
+_stream_numbers = itertools.count(PLAIN_CALLS + 1)
 
 
 @dataclass
@@ -149,12 +155,17 @@ class SileroVad(RuntimeUser):
     def probabilities(self, audio: np.ndarray, resume: bool = False) -> np.ndarray:
         """Speech probability of each 512-sample window of ``audio`` (a
         multiple of 512 samples), state carried across all of them; with
-        ``resume`` the audio goes on from the end of the previous call's."""
+        ``resume`` the audio goes on from the end of the previous call's,
+        refused (OptionError) unless that call was this method's and
+        succeeded (none ran, a ProbabilityStream ran since, or it failed)."""
+        return self._probabilities(audio, resume, PLAIN_CALLS)
+
+    def _probabilities(self, audio: np.ndarray, resume: bool, recording: int) -> np.ndarray:
         self._live()  # a ModelError once closed
         x = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
         if len(x) % WINDOW:
             raise _core.OptionError(f"audio must be a multiple of {WINDOW} samples")
-        return self._model.run(x, min(self.batch_size, 65536), resume=resume)
+        return self._model.run(x, min(self.batch_size, 65536), resume=resume, recording=recording)
 
 
 class ProbabilityStream:
@@ -162,21 +173,44 @@ class ProbabilityStream:
     length: ``feed`` each piece in order, then ``finish`` gives what
     ``vad.probabilities`` gives for the whole recording padded with zeros to
     the next window (faster-whisper's padding: always at least one sample).
-    At most WINDOW - 1 samples are kept between pieces."""
+    At most WINDOW - 1 samples are kept between pieces.
+
+    A stream is one recording to the core: another recording run on the same
+    model between two pieces makes the next piece refused (OptionError), as
+    does any exception out of ``feed`` or ``finish`` for every later call (the
+    pieces taken and the core's state no longer agree): start a new stream
+    from the recording's beginning."""
 
     def __init__(self, vad: SileroVad):
         self._vad = vad
+        self._recording = next(_stream_numbers)
         self._parts: list[np.ndarray] = []
         self._rest = np.zeros(0, dtype=np.float32)  # the samples short of a window
         self._started = False
+        self._failed = ""  # the error that stopped it (not the exception: it holds frames)
         self.n_samples = 0
 
     def _run(self, x: np.ndarray) -> None:
-        self._parts.append(self._vad.probabilities(x, resume=self._started))
+        self._parts.append(self._vad._probabilities(x, self._started, self._recording))
         self._started = True
 
+    def _usable(self) -> None:
+        if self._failed:
+            raise _core.OptionError(
+                f"this ProbabilityStream stopped part-way on an error ({self._failed}): its "
+                "pieces and the model's state no longer agree; start a new stream from the "
+                "recording's beginning"
+            )
+
     def feed(self, samples: np.ndarray) -> None:
-        x = np.asarray(samples).reshape(-1)
+        self._usable()
+        try:
+            self._feed(np.asarray(samples).reshape(-1))
+        except BaseException as e:  # KeyboardInterrupt between two runs too
+            self._failed = f"{type(e).__name__}: {e}"
+            raise
+
+    def _feed(self, x: np.ndarray) -> None:
         self.n_samples += x.size
         if self._rest.size:  # complete the window the last piece began
             take = min(WINDOW - self._rest.size, x.size)
@@ -191,7 +225,12 @@ class ProbabilityStream:
         self._rest = np.array(x[whole:], dtype=np.float32)  # a copy: x may be reused
 
     def finish(self) -> np.ndarray:
-        self._run(np.pad(self._rest, (0, WINDOW - self._rest.size)))
+        self._usable()
+        try:
+            self._run(np.pad(self._rest, (0, WINDOW - self._rest.size)))
+        except BaseException as e:
+            self._failed = f"{type(e).__name__}: {e}"
+            raise
         self._rest = np.zeros(0, dtype=np.float32)
         probs = np.concatenate(self._parts)
         self._parts = []

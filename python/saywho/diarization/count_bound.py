@@ -28,6 +28,29 @@ MIN_SOLO_SECONDS = 1.0
 MIN_CHUNKS = 3
 # ... and at least this share of the chunks that hold any speech
 MIN_SHARE = 0.1
+# chunks looked at together: the frame-level temporaries of a whole recording
+# ([C, 589, 3] booleans and an int64 sum per frame) took 24.3 MiB an hour at a
+# 1 s step (48.5 for 2 hours), twice in a run; a block's take 3.5 MiB however
+# long the recording (tracemalloc; docs/diarization.md)
+BLOCK = 512
+
+
+def solo_frames(active: np.ndarray) -> np.ndarray:
+    """[C, S] int64: in how many frames of its chunk each local speaker is the
+    only one active (active [C, F, S]), a block of chunks at a time."""
+    out = np.zeros((active.shape[0], active.shape[2]), dtype=np.int64)
+    for i in range(0, len(active), BLOCK):
+        act = np.asarray(active[i : i + BLOCK]) > 0
+        out[i : i + BLOCK] = (act & (act.sum(axis=2, keepdims=True) == 1)).sum(axis=1)
+    return out
+
+
+def chunks_with_speech(active: np.ndarray) -> int:
+    """How many chunks of ``active`` [C, F, S] hold any active frame."""
+    return sum(
+        int((np.asarray(active[i : i + BLOCK]) > 0).any(axis=(1, 2)).sum())
+        for i in range(0, len(active), BLOCK)
+    )
 
 
 def speakers_vouched_for(
@@ -43,18 +66,17 @@ def speakers_vouched_for(
     fit for clustering and min_solo_seconds of speech alone; 0 without speech.
 
     active [C, F, S] local speakers' activity per frame; trainable [C, S]."""
-    act = np.asarray(active) > 0
-    if act.size == 0:
+    active = np.asarray(active)
+    if active.size == 0:
         return 0
-    alone = act & (act.sum(axis=2, keepdims=True) == 1)
-    solo_seconds = alone.sum(axis=1) * frame_seconds  # [C, S]
+    solo_seconds = solo_frames(active) * frame_seconds  # [C, S]
     distinct = ((solo_seconds >= min_solo_seconds) & np.asarray(trainable)).sum(axis=1)  # [C]
-    with_speech = int(act.any(axis=(1, 2)).sum())
+    with_speech = chunks_with_speech(active)
     if with_speech == 0:
         return 0
     needed = max(min_chunks, int(np.ceil(min_share * with_speech)))
-    best = 1 if act.any() else 0
-    for k in range(2, act.shape[2] + 1):
+    best = 1  # some chunk has speech
+    for k in range(2, active.shape[2] + 1):
         if int((distinct >= k).sum()) >= needed:
             best = k
     return best

@@ -45,7 +45,7 @@ from .clustering import (
     cluster_embeddings,
 )
 from .cooccurrence import MIN_SOLO_SECONDS, split_cooccurring
-from .count_bound import speakers_vouched_for
+from .count_bound import solo_frames, speakers_vouched_for
 from .device_batch import batch_for
 from .embedding_campp import SIGNATURE as CAMPP_SIGNATURE
 from .embedding_campp import CamppEmbedding
@@ -555,8 +555,7 @@ class Diarizer(RuntimeUser):
     def _split_cooccurring(self, active, train, embeddings, labels, hi):
         """cooccurrence.py over the training embeddings: which chunk each
         comes from, whether it speaks alone long enough there."""
-        act = active > 0
-        alone = (act & (act.sum(axis=2, keepdims=True) == 1)).sum(axis=1) * self.timing.step
+        alone = solo_frames(active) * self.timing.step
         solo = alone >= MIN_SOLO_SECONDS
         n = int(train.sum())
         min_size = min(self.min_cluster_size, max(1, round(0.1 * n)))
