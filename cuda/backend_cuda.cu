@@ -405,6 +405,7 @@ static const sw_backend table = {
     .capture_end = sw_cuda_capture_end,
     .graph_launch = sw_cuda_graph_launch,
     .graph_free = sw_cuda_graph_free,
+    .conv1d_work = sw_cuda_conv1d_work,
 };
 
 extern "C" __attribute__((visibility("default"))) sw_status

@@ -969,6 +969,7 @@ static const sw_backend cpu_table = {
     .capture_end = NULL,
     .graph_launch = NULL,
     .graph_free = NULL,
+    .conv1d_work = NULL, /* nothing to capture (above): conv1d serves */
 };
 
 sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err)
