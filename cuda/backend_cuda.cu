@@ -408,6 +408,7 @@ static const sw_backend table = {
     .graph_free = sw_cuda_graph_free,
     .fbank = sw_cuda_fbank,
     .gather_centered = sw_cuda_gather_centered,
+    .conv1d_work = sw_cuda_conv1d_work,
 };
 
 extern "C" __attribute__((visibility("default"))) sw_status

@@ -142,6 +142,9 @@ sw_status sw_cuda_narrow(sw_backend *be, const float *a, sw_dtype to, void *out,
 sw_status sw_cuda_transpose(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_error *err);
 sw_status sw_cuda_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
                          const sw_tensor *bias, int stride, int pad, sw_tensor *out, sw_error *err);
+sw_status sw_cuda_conv1d_work(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
+                              const sw_tensor *bias, int stride, int pad, const sw_tensor *work,
+                              sw_tensor *out, sw_error *err);
 sw_status sw_cuda_gather_rows(sw_backend *be, const sw_tensor *table, const sw_tensor *ids,
                               sw_tensor *out, sw_error *err);
 sw_status sw_cuda_scatter_rows(sw_backend *be, const sw_tensor *src, const sw_tensor *ids,

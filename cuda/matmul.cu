@@ -114,26 +114,17 @@ __global__ void fill_rows_f32(float *out, const float *row, int64_t len, int64_t
         out[o] = row[o % len];
 }
 
-sw_status sw_cuda_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
-                         const sw_tensor *bias, int stride, int pad, sw_tensor *out, sw_error *err)
+/* The convolution with its columns in `cols` (the pool's block or the
+ * caller's work): per batch item an im2col, the bias rows and one sgemm. */
+static sw_status conv1d_into(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
+                             const sw_tensor *bias, int stride, int pad, void *cols, sw_tensor *out,
+                             sw_error *err)
 {
     sw_cuda *cu = sw_cuda_of(be);
-    if (x->ndim != 3 || w->ndim != 3 || out->ndim != 3 || x->dtype != SW_F32 ||
-        (w->dtype != SW_F32 && !sw_cuda_is_half(w->dtype)) || out->dtype != SW_F32 ||
-        (bias && bias->dtype != SW_F32))
-        return sw_fail(err, SW_ERR_ARG,
-                       "cuda conv1d: f32 x [B,T,C], w [O,C,K] (f32, f16 or bf16), out [B,T,O]");
     int64_t b = x->shape[0], t_in = x->shape[1], c_in = x->shape[2];
     int64_t c_out = w->shape[0], k = w->shape[2], t_out = out->shape[1];
     int64_t width = c_in * k, n = t_out * width;
-    if (b == 0 || t_out == 0 || c_out == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(cu, err);
-    if (st != SW_OK)
-        return st;
-    void *cols = be->alloc(be, (size_t)n * (w->dtype == SW_F32 ? 4 : 2), err);
-    if (!cols)
-        return err->code;
+    sw_status st = SW_OK;
     sw_tensor tc = *x, tw = *w, to = *out;
     tc.dtype = w->dtype;
     tc.ndim = 2;
@@ -160,6 +151,56 @@ sw_status sw_cuda_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
         if (st == SW_OK)
             st = sw_cuda_matmul(be, &tc, &tw, &to, 1, 1.0f, bias ? 1.0f : 0.0f, err);
     }
+    return st;
+}
+
+static sw_status conv1d_operands(const sw_tensor *x, const sw_tensor *w, const sw_tensor *bias,
+                                 const sw_tensor *out, sw_error *err)
+{
+    if (x->ndim != 3 || w->ndim != 3 || out->ndim != 3 || x->dtype != SW_F32 ||
+        (w->dtype != SW_F32 && !sw_cuda_is_half(w->dtype)) || out->dtype != SW_F32 ||
+        (bias && bias->dtype != SW_F32))
+        return sw_fail(err, SW_ERR_ARG,
+                       "cuda conv1d: f32 x [B,T,C], w [O,C,K] (f32, f16 or bf16), out [B,T,O]");
+    return SW_OK;
+}
+
+sw_status sw_cuda_conv1d(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
+                         const sw_tensor *bias, int stride, int pad, sw_tensor *out, sw_error *err)
+{
+    sw_cuda *cu = sw_cuda_of(be);
+    if (conv1d_operands(x, w, bias, out, err))
+        return err->code;
+    int64_t n = out->shape[1] * x->shape[2] * w->shape[2];
+    if (x->shape[0] == 0 || out->shape[1] == 0 || w->shape[0] == 0)
+        return SW_OK;
+    sw_status st = sw_cuda_enter(cu, err);
+    if (st != SW_OK)
+        return st;
+    void *cols = be->alloc(be, (size_t)n * (w->dtype == SW_F32 ? 4 : 2), err);
+    if (!cols)
+        return err->code;
+    st = conv1d_into(be, x, w, bias, stride, pad, cols, out, err);
     be->free(be, cols); /* stream order: the next user of the block runs after */
     return st;
+}
+
+sw_status sw_cuda_conv1d_work(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
+                              const sw_tensor *bias, int stride, int pad, const sw_tensor *work,
+                              sw_tensor *out, sw_error *err)
+{
+    sw_cuda *cu = sw_cuda_of(be);
+    if (conv1d_operands(x, w, bias, out, err))
+        return err->code;
+    size_t need = SW_CONV1D_WORK_BYTES(out->shape[1], x->shape[2], w->shape[2]);
+    size_t have = work && work->data && work->dtype == SW_F32 ? (size_t)sw_cuda_numel(work) * 4 : 0;
+    if (have < need)
+        return sw_fail(err, SW_ERR_ARG, "cuda conv1d: the work holds %zu bytes of f32, %zu needed",
+                       have, need);
+    if (x->shape[0] == 0 || out->shape[1] == 0 || w->shape[0] == 0)
+        return SW_OK;
+    sw_status st = sw_cuda_enter(cu, err);
+    if (st != SW_OK)
+        return st;
+    return conv1d_into(be, x, w, bias, stride, pad, work->data, out, err);
 }

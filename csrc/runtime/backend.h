@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bump when the table's layout changes; the loader refuses a mismatch. */
-#define SW_BACKEND_ABI 12
+#define SW_BACKEND_ABI 13
 
 typedef enum sw_device_kind { SW_DEVICE_CPU = 0, SW_DEVICE_CUDA = 1 } sw_device_kind;
 
@@ -397,7 +397,21 @@ struct sw_backend {
      * rounded once (numpy's features - features.mean(0, dtype=float64)). */
     sw_status (*gather_centered)(sw_backend *be, const sw_tensor *table, const sw_tensor *ids,
                                  int batch, const int64_t *off, sw_tensor *out, sw_error *err);
+
+    /* ABI 13: conv1d with the columns of its im2col in the caller's `work`
+     * (an f32 tensor of at least SW_CONV1D_WORK_BYTES(T_out, C_in, K) bytes,
+     * kept as long as a graph that captured the call), so that the Whisper
+     * encoder's window allocates nothing and can be one graph; the same
+     * kernels and bits as conv1d. NULL on a backend whose conv1d takes no
+     * scratch from the pool (the CPU): callers use conv1d. */
+    sw_status (*conv1d_work)(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
+                             const sw_tensor *bias, int stride, int pad, const sw_tensor *work,
+                             sw_tensor *out, sw_error *err);
 };
+
+/* conv1d_work's columns: T_out rows of C_in * K, 4 bytes each (the most a
+ * weight type needs: float32; f16 and bf16 weights use half of it). */
+#define SW_CONV1D_WORK_BYTES(t_out, c_in, k) ((size_t)(t_out) * (size_t)(c_in) * (size_t)(k)*4u)
 
 /* Name of the symbol the CUDA library exports, and its type. */
 #define SW_CUDA_ENTRY "sw_cuda_backend_open"

@@ -197,8 +197,8 @@ sw_status sw_transpose(const sw_tensor *a, sw_tensor *out, sw_error *err)
     return a->backend->transpose(a->backend, a, out, err);
 }
 
-sw_status sw_conv1d(const sw_tensor *x, const sw_tensor *w, const sw_tensor *bias, int stride,
-                    int pad, sw_tensor *out, sw_error *err)
+static sw_status conv1d_check(const sw_tensor *x, const sw_tensor *w, const sw_tensor *bias,
+                              int stride, int pad, const sw_tensor *out, sw_error *err)
 {
     if (same_backend("conv1d", x, w, err) || same_backend("conv1d", x, out, err) ||
         need_f32("conv1d", x, err) || need_f32_or_half("conv1d", w, 0, err) ||
@@ -226,7 +226,32 @@ sw_status sw_conv1d(const sw_tensor *x, const sw_tensor *w, const sw_tensor *bia
                        (long long)out->shape[1], (long long)out->shape[2]);
     if (bias && sw_tensor_numel(bias) != c_out)
         return sw_fail(err, SW_ERR_ARG, "conv1d: bias must have %lld values", (long long)c_out);
+    return SW_OK;
+}
+
+sw_status sw_conv1d(const sw_tensor *x, const sw_tensor *w, const sw_tensor *bias, int stride,
+                    int pad, sw_tensor *out, sw_error *err)
+{
+    if (conv1d_check(x, w, bias, stride, pad, out, err))
+        return err->code;
     return x->backend->conv1d(x->backend, x, w, bias, stride, pad, out, err);
+}
+
+sw_status sw_conv1d_work(const sw_tensor *x, const sw_tensor *w, const sw_tensor *bias, int stride,
+                         int pad, const sw_tensor *work, sw_tensor *out, sw_error *err)
+{
+    if (conv1d_check(x, w, bias, stride, pad, out, err))
+        return err->code;
+    sw_backend *be = x->backend;
+    if (!work || !be->conv1d_work)
+        return be->conv1d(be, x, w, bias, stride, pad, out, err);
+    size_t need = SW_CONV1D_WORK_BYTES(out->shape[1], x->shape[2], w->shape[2]);
+    if (same_backend("conv1d", x, work, err))
+        return err->code;
+    if (work->dtype != SW_F32 || sw_tensor_nbytes(work) < need)
+        return sw_fail(err, SW_ERR_ARG, "conv1d: the work holds %zu bytes of %s, %zu of f32 needed",
+                       sw_tensor_nbytes(work), sw_dtype_name(work->dtype), need);
+    return be->conv1d_work(be, x, w, bias, stride, pad, work, out, err);
 }
 
 static sw_status ids_check(const char *op, const sw_tensor *ids, const sw_tensor *rows,

@@ -23,6 +23,11 @@ sw_status sw_convert(const sw_tensor *a, sw_tensor *out, sw_error *err);
 sw_status sw_transpose(const sw_tensor *a, sw_tensor *out, sw_error *err);
 sw_status sw_conv1d(const sw_tensor *x, const sw_tensor *w, const sw_tensor *bias, int stride,
                     int pad, sw_tensor *out, sw_error *err);
+/* sw_conv1d with its im2col columns in `work` where the backend takes them
+ * (conv1d_work, backend.h ABI 13: nothing allocated, so a graph may capture
+ * it); sw_conv1d itself when work is NULL or the backend has no conv1d_work. */
+sw_status sw_conv1d_work(const sw_tensor *x, const sw_tensor *w, const sw_tensor *bias, int stride,
+                         int pad, const sw_tensor *work, sw_tensor *out, sw_error *err);
 sw_status sw_gather_rows(const sw_tensor *table, const sw_tensor *ids, sw_tensor *out,
                          sw_error *err);
 sw_status sw_scatter_rows(const sw_tensor *src, const sw_tensor *ids, sw_tensor *dst,

@@ -1,6 +1,7 @@
-/* The ops the Whisper forward adds to the backend table (transpose, conv1d,
- * gather/scatter of rows, attention, add over trailing dimensions) on the
- * CPU backend against naive loops, and their shape checks in ops.c. */
+/* The ops the Whisper forward adds to the backend table (transpose, conv1d
+ * and conv1d_work, gather/scatter of rows, attention, add over trailing
+ * dimensions) on the CPU backend against naive loops, and their shape checks
+ * in ops.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,31 @@ static void test_conv1d(sw_backend *b, int stride)
     CHECK(strstr(err.msg, "conv1d") != NULL);
     sw_tensor *all[] = {&x, &w, &bias, &out, &bad};
     for (int i = 0; i < 5; i++)
+        sw_tensor_free(all[i]);
+}
+
+/* conv1d_work (backend.h ABI 12): the columns in the caller's work give
+ * conv1d's own bits; where the backend takes a work, one too small is
+ * refused by name (the CPU has no entry: conv1d serves). */
+static void test_conv1d_work(sw_backend *b, int stride)
+{
+    sw_error err = {SW_OK, ""};
+    int B = 2, T = 23, C = 5, O = 9, K = 3, pad = 1;
+    int T_out = (T + 2 * pad - K) / stride + 1;
+    int64_t xs[3] = {B, T, C}, ws[3] = {O, C, K}, bs[1] = {O}, os[3] = {B, T_out, O};
+    int64_t n = (int64_t)(SW_CONV1D_WORK_BYTES(T_out, C, K) / sizeof(float)), small = n - 1;
+    sw_tensor x = make(b, 3, xs, 1), w = make(b, 3, ws, 1), bias = make(b, 1, bs, 1);
+    sw_tensor own = make(b, 3, os, 0), lent = make(b, 3, os, 0);
+    sw_tensor work = make(b, 1, &n, 0), little = make(b, 1, &small, 0);
+    CHECK(sw_conv1d(&x, &w, &bias, stride, pad, &own, &err) == SW_OK);
+    CHECK(sw_conv1d_work(&x, &w, &bias, stride, pad, &work, &lent, &err) == SW_OK);
+    CHECK(memcmp(own.data, lent.data, sw_tensor_nbytes(&own)) == 0);
+    if (b->conv1d_work) {
+        CHECK(sw_conv1d_work(&x, &w, &bias, stride, pad, &little, &lent, &err) == SW_ERR_ARG);
+        CHECK(strstr(err.msg, "work") != NULL);
+    }
+    sw_tensor *all[] = {&x, &w, &bias, &own, &lent, &work, &little};
+    for (int i = 0; i < 7; i++)
         sw_tensor_free(all[i]);
 }
 
@@ -395,6 +421,8 @@ int main(void)
     test_transpose_and_add(b);
     test_conv1d(b, 1);
     test_conv1d(b, 2);
+    test_conv1d_work(b, 1);
+    test_conv1d_work(b, 2);
     test_gather_scatter(b);
     test_attention(b, 1, -1, 0);  /* decoding, cross-attention: fused path */
     test_attention(b, 3, 5, 1);   /* a prompt over a cache, causal, weights kept */

@@ -4,6 +4,7 @@
  * stay fixed for the whole decoding of this audio. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "whisper_internal.h"
 
@@ -48,98 +49,20 @@ static sw_tensor *heads_first_ids(sw_wh_scratch *s, int64_t b, int64_t t, int64_
     return out;
 }
 
-static sw_status run_encoder(sw_whisper *m, const float *mel, int batch, sw_whisper_audio *au,
-                             sw_wh_scratch *s, sw_error *err)
+/* Where attention takes them (the CPU), the keys and values are kept head
+ * by head, [B, H, T, d_head]: a decoding step reads each head's 1500 rows as
+ * one run of 384 KB where the [B, T, H * d_head] form gave it 256 bytes in
+ * every 1536, a stride that two cores read at half memory's speed. The same
+ * sums, the same bits. */
+static int kv_head_major(const sw_whisper *m)
 {
-    const sw_whisper_dims *dm = &m->dims;
     sw_backend *be = m->obj.be;
-    int64_t B = batch, frames = 2 * (int64_t)dm->n_audio_ctx, T = dm->n_audio_ctx;
-    int64_t d = dm->n_audio_state;
-
-    int64_t mel_shape[3] = {B, dm->n_mels, frames};
-    sw_tensor *mel_t = sw_wh_new(s, SW_F32, 3, mel_shape, err);
-    if (!mel_t || be->upload(be, mel_t->data, mel, sw_tensor_nbytes(mel_t), err))
-        return err->code;
-    int64_t tm_shape[3] = {B, frames, dm->n_mels};
-    sw_tensor *mel_tm = sw_wh_new(s, SW_F32, 3, tm_shape, err);
-    if (!mel_tm || sw_transpose(mel_t, mel_tm, err))
-        return err->code;
-    int64_t c1_shape[3] = {B, frames, d};
-    sw_tensor *c1 = sw_wh_new(s, SW_F32, 3, c1_shape, err);
-    if (!c1 || sw_conv1d(mel_tm, &m->conv1_w, &m->conv1_b, 1, 1, c1, err) || sw_gelu(c1, c1, err))
-        return err->code;
-
-    int64_t x_shape[3] = {B, T, d};
-    sw_tensor *x = sw_wh_new(s, SW_F32, 3, x_shape, err);
-    if (!x || sw_conv1d(c1, &m->conv2_w, &m->conv2_b, 2, 1, x, err) || sw_gelu(x, x, err) ||
-        sw_add(x, &m->enc_pos, x, err))
-        return err->code;
-
-    sw_tensor *h = sw_wh_new(s, SW_F32, 3, x_shape, err);
-    sw_tensor *q = h ? sw_wh_new(s, SW_F32, 3, x_shape, err) : NULL;
-    sw_tensor *k = q ? sw_wh_new(s, SW_F32, 3, x_shape, err) : NULL;
-    sw_tensor *v = k ? sw_wh_new(s, SW_F32, 3, x_shape, err) : NULL;
-    sw_tensor *a = v ? sw_wh_new(s, SW_F32, 3, x_shape, err) : NULL;
-    int64_t mid_shape[2] = {B * T, 4 * d};
-    sw_tensor *mid = a ? sw_wh_new(s, SW_F32, 2, mid_shape, err) : NULL;
-    if (!mid)
-        return err->code;
-    sw_tensor x2 = sw_wh_view2(x, B * T, d), h2 = sw_wh_view2(h, B * T, d);
-    for (int i = 0; i < dm->n_audio_layer; i++)
-        if (self_attention(m, &m->enc[i], x, h, q, k, v, a, err) ||
-            sw_wh_mlp(&m->enc[i], &x2, &h2, mid, err))
-            return err->code;
-
-    if (sw_tensor_new(be, SW_F32, 3, x_shape, &au->features, err) ||
-        sw_layernorm(x, &m->enc_ln_w, &m->enc_ln_b, 1e-5f, &au->features, err))
-        return err->code;
-
-    sw_tensor f2 = sw_wh_view2(&au->features, B * T, d);
-    int64_t text_d = dm->n_text_state, heads = dm->n_text_head, dh = text_d / heads;
-    /* Where attention takes them (the CPU), the keys and values are kept
-     * head by head, [B, H, T, d_head]:
-     * a decoding step reads each head's 1500 rows as one run of 384 KB where
-     * the [B, T, H * d_head] form gave it 256 bytes in every 1536, a stride
-     * that two cores read at half memory's speed. The same sums, the same bits. */
-    int head_major = /* q, k: [B, T, d] scratch */
-        text_d == d && sw_supports(be, SW_CAP_HEAD_MAJOR_KV, 0, 0);
-    int64_t kv_shape[4] = {B, T, text_d, 0}, hm_shape[4] = {B, heads, T, dh};
-    sw_tensor *ids = head_major ? heads_first_ids(s, B, T, heads, err) : NULL;
-    if (head_major && !ids)
-        return err->code;
-    for (int i = 0; i < dm->n_text_layer; i++) {
-        const sw_wh_attn *c = &m->dec[i].cross;
-        if (sw_tensor_new(be, SW_F32, head_major ? 4 : 3, head_major ? hm_shape : kv_shape,
-                          &au->cross_k[i], err) ||
-            sw_tensor_new(be, SW_F32, head_major ? 4 : 3, head_major ? hm_shape : kv_shape,
-                          &au->cross_v[i], err))
-            return err->code;
-        /* the products straight into place, or into scratch q and k (free
-         * now) and then gathered head by head */
-        sw_tensor k2 = sw_wh_view2(head_major ? q : &au->cross_k[i], B * T, text_d);
-        sw_tensor v2 = sw_wh_view2(head_major ? k : &au->cross_v[i], B * T, text_d);
-        if (sw_wh_linear(&f2, &c->wk, NULL, &k2, 0, err) ||
-            sw_wh_linear(&f2, &c->wv, &c->bv, &v2, 0, err))
-            return err->code;
-        if (head_major) {
-            sw_tensor k_rows = sw_wh_view2(&k2, B * T * heads, dh);
-            sw_tensor v_rows = sw_wh_view2(&v2, B * T * heads, dh);
-            sw_tensor k_out = sw_wh_view2(&au->cross_k[i], B * heads * T, dh);
-            sw_tensor v_out = sw_wh_view2(&au->cross_v[i], B * heads * T, dh);
-            if (sw_gather_rows(&k_rows, ids, &k_out, err) ||
-                sw_gather_rows(&v_rows, ids, &v_out, err))
-                return err->code;
-        }
-    }
-    return be->synchronize(be, err);
+    return m->dims.n_text_state == m->dims.n_audio_state &&
+           sw_supports(be, SW_CAP_HEAD_MAJOR_KV, 0, 0);
 }
 
-sw_status sw_whisper_encode(sw_whisper *m, const float *mel, int batch, sw_whisper_audio **out,
-                            sw_error *err)
+sw_whisper_audio *sw_wh_audio_alloc(sw_whisper *m, int batch)
 {
-    *out = NULL;
-    if (!m || !mel || batch < 1)
-        return sw_fail(err, SW_ERR_ARG, "whisper encode: a model, a mel and batch >= 1 needed");
     sw_whisper_audio *au = calloc(1, sizeof *au);
     if (au) {
         au->cross_k = calloc((size_t)m->dims.n_text_layer, sizeof *au->cross_k);
@@ -151,13 +74,144 @@ sw_status sw_whisper_encode(sw_whisper *m, const float *mel, int batch, sw_whisp
             free(au->cross_v);
         }
         free(au);
-        return sw_fail(err, SW_ERR_NOMEM, "whisper encode: out of host memory");
+        return NULL;
     }
     au->model = m;
     au->batch = batch;
-    sw_wh_scratch s = {m->obj.be, {{0}}, 0};
-    run_encoder(m, mel, batch, au, &s, err);
-    sw_wh_scratch_free(&s);
+    return au;
+}
+
+sw_status sw_wh_enc_outputs_new(sw_whisper_audio *au, sw_error *err)
+{
+    const sw_whisper_dims *dm = &au->model->dims;
+    sw_backend *be = au->model->obj.be;
+    int64_t B = au->batch, T = dm->n_audio_ctx, text_d = dm->n_text_state;
+    int64_t heads = dm->n_text_head;
+    int64_t x_shape[3] = {B, T, dm->n_audio_state};
+    int64_t kv_shape[4] = {B, T, text_d, 0}, hm_shape[4] = {B, heads, T, text_d / heads};
+    int hm = kv_head_major(au->model);
+    if (sw_tensor_new(be, SW_F32, 3, x_shape, &au->features, err))
+        return err->code;
+    for (int i = 0; i < dm->n_text_layer; i++)
+        if (sw_tensor_new(be, SW_F32, hm ? 4 : 3, hm ? hm_shape : kv_shape, &au->cross_k[i], err) ||
+            sw_tensor_new(be, SW_F32, hm ? 4 : 3, hm ? hm_shape : kv_shape, &au->cross_v[i], err))
+            return err->code;
+    return SW_OK;
+}
+
+sw_status sw_wh_enc_buffers_new(sw_whisper *m, int batch, int with_cols, sw_wh_enc_buffers *b,
+                                sw_error *err)
+{
+    const sw_whisper_dims *dm = &m->dims;
+    int64_t B = batch, frames = 2 * (int64_t)dm->n_audio_ctx, T = dm->n_audio_ctx;
+    int64_t d = dm->n_audio_state;
+    memset(b, 0, sizeof *b);
+    b->s.be = m->obj.be;
+    int64_t mel_shape[3] = {B, dm->n_mels, frames}, tm_shape[3] = {B, frames, dm->n_mels};
+    int64_t c1_shape[3] = {B, frames, d}, x_shape[3] = {B, T, d}, mid_shape[2] = {B * T, 4 * d};
+    sw_tensor **act[] = {&b->x, &b->h, &b->q, &b->k, &b->v, &b->a};
+    if (!(b->mel = sw_wh_new(&b->s, SW_F32, 3, mel_shape, err)) ||
+        !(b->mel_tm = sw_wh_new(&b->s, SW_F32, 3, tm_shape, err)) ||
+        !(b->c1 = sw_wh_new(&b->s, SW_F32, 3, c1_shape, err)))
+        return err->code;
+    for (size_t i = 0; i < sizeof act / sizeof act[0]; i++)
+        if (!(*act[i] = sw_wh_new(&b->s, SW_F32, 3, x_shape, err)))
+            return err->code;
+    if (!(b->mid = sw_wh_new(&b->s, SW_F32, 2, mid_shape, err)))
+        return err->code;
+    if (with_cols) {
+        /* the larger of the two convolutions' columns, in float32 entries */
+        size_t c1 = SW_CONV1D_WORK_BYTES(frames, dm->n_mels, m->conv1_w.shape[2]);
+        size_t c2 = SW_CONV1D_WORK_BYTES(T, d, m->conv2_w.shape[2]);
+        int64_t n = (int64_t)((c1 > c2 ? c1 : c2) / sizeof(float));
+        if (!(b->cols = sw_wh_new(&b->s, SW_F32, 1, &n, err)))
+            return err->code;
+    }
+    if (kv_head_major(m) && !(b->ids = heads_first_ids(&b->s, B, T, dm->n_text_head, err)))
+        return err->code;
+    return SW_OK;
+}
+
+void sw_wh_enc_buffers_free(const sw_whisper *m, sw_wh_enc_buffers *b)
+{
+    for (int i = 0; i < b->s.n; i++)
+        sw_wh_free(m, &b->s.t[i]);
+    memset(b, 0, sizeof *b);
+}
+
+/* The encoder's ops from b->mel to the audio's outputs: the same whether
+ * they run at once or are recorded into a graph (nothing allocated, copied
+ * or waited for). */
+sw_status sw_wh_enc_run(sw_whisper *m, sw_wh_enc_buffers *b, sw_whisper_audio *au, sw_error *err)
+{
+    const sw_whisper_dims *dm = &m->dims;
+    int64_t B = au->batch, T = dm->n_audio_ctx, d = dm->n_audio_state;
+    sw_tensor *x = b->x, *h = b->h, *q = b->q, *k = b->k, *v = b->v, *a = b->a;
+    if (sw_transpose(b->mel, b->mel_tm, err) ||
+        sw_conv1d_work(b->mel_tm, &m->conv1_w, &m->conv1_b, 1, 1, b->cols, b->c1, err) ||
+        sw_gelu(b->c1, b->c1, err) ||
+        sw_conv1d_work(b->c1, &m->conv2_w, &m->conv2_b, 2, 1, b->cols, x, err) ||
+        sw_gelu(x, x, err) || sw_add(x, &m->enc_pos, x, err))
+        return err->code;
+
+    sw_tensor x2 = sw_wh_view2(x, B * T, d), h2 = sw_wh_view2(h, B * T, d);
+    for (int i = 0; i < dm->n_audio_layer; i++)
+        if (self_attention(m, &m->enc[i], x, h, q, k, v, a, err) ||
+            sw_wh_mlp(&m->enc[i], &x2, &h2, b->mid, err))
+            return err->code;
+    if (sw_layernorm(x, &m->enc_ln_w, &m->enc_ln_b, 1e-5f, &au->features, err))
+        return err->code;
+
+    sw_tensor f2 = sw_wh_view2(&au->features, B * T, d);
+    int64_t text_d = dm->n_text_state, heads = dm->n_text_head, dh = text_d / heads;
+    for (int i = 0; i < dm->n_text_layer; i++) {
+        const sw_wh_attn *c = &m->dec[i].cross;
+        /* the products straight into place, or into scratch q and k (free
+         * now) and then gathered head by head */
+        sw_tensor k2 = sw_wh_view2(b->ids ? q : &au->cross_k[i], B * T, text_d);
+        sw_tensor v2 = sw_wh_view2(b->ids ? k : &au->cross_v[i], B * T, text_d);
+        if (sw_wh_linear(&f2, &c->wk, NULL, &k2, 0, err) ||
+            sw_wh_linear(&f2, &c->wv, &c->bv, &v2, 0, err))
+            return err->code;
+        if (b->ids) {
+            sw_tensor k_rows = sw_wh_view2(&k2, B * T * heads, dh);
+            sw_tensor v_rows = sw_wh_view2(&v2, B * T * heads, dh);
+            sw_tensor k_out = sw_wh_view2(&au->cross_k[i], B * heads * T, dh);
+            sw_tensor v_out = sw_wh_view2(&au->cross_v[i], B * heads * T, dh);
+            if (sw_gather_rows(&k_rows, b->ids, &k_out, err) ||
+                sw_gather_rows(&v_rows, b->ids, &v_out, err))
+                return err->code;
+        }
+    }
+    return SW_OK;
+}
+
+/* Each op as it comes: the activations made for this window and freed
+ * after it, the outputs the audio's own. */
+static sw_status encode_eager(sw_whisper *m, const float *mel, sw_whisper_audio *au, sw_error *err)
+{
+    sw_backend *be = m->obj.be;
+    sw_wh_enc_buffers b;
+    if (sw_wh_enc_buffers_new(m, au->batch, 0, &b, err) == SW_OK &&
+        be->upload(be, b.mel->data, mel, sw_tensor_nbytes(b.mel), err) == SW_OK &&
+        sw_wh_enc_outputs_new(au, err) == SW_OK && sw_wh_enc_run(m, &b, au, err) == SW_OK)
+        be->synchronize(be, err);
+    sw_wh_enc_buffers_free(m, &b);
+    return err->code;
+}
+
+sw_status sw_whisper_encode(sw_whisper *m, const float *mel, int batch, sw_whisper_audio **out,
+                            sw_error *err)
+{
+    *out = NULL;
+    if (!m || !mel || batch < 1)
+        return sw_fail(err, SW_ERR_ARG, "whisper encode: a model, a mel and batch >= 1 needed");
+    sw_whisper_audio *au = sw_wh_audio_alloc(m, batch);
+    if (!au)
+        return sw_fail(err, SW_ERR_NOMEM, "whisper encode: out of host memory");
+    int done = 0;
+    if (sw_wh_enc_graph_encode(m, mel, batch, au, &done, err) == SW_OK && !done)
+        encode_eager(m, mel, au, err);
     if (err->code != SW_OK) {
         sw_whisper_audio_free(au);
         return err->code;
@@ -191,21 +245,9 @@ sw_status sw_wh_audio_items(const sw_whisper_audio *au, int first, int count,
         return sw_fail(err, SW_ERR_ARG, "whisper audio: items %d..%d of a batch of %d", first,
                        first + count - 1, au ? au->batch : 0);
     int layers = au->model->dims.n_text_layer;
-    sw_whisper_audio *v = calloc(1, sizeof *v);
-    if (v) {
-        v->cross_k = calloc((size_t)layers, sizeof *v->cross_k);
-        v->cross_v = calloc((size_t)layers, sizeof *v->cross_v);
-    }
-    if (!v || !v->cross_k || !v->cross_v) {
-        if (v) {
-            free(v->cross_k);
-            free(v->cross_v);
-        }
-        free(v);
+    sw_whisper_audio *v = sw_wh_audio_alloc(au->model, count);
+    if (!v)
         return sw_fail(err, SW_ERR_NOMEM, "whisper audio: out of host memory");
-    }
-    v->model = au->model;
-    v->batch = count;
     v->borrowed = 1;
     v->features = items_view(&au->features, au->batch, first, count);
     for (int i = 0; i < layers; i++) {
@@ -268,12 +310,16 @@ void sw_whisper_audio_free(sw_whisper_audio *au)
     if (!au)
         return;
     const sw_whisper *m = au->model;
-    for (int i = 0; i < m->dims.n_text_layer && !au->borrowed; i++) {
+    /* a view's tensors are another audio's, a rig's are lent to it */
+    int owns = !au->borrowed && !au->rig;
+    for (int i = 0; i < m->dims.n_text_layer && owns; i++) {
         sw_wh_free(m, &au->cross_k[i]);
         sw_wh_free(m, &au->cross_v[i]);
     }
-    if (!au->borrowed)
+    if (owns)
         sw_wh_free(m, &au->features);
+    if (au->rig)
+        sw_wh_enc_rig_return(au->rig);
     free(au->cross_k);
     free(au->cross_v);
     free(au);

@@ -30,6 +30,10 @@ typedef struct sw_wh_block {
     sw_wh_weight mlp1_w, mlp2_w;
 } sw_wh_block;
 
+/* A captured encoder window (whisper_encoder_graph.c). */
+typedef struct sw_wh_enc_rig sw_wh_enc_rig;
+#define SW_WH_ENC_RIGS 2
+
 struct sw_whisper {
     sw_model_object obj; /* first: model_object.h */
     sw_whisper_dims dims;
@@ -41,6 +45,10 @@ struct sw_whisper {
     /* its float16 tensors point into the caller's arrays (on the CPU, only
      * those exist): sw_wh_free leaves them alone */
     int borrows_halves;
+    /* The encoder's window as graphs, made at the first windows of a batch
+     * size and replayed after (whisper_encoder_graph.c): two, so a window
+     * may be encoded while the last one's output is still read. */
+    sw_wh_enc_rig *enc_rig[SW_WH_ENC_RIGS];
 };
 
 struct sw_whisper_audio {
@@ -50,7 +58,8 @@ struct sw_whisper_audio {
     /* per decoder layer, [batch, n_audio_ctx, n_text_state]; on the CPU head
      * by head, [batch, n_text_head, n_audio_ctx, d_head] (whisper_encoder.c) */
     sw_tensor *cross_k, *cross_v;
-    int borrowed; /* an item's view (sw_whisper_audio_item): its tensors are not its own */
+    int borrowed;       /* an item's view (sw_whisper_audio_item): its tensors are not its own */
+    sw_wh_enc_rig *rig; /* its tensors are this rig's outputs, lent until it is freed */
 };
 
 /* Scratch tensors of one call, freed together on every path. */
@@ -60,6 +69,15 @@ typedef struct sw_wh_scratch {
     sw_tensor t[SW_WH_MAX_SCRATCH];
     int n;
 } sw_wh_scratch;
+
+/* The encoder's activations, made before its ops run (whisper_encoder.c),
+ * so that the same ops run at once or into a graph. Views of s. */
+typedef struct sw_wh_enc_buffers {
+    sw_wh_scratch s;
+    sw_tensor *mel, *mel_tm, *c1, *x, *h, *q, *k, *v, *a, *mid;
+    sw_tensor *cols; /* the convolutions' columns (sw_conv1d_work), or NULL: conv1d's own */
+    sw_tensor *ids;  /* the head-major gather's row ids (the CPU's layout), or NULL */
+} sw_wh_enc_buffers;
 
 struct sw_whisper_state {
     sw_whisper *model;
@@ -121,6 +139,28 @@ sw_status sw_wh_audio_swap(const sw_whisper_audio *au, int a, int b, sw_error *e
  * encoding). */
 sw_status sw_wh_state_narrow(const sw_whisper_state *src, const sw_whisper_audio *audio,
                              const int *src_index, int n, sw_whisper_state **out, sw_error *err);
+
+/* The encoder in parts (whisper_encoder.c), for its graph
+ * (whisper_encoder_graph.c): an audio of `batch` items without tensors; its
+ * outputs (features, cross-attention keys and values); the activations
+ * (with_cols: the convolutions' columns too); the ops from b->mel to the
+ * outputs, the same at once or captured. */
+sw_whisper_audio *sw_wh_audio_alloc(sw_whisper *m, int batch);
+sw_status sw_wh_enc_outputs_new(sw_whisper_audio *au, sw_error *err);
+sw_status sw_wh_enc_buffers_new(sw_whisper *m, int batch, int with_cols, sw_wh_enc_buffers *b,
+                                sw_error *err);
+void sw_wh_enc_buffers_free(const sw_whisper *m, sw_wh_enc_buffers *b);
+sw_status sw_wh_enc_run(sw_whisper *m, sw_wh_enc_buffers *b, sw_whisper_audio *au, sw_error *err);
+
+/* The window on a backend with graphs: *done 0 when it cannot (no graphs,
+ * SAYWHO_CUDA_GRAPHS=0, a compute type whose products allocate, both rigs
+ * lent out), and the caller runs the ops itself. */
+sw_status sw_wh_enc_graph_encode(sw_whisper *m, const float *mel, int batch, sw_whisper_audio *au,
+                                 int *done, sw_error *err);
+/* An audio gives its rig back (sw_whisper_audio_free). */
+void sw_wh_enc_rig_return(sw_wh_enc_rig *r);
+/* Frees the rigs, their graphs and buffers (the model's free_weights). */
+void sw_wh_enc_rigs_free(sw_whisper *m);
 
 /* Whether the linear layers are int8 (INT8, INT8_FLOAT16). */
 static inline int sw_wh_compute_q8(sw_whisper_compute c)

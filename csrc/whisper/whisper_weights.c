@@ -165,6 +165,7 @@ static void free_block(const sw_whisper *m, sw_wh_block *b)
 static void free_weights(sw_model_object *o)
 {
     sw_whisper *m = (sw_whisper *)o;
+    sw_wh_enc_rigs_free(m); /* the encoder's graphs read the weights */
     sw_tensor *all[] = {&m->conv1_w, &m->conv1_b,  &m->conv2_w,  &m->conv2_b,
                         &m->enc_pos, &m->enc_ln_w, &m->enc_ln_b, &m->tok_emb,
                         &m->dec_pos, &m->dec_ln_w, &m->dec_ln_b};

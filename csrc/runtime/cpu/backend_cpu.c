@@ -971,6 +971,7 @@ static const sw_backend cpu_table = {
     .graph_free = NULL,
     .fbank = NULL, /* features are the host's (audio/fbank.c): no copy to spare */
     .gather_centered = NULL,
+    .conv1d_work = NULL, /* nothing to capture (above): conv1d serves */
 };
 
 sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err)
