@@ -8,7 +8,8 @@ diarization models (segmentation-3.0 and GE2E: the diarization rows) and
 with the default ones the wheel ships (segmentation-3.0 and CAM++: the
 campp rows).
 
-    python bench/gpu_step_budget.py [--device cuda-emulated] [--beam 5] [--json]
+    python bench/gpu_step_budget.py [--device cuda-emulated] [--beam 5]
+        [--compute-type float16] [--json]
 
 The counters are the backend's own, the same code on a GPU and on the
 emulator, so the figures are the same on both: no GPU is needed to read
@@ -34,7 +35,9 @@ def per(counted: dict, n: int) -> dict:
     return {**{k: round(counted[k] / n, 2) for k in FIELDS}, "count": n}
 
 
-def whisper_budget(runtime, model_name: str, beam: int) -> tuple[dict, dict, dict, list[int]]:
+def whisper_budget(
+    runtime, model_name: str, beam: int, compute_type: str = "float32"
+) -> tuple[dict, dict, dict, list[int]]:
     """Per decoder step, per later encoder window and for the first window
     (with a backend that has graphs the first window of a model captures the
     encoder's graph, a later one replays it: whisper_encoder_graph.c), and
@@ -46,7 +49,8 @@ def whisper_budget(runtime, model_name: str, beam: int) -> tuple[dict, dict, dic
     from saywho.whisper.transcribe import WhisperModel
     from tests.weights import test_model_dir
 
-    with WhisperModel(str(test_model_dir(model_name)), runtime=runtime) as model:
+    model_dir = str(test_model_dir(model_name))
+    with WhisperModel(model_dir, runtime=runtime, compute_type=compute_type) as model:
         features = model.log_mel(saywho.load_audio(JFK))
         window = pad_window(features[:, :N_FRAMES])
         runtime.counters(reset=True)
@@ -100,6 +104,11 @@ def main() -> int:
     ap.add_argument("--device", default="cuda-emulated", help="cuda or cuda-emulated")
     ap.add_argument("--model", default="tiny.en", help="a test model: tiny.en or base")
     ap.add_argument("--beam", type=int, default=5)
+    ap.add_argument(
+        "--compute-type",
+        default="float32",
+        help="Whisper's compute type: float32, float16, bfloat16, int8 or int8_float16",
+    )
     ap.add_argument("--json", action="store_true", help="one JSON object, nothing else")
     args = ap.parse_args()
     sys.path.insert(0, str(REPO))
@@ -111,7 +120,9 @@ def main() -> int:
         raise SystemExit(f"--device {args.device} opened {runtime.device}: no device counters")
     device_name = runtime.device_name
     try:
-        decoder, encoder, first_window, tokens = whisper_budget(runtime, args.model, args.beam)
+        decoder, encoder, first_window, tokens = whisper_budget(
+            runtime, args.model, args.beam, args.compute_type
+        )
         diarization, diarization_batch, _ = diarization_budget(runtime, "ge2e")
         default_chunk, default_batch, default_first = diarization_budget(runtime, "default")
     finally:
@@ -130,7 +141,9 @@ def main() -> int:
         print(json.dumps(figures))
         return 0
     print(f"device {args.device} ({device_name}); host CPU: {cpu_model()}")
-    print(f"Whisper {args.model}, beam {args.beam}, jfk: {len(tokens)} tokens")
+    print(
+        f"Whisper {args.model} ({args.compute_type}), beam {args.beam}, jfk: {len(tokens)} tokens"
+    )
     print(f"{'per':<18}" + "".join(f"{k:>15}" for k in FIELDS) + f"{'count':>8}")
     for name, row in figures.items():
         print(f"{name:<18}" + "".join(f"{row[k]:>15}" for k in FIELDS) + f"{row['count']:>8}")

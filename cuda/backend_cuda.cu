@@ -255,6 +255,7 @@ static void cuda_destroy(sw_backend *b)
             (void)cudaStreamSynchronize(c->stream);
         if (c->blas_handle)
             c->blas->destroy(c->blas_handle);
+        sw_cuda_workspace_destroy(c);
         sw_pool_destroy(c->pool);
         if (c->staging)
             (void)cudaFreeHost(c->staging); /* the stream was waited for above */

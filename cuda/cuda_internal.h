@@ -24,6 +24,9 @@
 #include "backend.h"
 #include "cublas_loader.h"
 
+/* workspace.cu: the products' scratch while graphs hold it */
+typedef struct sw_cuda_workspace sw_cuda_workspace;
+
 typedef struct sw_cuda {
     int device;
     cudaStream_t stream;
@@ -40,6 +43,11 @@ typedef struct sw_cuda {
     /* a graph capture is open on `stream` (graphs.cu): ops are recorded, not
      * launched, so they are neither counted nor waited for */
     int capturing;
+    /* The products' workspace (workspace.cu): the block, the largest scratch
+     * a capture asked of it, and whether the open capture took from it. */
+    sw_cuda_workspace *ws;
+    size_t ws_wanted;
+    int ws_used;
     /* Uploads are staged (backend_cuda.cu): pinned host memory the caller's
      * bytes are copied into, the copy to the device queued without a wait.
      * staging_used: bytes handed out since the stream was last waited for
@@ -129,6 +137,25 @@ sw_status sw_cuda_layernorm(sw_backend *be, const sw_tensor *a, const sw_tensor 
                             const sw_tensor *beta, float eps, sw_tensor *out, sw_error *err);
 sw_status sw_cuda_matmul(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *c,
                          int trans_b, float alpha, float beta, sw_error *err);
+
+/* A product's scratch of `bytes` (workspace.cu): the backend's workspace
+ * where it is large enough (always inside a capture, which fails with
+ * SW_ERR_NOMEM otherwise and leaves the size for the next capture_begin),
+ * else a pool block; give it back with sw_cuda_scratch_done (stream order:
+ * at once, after the launches that use it are queued). */
+void *sw_cuda_scratch(sw_backend *be, size_t bytes, sw_error *err);
+void sw_cuda_scratch_done(sw_backend *be, void *p);
+/* capture_begin, before the capture starts: the workspace grown to what the
+ * captures asked so far. */
+sw_status sw_cuda_workspace_grow(sw_backend *be, sw_error *err);
+/* capture_end: the workspace the new graph holds a reference on (kept: a
+ * graph was made; NULL when the capture took nothing from it), and a block
+ * no graph holds goes back to the pool. */
+sw_cuda_workspace *sw_cuda_workspace_capture_over(sw_backend *be, int kept);
+/* graph_free: the graph's reference; the last one returns the block. */
+void sw_cuda_workspace_release(sw_backend *be, sw_cuda_workspace *ws);
+/* cuda_destroy: the host side (the pool frees the device memory). */
+void sw_cuda_workspace_destroy(sw_cuda *c);
 
 /* Half precision (matmul_half.cu): b float16 or bfloat16, c float32. */
 int sw_cuda_is_half(sw_dtype d);

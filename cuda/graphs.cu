@@ -4,7 +4,8 @@
  * cudaFree, synchronous copy or wait anywhere in the process during the
  * capture is refused by the driver and fails the capture, so a step that
  * would allocate or download inside its graph is caught (on the emulator as
- * on a GPU) instead of replaying stale pointers. */
+ * on a GPU) instead of replaying stale pointers. The products' scratch comes
+ * from the backend's workspace, which each graph holds (workspace.cu). */
 #include <stdlib.h>
 
 #include "cuda_internal.h"
@@ -12,6 +13,7 @@
 struct sw_graph {
     cudaGraph_t graph;
     cudaGraphExec_t exec;
+    sw_cuda_workspace *ws; /* the products' scratch it replays, or NULL */
 };
 
 sw_status sw_cuda_capture_begin(sw_backend *be, sw_error *err)
@@ -22,6 +24,11 @@ sw_status sw_cuda_capture_begin(sw_backend *be, sw_error *err)
         return st;
     if (c->capturing)
         return sw_fail(err, SW_ERR_ARG, "capture_begin: a capture is already open");
+    /* now, while allocating is allowed: what earlier captures asked */
+    st = sw_cuda_workspace_grow(be, err);
+    if (st != SW_OK)
+        return st;
+    c->ws_used = 0;
     cudaError_t e = cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeGlobal);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
@@ -46,12 +53,15 @@ sw_status sw_cuda_capture_end(sw_backend *be, sw_graph **out, sw_error *err)
     /* An invalidated capture's first refused call was reported to the op
      * that made it; what ends here is the capture itself. */
     (void)cudaGetLastError();
-    if (e != cudaSuccess)
+    if (e != cudaSuccess) {
+        (void)sw_cuda_workspace_capture_over(be, 0);
         return sw_cuda_fail(err, e,
                             "ending a CUDA graph capture (an op inside it allocated, freed, "
                             "copied to or from the host or waited for the GPU)");
+    }
     sw_graph *g = (sw_graph *)calloc(1, sizeof *g);
     if (!g) {
+        (void)sw_cuda_workspace_capture_over(be, 0);
         (void)cudaGraphDestroy(graph);
         return sw_fail(err, SW_ERR_NOMEM, "out of host memory for a CUDA graph");
     }
@@ -59,10 +69,12 @@ sw_status sw_cuda_capture_end(sw_backend *be, sw_graph **out, sw_error *err)
     e = cudaGraphInstantiateWithFlags(&g->exec, graph, 0);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
+        (void)sw_cuda_workspace_capture_over(be, 0);
         (void)cudaGraphDestroy(graph);
         free(g);
         return sw_cuda_fail(err, e, "instantiating a CUDA graph");
     }
+    g->ws = sw_cuda_workspace_capture_over(be, 1);
     *out = g;
     return SW_OK;
 }
@@ -96,6 +108,9 @@ void sw_cuda_graph_free(sw_backend *be, sw_graph *g)
         (void)cudaGraphExecDestroy(g->exec);
         (void)cudaGraphDestroy(g->graph);
         (void)cudaGetLastError();
+        /* after the graph: a replay still queued used the block, and stream
+         * order puts its next user after it */
+        sw_cuda_workspace_release(be, g->ws);
     }
     free(g);
 }

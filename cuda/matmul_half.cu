@@ -44,7 +44,7 @@ sw_status sw_cuda_narrow(sw_backend *be, const float *a, sw_dtype to, void *out,
 }
 
 /* c [m, n] (f32) = alpha * a [m, k] . op(b) + beta * c, b half; a f32 (rounded
- * to b's type in a pool block first) or already b's type. The caller
+ * to b's type in a scratch block first: workspace.cu) or already b's type. The caller
  * (sw_cuda_matmul) has checked the shapes and the int range; m, n, k > 0. */
 sw_status sw_cuda_matmul_half(sw_backend *be, const sw_tensor *a, const sw_tensor *b, sw_tensor *c,
                               int trans_b, float alpha, float beta, int64_t m, int64_t n, int64_t k,
@@ -56,11 +56,11 @@ sw_status sw_cuda_matmul_half(sw_backend *be, const sw_tensor *a, const sw_tenso
     const void *a_half = a->data;
     void *scratch = NULL;
     if (a->dtype == SW_F32) {
-        scratch = be->alloc(be, (size_t)(m * k) * 2, err);
+        scratch = sw_cuda_scratch(be, (size_t)(m * k) * 2, err);
         if (!scratch)
             return err->code;
         if (sw_cuda_narrow(be, (const float *)a->data, b->dtype, scratch, m * k, err) != SW_OK) {
-            be->free(be, scratch);
+            sw_cuda_scratch_done(be, scratch);
             return err->code;
         }
         a_half = scratch;
@@ -73,7 +73,7 @@ sw_status sw_cuda_matmul_half(sw_backend *be, const sw_tensor *a, const sw_tenso
                               b->data, type, ldb, a_half, type, (int)k, &beta, c->data,
                               SW_CUDA_R_32F, (int)n, SW_CUBLAS_COMPUTE_32F, SW_CUBLAS_GEMM_DEFAULT);
     sw_cuda_count_launch(cu);
-    be->free(be, scratch); /* stream order: the next user of the block runs after */
+    sw_cuda_scratch_done(be, scratch);
     if (s != SW_CUBLAS_STATUS_SUCCESS)
         return sw_fail(err, SW_ERR_DEVICE, "cuBLAS GemmEx %s (m=%lld n=%lld k=%lld) failed: %s",
                        b->dtype == SW_F16 ? "f16" : "bf16", (long long)m, (long long)n,

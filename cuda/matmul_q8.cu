@@ -88,7 +88,9 @@ sw_status sw_cuda_matmul_q8(sw_backend *be, const sw_tensor *a, const sw_tensor 
     if (st != SW_OK)
         return st;
     size_t q_bytes = ((size_t)(m * k) + 255) & ~(size_t)255;
-    char *scratch = (char *)be->alloc(be, q_bytes + (size_t)m * sizeof(float), err);
+    /* the quantized rows and their scales: workspace.cu's scratch, so that a
+     * graph can replay the product */
+    char *scratch = (char *)sw_cuda_scratch(be, q_bytes + (size_t)m * sizeof(float), err);
     if (!scratch)
         return err->code;
     int8_t *qa = (int8_t *)scratch;
@@ -104,6 +106,6 @@ sw_status sw_cuda_matmul_q8(sw_backend *be, const sw_tensor *a, const sw_tensor 
          beta, (float *)c->data);
         st = sw_cuda_check_launch(cu, err, "gemm_q8");
     }
-    be->free(be, scratch); /* stream order: the next user of the block runs after */
+    sw_cuda_scratch_done(be, scratch);
     return st;
 }

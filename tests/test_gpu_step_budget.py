@@ -46,21 +46,37 @@ _DECODED: dict[tuple, tuple] = {}
 
 
 def _decode(
-    device: str, recordings, beam: int, without_timestamps: bool = False, max_length: int = 448
+    device: str,
+    recordings,
+    beam: int,
+    without_timestamps: bool = False,
+    max_length: int = 448,
+    compute_type: str = "float32",
 ):
     """tiny.en on jfk's one window, as the seek loop decodes it: (tokens,
     score, no-speech probability, the counters per step, the steps, the
     device allocations the generation made)."""
-    key = (device, beam, without_timestamps, max_length, os.environ.get("SAYWHO_CUDA_GRAPHS"))
+    graphs = os.environ.get("SAYWHO_CUDA_GRAPHS")
+    key = (device, beam, without_timestamps, max_length, compute_type, graphs)
     if key not in _DECODED:
-        _DECODED[key] = _run_decode(device, recordings, beam, without_timestamps, max_length)
+        _DECODED[key] = _run_decode(
+            device, recordings, beam, without_timestamps, max_length, compute_type
+        )
     return _DECODED[key]
 
 
-def _run_decode(device: str, recordings, beam: int, without_timestamps: bool, max_length: int):
+def _run_decode(
+    device: str,
+    recordings,
+    beam: int,
+    without_timestamps: bool,
+    max_length: int,
+    compute_type: str,
+):
     runtime = open_runtime(device)
     try:
-        with WhisperModel(str(test_model_dir("tiny.en")), runtime=runtime) as model:
+        model_dir = str(test_model_dir("tiny.en"))
+        with WhisperModel(model_dir, runtime=runtime, compute_type=compute_type) as model:
             window = pad_window(model.log_mel(recordings["jfk"])[:, :N_FRAMES])
             encoded = model.encode(window)
             options = model.decoding_options(TranscribeOptions(beam_size=beam))
@@ -139,3 +155,36 @@ def test_graphs_and_eager_steps_give_the_cpus_tokens(recordings, monkeypatch, be
     assert graph[0] == eager[0] == cpu[0]
     assert graph[1] == eager[1]  # the same kernels in the same order
     assert graph[1] == pytest.approx(cpu[1], abs=1e-4)
+
+
+@pytest.mark.parametrize("compute_type", ["float16", "int8_float16"])
+def test_half_and_int8_steps_keep_the_budget_on_the_emulator(recordings, compute_type):
+    """The half and int8 products take their scratch from the workspace the
+    backend keeps for its graphs (cuda/workspace.cu), so their steps are one
+    graph too: the same budget as float32, and no allocation per step (the
+    workspace is made once, before the first capture)."""
+    *_, per_step, steps, allocs = _decode("cuda-emulated", recordings, 5, compute_type=compute_type)
+    *_, short_steps, short_allocs = _decode(
+        "cuda-emulated", recordings, 5, max_length=10, compute_type=compute_type
+    )
+    assert per_step["graph_launches"] > 0
+    assert per_step["launches"] + per_step["graph_launches"] <= LAUNCHES, per_step
+    assert per_step["host_syncs"] <= HOST_SYNCS
+    assert per_step["bytes_down"] <= BYTES_DOWN
+    assert short_steps < steps
+    assert allocs == short_allocs
+
+
+@pytest.mark.parametrize("compute_type", ["float16", "bfloat16", "int8", "int8_float16"])
+def test_graph_and_eager_steps_agree_for_every_compute_type(recordings, monkeypatch, compute_type):
+    """Beam 5 (its reorders gathered inside the graph): the captured step and
+    SAYWHO_CUDA_GRAPHS=0's eager one run the same kernels in the same order,
+    so the same tokens and the same score to the bit."""
+    graph = _decode("cuda-emulated", recordings, 5, compute_type=compute_type)
+    monkeypatch.setenv("SAYWHO_CUDA_GRAPHS", "0")
+    eager = _decode("cuda-emulated", recordings, 5, compute_type=compute_type)
+    assert graph[3]["graph_launches"] > 0
+    assert eager[3]["graph_launches"] == 0
+    assert graph[0] == eager[0]
+    assert graph[1] == eager[1]
+    assert graph[2] == eager[2]

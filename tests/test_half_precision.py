@@ -91,6 +91,35 @@ def test_jfk_int8_float16_close_to_faster_whispers_int8(whisper_models, recordin
     )
 
 
+@pytest.mark.parametrize(
+    "compute_type, golden",
+    [
+        ("float16", "jfk_tiny.en_greedy"),
+        ("bfloat16", "jfk_tiny.en_greedy"),
+        ("int8_float16", "jfk_tiny.en_greedy_int8"),
+    ],
+)
+def test_graph_and_eager_steps_transcribe_alike_on_the_emulator(
+    whisper_models, runtimes, recordings, monkeypatch, compute_type, golden
+):
+    """The tests above run the decoder's captured step (one CUDA graph a
+    token, cuda/workspace.cu lending the products their scratch);
+    SAYWHO_CUDA_GRAPHS=0 launches every op: the same kernels in the same
+    order, so the same tokens and scores to the bit."""
+    golden = _golden(golden)
+    runtime = runtimes["cuda-emulated"]
+    runtime.counters(reset=True)
+    graph = _transcribe(whisper_models, recordings, golden, compute_type, "cuda-emulated")
+    assert runtime.counters(reset=True)["graph_launches"] > 0
+    monkeypatch.setenv("SAYWHO_CUDA_GRAPHS", "0")
+    eager = _transcribe(whisper_models, recordings, golden, compute_type, "cuda-emulated")
+    assert runtime.counters(reset=True)["graph_launches"] == 0
+    assert [s.tokens for s in graph] == [s.tokens for s in eager]
+    assert [(s.avg_logprob, s.no_speech_prob) for s in graph] == [
+        (s.avg_logprob, s.no_speech_prob) for s in eager
+    ]
+
+
 def test_half_weights_take_half_the_device_memory_and_give_it_back():
     """The matrices are stored half-wide on the device, not widened there."""
     sizes = {}

@@ -371,7 +371,12 @@ struct sw_backend {
      * returns the graph (NULL on failure, the capture over either way);
      * graph_launch replays it on the backend's stream (one graph launch in
      * the counters); graph_free frees it (NULL is ignored). All four NULL on
-     * a backend without graphs (the CPU): callers run the ops themselves. */
+     * a backend without graphs (the CPU): callers run the ops themselves.
+     * An op that needs scratch of its own (the CUDA backend's half and int8
+     * products) takes it from a workspace the backend keeps while graphs
+     * hold it; one the workspace cannot serve inside a capture fails with
+     * SW_ERR_NOMEM, and the next capture_begin grows the workspace to it,
+     * so the caller captures again (whisper_decoder.c, capture_step). */
     sw_status (*capture_begin)(sw_backend *be, sw_error *err);
     sw_status (*capture_end)(sw_backend *be, sw_graph **out, sw_error *err);
     sw_status (*graph_launch)(sw_backend *be, sw_graph *g, sw_error *err);

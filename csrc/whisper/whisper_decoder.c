@@ -62,13 +62,10 @@ sw_status sw_whisper_state_new(sw_whisper *m, const sw_whisper_audio *au, int n_
     sw_backend *be = m->obj.be;
     st->device_length = be->supports && be->supports(be, SW_CAP_DEVICE_LENGTH, 0, 0);
     /* Read per state, so a process can compare both paths (the tests do).
-     * Float32 only: the CUDA backend's half and int8 products take a
-     * scratch block from the pool on each call, which a capture refuses;
-     * they keep the eager step until the backend lends them a workspace
-     * that outlives the graph. */
+     * Every compute type: the half and int8 products take their scratch
+     * from the workspace the backend keeps for its graphs (capture_step). */
     const char *graphs = getenv("SAYWHO_CUDA_GRAPHS");
-    st->graphs = st->device_length && be->capture_begin && m->compute == SW_WHISPER_FLOAT32 &&
-                 !(graphs && strcmp(graphs, "0") == 0);
+    st->graphs = st->device_length && be->capture_begin && !(graphs && strcmp(graphs, "0") == 0);
     int64_t shape[4] = {2 * layers, n_seq, m->dims.n_text_ctx, m->dims.n_text_state};
     if (sw_tensor_new(m->obj.be, SW_F32, 4, shape, &st->kv, err)) {
         sw_whisper_state_free(st);
@@ -310,6 +307,39 @@ static sw_status finish_reorder(sw_whisper_state *st, sw_error *err)
     return SW_OK;
 }
 
+/* A capture a product's scratch did not fit fails with SW_ERR_NOMEM and
+ * leaves the backend's workspace to grow at the next capture_begin
+ * (backend.h): a step's products ask two sizes at most (d and 4d wide
+ * rows), so the third try at most captures it. Nothing ran meanwhile. */
+#define CAPTURE_TRIES 4
+
+static sw_status capture_step(sw_whisper_state *st, int n_seq, int gathers, sw_graph **out,
+                              sw_error *err)
+{
+    sw_backend *be = st->model->obj.be;
+    for (int tries = 1;; tries++) {
+        if (be->capture_begin(be, err))
+            return err->code;
+        sw_status op = SW_OK;
+        if (gathers)
+            op = gather_reordered(st, err);
+        if (op == SW_OK)
+            op = run_layers(st, n_seq, 1, err);
+        /* the capture ends either way; an op's refusal is the error to tell */
+        sw_error end_err = {SW_OK, {0}};
+        sw_graph *g = NULL;
+        be->capture_end(be, &g, op == SW_OK ? err : &end_err);
+        if (op == SW_OK && g) {
+            *out = g;
+            return SW_OK;
+        }
+        be->graph_free(be, g);
+        if (op != SW_ERR_NOMEM || tries == CAPTURE_TRIES)
+            return err->code;
+        sw_error_clear(err);
+    }
+}
+
 /* The one-token step as a graph: the pending reorder's gather (if any) and
  * the layers, captured at the first step of its kind and replayed after.
  * Its pointers are the step buffers', the block kv and its spare, the
@@ -331,21 +361,9 @@ static sw_status replay_step(sw_whisper_state *st, int n_seq, sw_error *err)
             free_graphs(st);
             slot = 0;
         }
-        if (be->capture_begin(be, err))
-            return err->code;
-        sw_status op = SW_OK;
-        if (gathers)
-            op = gather_reordered(st, err);
-        if (op == SW_OK)
-            op = run_layers(st, n_seq, 1, err);
-        /* the capture ends either way; an op's refusal is the error to tell */
-        sw_error end_err = {SW_OK, {0}};
         sw_graph *g = NULL;
-        be->capture_end(be, &g, op == SW_OK ? err : &end_err);
-        if (op != SW_OK || !g) {
-            be->graph_free(be, g);
+        if (capture_step(st, n_seq, gathers, &g, err))
             return err->code;
-        }
         st->graph[slot] = g;
         st->graph_kv[slot] = st->kv.data;
         st->graph_gathers[slot] = gathers;
