@@ -200,10 +200,11 @@ sw_status sw_cuda_span_abs_pool(sw_backend *be, const sw_tensor *span, const int
                                 const float *scale, const float *shift, int pool, sw_tensor *y,
                                 sw_error *err);
 
-/* search_step.cu: a step of Whisper's token search (ABI 7; work: ABI 9) */
+/* search_step.cu: a step of Whisper's token search (ABI 7; work: ABI 9;
+ * the rows read from device memory, nothing copied: ABI 12) */
 sw_status sw_cuda_search_step(sw_backend *be, const sw_tensor *logits, const sw_tensor *mask,
-                              sw_tensor *work, const sw_search_params *p, const sw_search_row *rows,
-                              int32_t *ids, float *scores, float *no_speech_prob, sw_error *err);
+                              const sw_tensor *rows_plan, sw_tensor *work,
+                              const sw_search_params *p, sw_error *err);
 
 /* Launches one tiny kernel and waits: the first place a GPU with no code in
  * this library ("no kernel image") shows itself. */
