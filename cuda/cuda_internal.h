@@ -236,10 +236,11 @@ sw_status sw_cuda_fbank(sw_backend *be, const sw_tensor *samples, const sw_fbank
 sw_status sw_cuda_gather_centered(sw_backend *be, const sw_tensor *table, const sw_tensor *ids,
                                   int batch, const int64_t *off, sw_tensor *out, sw_error *err);
 
-/* search_step.cu: a step of Whisper's token search (ABI 7; work: ABI 9) */
+/* search_step.cu: a step of Whisper's token search (ABI 7; work: ABI 9;
+ * the rows read from device memory, nothing copied: ABI 14) */
 sw_status sw_cuda_search_step(sw_backend *be, const sw_tensor *logits, const sw_tensor *mask,
-                              sw_tensor *work, const sw_search_params *p, const sw_search_row *rows,
-                              int32_t *ids, float *scores, float *no_speech_prob, sw_error *err);
+                              const sw_tensor *rows_plan, sw_tensor *work,
+                              const sw_search_params *p, sw_error *err);
 
 /* Launches one tiny kernel and waits: the first place a GPU with no code in
  * this library ("no kernel image") shows itself. */

@@ -6,22 +6,12 @@
  * constant added to every entry; only the order of the double sums differs,
  * which rounding to float32 almost always hides. */
 #include <float.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "cuda_internal.h"
 #include "elementwise_math.h"
 
 #define SEARCH_THREADS 128
-/* rows per launch: their plans travel as the kernel's arguments, not as a
- * copy up (64 x 36 bytes, well inside the 4 KiB every GPU takes) */
-#define SEARCH_CHUNK 64
-#define DISABLED     (-FLT_MAX) /* SW_LOGIT_DISABLED */
-
-typedef struct search_args {
-    sw_search_params p;
-    sw_search_row row[SEARCH_CHUNK];
-} search_args;
+#define DISABLED       (-FLT_MAX) /* SW_LOGIT_DISABLED */
 
 /* Block-wide maximum and double sum over SEARCH_THREADS values; every thread
  * gets the result. `sh` is SEARCH_THREADS entries of shared memory. */
@@ -78,29 +68,31 @@ static __device__ int better(float a, int32_t ia, float b, int32_t ib)
     return a > b || (a == b && ia < ib);
 }
 
+/* One block a row. The rows' plans are read from device memory (not taken
+ * as arguments), so that a graph replaying this launch reads each step's. */
 __global__ void search_step_rows(const float *logits, const int8_t *mask, float *work, int64_t n,
-                                 search_args a, int32_t *ids, float *scores, float *no_speech)
+                                 sw_search_params p, const sw_search_row *rows, int32_t *ids,
+                                 float *scores, float *no_speech)
 {
     SW_SHARED(float, shf, SEARCH_THREADS);
     SW_SHARED(double, shd, SEARCH_THREADS);
     SW_SHARED(float, cand_s, SEARCH_THREADS *SW_SEARCH_MAX_K);
     SW_SHARED(int32_t, cand_i, SEARCH_THREADS * SW_SEARCH_MAX_K);
     SW_SHARED(int32_t, head, SEARCH_THREADS);
-    const sw_search_params *p = &a.p;
-    const sw_search_row *row = &a.row[blockIdx.x];
+    const sw_search_row *row = &rows[blockIdx.x];
     const float *x = logits + (int64_t)blockIdx.x * n;
     float *y = work + (int64_t)blockIdx.x * n;
-    int t = threadIdx.x, k = p->k;
+    int t = threadIdx.x, k = p.k;
 
     /* the no-speech probability reads the raw row (sw_softmax_at) */
-    if (p->no_speech >= 0) {
+    if (row->no_speech >= 0) {
         float mx = row_max(x, 0, n, shf);
         double s = 0.0;
         for (int64_t j = t; j < n; j += SEARCH_THREADS)
             s += (double)expf(x[j] - mx);
         s = block_sum_d(s, shd);
         if (t == 0)
-            no_speech[blockIdx.x] = expf(x[p->no_speech] - mx) * (1.0f / (float)s);
+            no_speech[blockIdx.x] = expf(x[row->no_speech] - mx) * (1.0f / (float)s);
     }
 
     /* the rules that disable tokens whatever the scores */
@@ -115,7 +107,7 @@ __global__ void search_step_rows(const float *logits, const int8_t *mask, float 
     /* the timestamp check: the timestamps' summed probability beats every
      * single text token's, so only a timestamp may come */
     if (row->check) {
-        int64_t tsb = p->timestamp_begin;
+        int64_t tsb = p.timestamp_begin;
         float c = log_softmax_shift(y, n, shf, shd);
         float max_text = row_max(y, 0, tsb, shf) + c;
         float mx = row_max(y, tsb, n, shf) + c;
@@ -130,7 +122,7 @@ __global__ void search_step_rows(const float *logits, const int8_t *mask, float 
         __syncthreads();
     }
 
-    float c = p->log_softmax ? log_softmax_shift(y, n, shf, shd) : 0.0f;
+    float c = p.log_softmax ? log_softmax_shift(y, n, shf, shd) : 0.0f;
 
     /* each thread's k best of its entries, in order, then thread 0 merges */
     float best_s[SW_SEARCH_MAX_K];
@@ -140,7 +132,7 @@ __global__ void search_step_rows(const float *logits, const int8_t *mask, float 
         best_i[i] = INT32_MAX;
     }
     for (int64_t j = t; j < n; j += SEARCH_THREADS) {
-        float v = p->log_softmax ? (y[j] + c) + row->cum : y[j];
+        float v = p.log_softmax ? (y[j] + c) + row->cum : y[j];
         if (!better(v, (int32_t)j, best_s[k - 1], best_i[k - 1]))
             continue;
         int i = k - 1;
@@ -174,9 +166,8 @@ __global__ void search_step_rows(const float *logits, const int8_t *mask, float 
 }
 
 sw_status sw_cuda_search_step(sw_backend *be, const sw_tensor *logits, const sw_tensor *mask,
-                              sw_tensor *work_t, const sw_search_params *p,
-                              const sw_search_row *rows, int32_t *ids, float *scores,
-                              float *no_speech_prob, sw_error *err)
+                              const sw_tensor *rows_plan, sw_tensor *work_t,
+                              const sw_search_params *p, sw_error *err)
 {
     sw_cuda *c = sw_cuda_of(be);
     int64_t n_rows = logits->shape[0], n = logits->shape[1], k = p->k;
@@ -185,32 +176,14 @@ sw_status sw_cuda_search_step(sw_backend *be, const sw_tensor *logits, const sw_
     sw_status st = sw_cuda_enter(c, err);
     if (st != SW_OK)
         return st;
-    /* the masked rows, then ids, scores and the no-speech probabilities in
-     * one block (one copy down), all in the caller's work: nothing allocated */
-    int64_t out_words = n_rows * (2 * k + 1);
+    /* the masked rows, then ids, scores and the no-speech probabilities
+     * side by side (SW_SEARCH_FOUND_AT), all in the caller's work: nothing
+     * allocated, nothing copied, so a capture can record it */
     float *work = (float *)work_t->data;
-    int32_t *out = (int32_t *)(work + n_rows * n);
-    search_args a;
-    a.p = *p;
-    for (int64_t base = 0; base < n_rows && st == SW_OK; base += SEARCH_CHUNK) {
-        int64_t chunk = n_rows - base < SEARCH_CHUNK ? n_rows - base : SEARCH_CHUNK;
-        for (int64_t r = 0; r < chunk; r++)
-            a.row[r] = rows[base + r];
-        SW_LAUNCH(search_step_rows, (unsigned)chunk, SEARCH_THREADS, 0, c->stream)
-        ((const float *)logits->data + base * n, (const int8_t *)mask->data, work + base * n, n, a,
-         out + base * k, (float *)out + n_rows * k + base * k,
-         (float *)out + 2 * n_rows * k + base);
-        st = sw_cuda_check_launch(c, err, "search_step_rows");
-    }
-    int32_t *host = st == SW_OK ? (int32_t *)malloc((size_t)out_words * 4) : NULL;
-    if (st == SW_OK && !host)
-        st = sw_fail(err, SW_ERR_NOMEM, "out of host memory reading a search step");
-    if (host && be->download(be, host, out, (size_t)out_words * 4, err) == SW_OK) {
-        memcpy(ids, host, (size_t)(n_rows * k) * 4);
-        memcpy(scores, host + n_rows * k, (size_t)(n_rows * k) * 4);
-        if (p->no_speech >= 0 && no_speech_prob)
-            memcpy(no_speech_prob, host + 2 * n_rows * k, (size_t)n_rows * 4);
-    }
-    free(host);
-    return err->code;
+    float *found = work + SW_SEARCH_FOUND_AT(n_rows, n);
+    SW_LAUNCH(search_step_rows, (unsigned)n_rows, SEARCH_THREADS, 0, c->stream)
+    ((const float *)logits->data, (const int8_t *)mask->data, work, n, *p,
+     (const sw_search_row *)rows_plan->data, (int32_t *)found, found + n_rows * k,
+     found + 2 * n_rows * k);
+    return sw_cuda_check_launch(c, err, "search_step_rows");
 }

@@ -106,9 +106,11 @@ def test_whisper_encoder_and_decoding_loop_copy_only_inputs_and_outputs(
 
     # the search runs on the device (backend.h search_step): once a call the
     # suppressed tokens go up (a byte each); each step feeds its token ids,
-    # positions, cache rows and last indices up in one copy and brings each
-    # row's best candidates down, never the logits
+    # positions, cache rows, last indices and its rows' search plans (what
+    # the rules disable: a sw_search_row of 10 int32 a row) up in one copy
+    # and brings each row's best candidates down, never the logits
     mask = n_vocab
+    row_plan = 10 * 4
 
     def candidates(rows, k):  # ids and scores, and the no-speech float, per row
         return rows * (2 * k + 1) * 4
@@ -119,7 +121,7 @@ def test_whisper_encoder_and_decoding_loop_copy_only_inputs_and_outputs(
     assert len(down) >= len(greedy.sequences_ids[0])
     assert up.count(mask) == 1
     ids = [b for b in up if b != mask]
-    assert max(ids) <= 4 * (3 * len(prompt) + 1) and len(ids) == len(down) + 1
+    assert max(ids) <= 4 * (3 * len(prompt) + 1) + row_plan and len(ids) == len(down) + 1
     # beam 2: 2 * 2 candidates per beam; the prompt is fed to one sequence,
     # then the beams; reordering the beams' caches sends row indices up
     # (from and to, int32 per cached position), the cache rows themselves

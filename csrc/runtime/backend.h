@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bump when the table's layout changes; the loader refuses a mismatch. */
-#define SW_BACKEND_ABI 13
+#define SW_BACKEND_ABI 14
 
 typedef enum sw_device_kind { SW_DEVICE_CPU = 0, SW_DEVICE_CUDA = 1 } sw_device_kind;
 
@@ -83,28 +83,41 @@ typedef enum sw_capability {
 } sw_capability;
 
 /* ABI 7: one step of Whisper's token search on the device (search_step).
- * Per row: what the logits rules of whisper_logits.h disable beyond the
- * mask, and its cumulative score. */
+ * Per row, what changes from step to step: what the logits rules of
+ * whisper_logits.h disable beyond the mask, its cumulative score and
+ * whether the no-speech probability is wanted. ABI 14: the rows are read
+ * from device memory when the search runs (the caller uploads them with the
+ * step's token ids), so that a captured graph replays each step's rows;
+ * all fields are 4 bytes, SW_SEARCH_ROW_WORDS int32 words a row. */
 typedef struct sw_search_row {
     int32_t from[3], to[3]; /* ranges [from, to) disabled; to <= from: none */
     int32_t mask_bits;      /* the mask's bits that disable a token at this step */
     int32_t check;          /* the timestamp rule's check follows (whisper_logits.c) */
+    int32_t no_speech;      /* >= 0: also softmax(the raw row)[no_speech] (ABI 14: per row) */
     float cum;              /* added to every log-probability of the row */
 } sw_search_row;
 
-/* What every row of one search_step shares. */
+#define SW_SEARCH_ROW_WORDS ((int64_t)(sizeof(sw_search_row) / sizeof(int32_t)))
+
+/* What every row of one search_step shares, the same for every step of a
+ * decode (a graph keeps them as they were at its capture). */
 typedef struct sw_search_params {
     int32_t k;               /* best tokens per row, 1 .. SW_SEARCH_MAX_K */
     int32_t log_softmax;     /* scores are log-probabilities + cum; 0: the masked logits */
     int32_t timestamp_begin; /* the check's split: text below it, timestamps from it */
-    int32_t no_speech;       /* >= 0: also softmax(the raw row)[no_speech] */
 } sw_search_params;
 
 #define SW_SEARCH_MAX_K 16
 
 /* search_step's work (ABI 9): f32 entries the caller lends it for rows of n
- * logits and k best, so that a step allocates nothing. */
-#define SW_SEARCH_WORK(rows, n, k) ((int64_t)(rows) * ((int64_t)(n) + 2 * (int64_t)(k) + 1))
+ * logits and k best, so that a step allocates nothing. The search leaves
+ * its results at the end (ABI 14), side by side so that one download
+ * brings them: from entry SW_SEARCH_FOUND_AT(rows, n), ids [rows, k] int32,
+ * scores [rows, k] f32, then the no-speech probabilities [rows] f32,
+ * SW_SEARCH_FOUND(rows, k) entries in all. */
+#define SW_SEARCH_WORK(rows, n, k)  ((int64_t)(rows) * ((int64_t)(n) + 2 * (int64_t)(k) + 1))
+#define SW_SEARCH_FOUND_AT(rows, n) ((int64_t)(rows) * (int64_t)(n))
+#define SW_SEARCH_FOUND(rows, k)    ((int64_t)(rows) * (2 * (int64_t)(k) + 1))
 
 /* ABI 12: Kaldi's log mel filterbank frames (audio/fbank.h's arithmetic),
  * for `fbank`. Frame t reads samples t * shift .. t * shift + window - 1. */
@@ -342,19 +355,22 @@ struct sw_backend {
      * `reset`. NULL on a backend without a device of its own (the CPU). */
     void (*counters)(sw_backend *be, sw_backend_counters *out, int reset);
     /* One search step without the logits leaving the device: logits [rows,
-     * n] f32; mask [n] int8 bits. Row r disables the tokens where mask &
-     * rows[r].mask_bits and those in rows[r]'s ranges, then (rows[r].check)
-     * runs the timestamp check; its scores are then log_softmax + cum (or
-     * the masked logits, p->log_softmax 0), in whisper_logits.c's
-     * arithmetic. Its p->k best, best first (ties: the lower id), go to ids
-     * and scores [rows, k], and with p->no_speech >= 0 the raw row's softmax
-     * at no_speech to no_speech_prob [rows]: host memory, one copy down.
-     * work: the caller's device scratch, f32, at least SW_SEARCH_WORK(rows,
-     * n, k) entries (ABI 9: the caller keeps it across steps).
-     * NULL: the search downloads the logits (the CPU). */
+     * n] f32; mask [n] int8 bits; rows_plan: device memory, int32, one
+     * sw_search_row a row (SW_SEARCH_ROW_WORDS words each), read when the
+     * op runs. Row r disables the tokens where mask & mask_bits and those
+     * in its ranges, then (check) runs the timestamp check; its scores are
+     * then log_softmax + cum (or the masked logits, p->log_softmax 0), in
+     * whisper_logits.c's arithmetic. Its p->k best, best first (ties: the
+     * lower id), and with no_speech >= 0 the raw row's softmax at
+     * no_speech, go to work's end (SW_SEARCH_FOUND_AT above). work: the
+     * caller's device scratch, f32, at least SW_SEARCH_WORK(rows, n, k)
+     * entries (ABI 9: the caller keeps it across steps). ABI 14: queued,
+     * not waited for, nothing copied, so a graph can record it; the caller
+     * downloads the results. NULL: the search reads the logits on the host
+     * (the CPU). */
     sw_status (*search_step)(sw_backend *be, const sw_tensor *logits, const sw_tensor *mask,
-                             sw_tensor *work, const sw_search_params *p, const sw_search_row *rows,
-                             int32_t *ids, float *scores, float *no_speech_prob, sw_error *err);
+                             const sw_tensor *rows_plan, sw_tensor *work, const sw_search_params *p,
+                             sw_error *err);
 
     /* Frees every byte the backend holds and the backend itself. */
     void (*destroy)(sw_backend *b);

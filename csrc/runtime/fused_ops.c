@@ -126,8 +126,8 @@ sw_status sw_span_abs_pool(const sw_tensor *span, const int64_t *first, const fl
 }
 
 sw_status sw_search_step(sw_backend *be, const sw_tensor *logits, const sw_tensor *mask,
-                         sw_tensor *work, const sw_search_params *p, const sw_search_row *rows,
-                         int32_t *ids, float *scores, float *no_speech_prob, sw_error *err)
+                         const sw_tensor *rows_plan, sw_tensor *work, const sw_search_params *p,
+                         sw_error *err)
 {
     if (!be || !be->search_step)
         return missing(be, "search_step", err);
@@ -137,11 +137,15 @@ sw_status sw_search_step(sw_backend *be, const sw_tensor *logits, const sw_tenso
         return sw_fail(err, SW_ERR_ARG,
                        "search_step: logits [rows, n] f32, mask [n] int8 and 1 <= k <= %d needed",
                        SW_SEARCH_MAX_K);
+    if (rows_plan->dtype != SW_I32 ||
+        sw_tensor_numel(rows_plan) < logits->shape[0] * SW_SEARCH_ROW_WORDS)
+        return sw_fail(err, SW_ERR_ARG, "search_step: rows of %lld int32 words needed",
+                       (long long)(logits->shape[0] * SW_SEARCH_ROW_WORDS));
     if (work->dtype != SW_F32 ||
         sw_tensor_numel(work) < SW_SEARCH_WORK(logits->shape[0], logits->shape[1], p->k))
         return sw_fail(err, SW_ERR_ARG, "search_step: work of %lld f32 entries needed",
                        (long long)SW_SEARCH_WORK(logits->shape[0], logits->shape[1], p->k));
-    return be->search_step(be, logits, mask, work, p, rows, ids, scores, no_speech_prob, err);
+    return be->search_step(be, logits, mask, rows_plan, work, p, err);
 }
 
 sw_status sw_fbank_on_device(const sw_tensor *samples, const sw_fbank_params *p,

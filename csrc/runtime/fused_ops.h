@@ -43,12 +43,14 @@ sw_status sw_affine_relu_rows(const sw_tensor *src, int64_t ld, int64_t n, int64
 sw_status sw_span_abs_pool(const sw_tensor *span, const int64_t *first, const float *scale,
                            const float *shift, int pool, sw_tensor *y, sw_error *err);
 
-/* backend.h's search_step: the step's chosen tokens and scores, the logits
- * left on the device; work: the caller's, SW_SEARCH_WORK(rows, n, k) f32
- * entries at least. SW_ERR_ARG where be has none. */
+/* backend.h's search_step: the step's chosen tokens and scores, queued on
+ * the device, the logits left there; rows_plan: the rows' sw_search_row in
+ * device memory; work: the caller's, SW_SEARCH_WORK(rows, n, k) f32 entries
+ * at least, whose end (SW_SEARCH_FOUND_AT) the caller downloads. SW_ERR_ARG
+ * where be has none. */
 sw_status sw_search_step(sw_backend *be, const sw_tensor *logits, const sw_tensor *mask,
-                         sw_tensor *work, const sw_search_params *p, const sw_search_row *rows,
-                         int32_t *ids, float *scores, float *no_speech_prob, sw_error *err);
+                         const sw_tensor *rows_plan, sw_tensor *work, const sw_search_params *p,
+                         sw_error *err);
 
 /* ABI 12's entries (backend.h): Kaldi fbank frames of a span on the device,
  * and rows gathered less their item's mean. SW_ERR_ARG where be has none

@@ -119,9 +119,21 @@ const sw_tensor *sw_whisper_state_cross_attention(const sw_whisper_state *st, in
 
 /* The step buffers' places in st->step. The ids block holds the token ids,
  * positions, cache rows (n = n_seq * n_tok each), each sequence's last
- * index and the length before this decode side by side, so that one copy
- * takes them up and a captured step reads them at each replay. */
+ * index, the length before this decode and, for a search, each sequence's
+ * row plan (sw_search_row) side by side, so that one copy takes them up and
+ * a captured step reads them at each replay. */
 enum { STEP_IDS, STEP_X, STEP_H, STEP_Q, STEP_K, STEP_V, STEP_A, STEP_MID, STEP_LOGITS };
+
+/* Where the ids block's length and row plans begin, in int32 words. */
+static int64_t length_at(int n_seq, int n_tok)
+{
+    return 3 * (int64_t)n_seq * n_tok + n_seq;
+}
+
+static int64_t plans_at(int n_seq, int n_tok)
+{
+    return length_at(n_seq, n_tok) + 1;
+}
 
 static void free_graphs(sw_whisper_state *st)
 {
@@ -138,8 +150,11 @@ static void release_step_buffers(sw_whisper_state *st)
 {
     free_graphs(st); /* they point into the buffers */
     sw_wh_scratch_free(&st->step);
+    sw_wh_free(st->model, &st->search_work);
     free(st->host_ids);
+    free(st->host_found);
     st->host_ids = NULL;
+    st->host_found = NULL;
     st->step_seq = st->step_tok = 0;
 }
 
@@ -152,7 +167,7 @@ static sw_status step_buffers(sw_whisper_state *st, int n_seq, int n_tok, sw_err
     release_step_buffers(st);
     const sw_whisper_dims *dm = &st->model->dims;
     int64_t n = (int64_t)n_seq * n_tok, d = dm->n_text_state;
-    int64_t total = 3 * n + n_seq + 1;
+    int64_t total = plans_at(n_seq, n_tok) + n_seq * SW_SEARCH_ROW_WORDS;
     int64_t shape[2] = {n, d}, mid_shape[2] = {n, 4 * d}, l_shape[2] = {n_seq, dm->n_vocab};
     st->step.be = st->model->obj.be;
     st->host_ids = malloc((size_t)total * sizeof(int32_t));
@@ -172,9 +187,26 @@ static sw_status step_buffers(sw_whisper_state *st, int n_seq, int n_tok, sw_err
     return SW_OK;
 }
 
-/* The ids block of this decode, built on the host and copied up. */
+/* The search's work and the host side of its results, made by the first
+ * search of the step buffers' shape (before a capture, which may not
+ * allocate) and kept with them; at SW_SEARCH_MAX_K, so any k fits. */
+static sw_status search_buffers(sw_whisper_state *st, sw_error *err)
+{
+    if (st->search_work.data)
+        return SW_OK;
+    int64_t words = SW_SEARCH_WORK(st->step_seq, st->model->dims.n_vocab, SW_SEARCH_MAX_K);
+    if (!st->host_found)
+        st->host_found =
+            malloc((size_t)SW_SEARCH_FOUND(st->step_seq, SW_SEARCH_MAX_K) * sizeof(int32_t));
+    if (!st->host_found)
+        return sw_fail(err, SW_ERR_NOMEM, "whisper search: out of host memory");
+    return sw_tensor_new(st->model->obj.be, SW_F32, 1, &words, &st->search_work, err);
+}
+
+/* The ids block of this decode, built on the host and copied up; with a
+ * search, the rows' plans go in the same copy. */
 static sw_status upload_ids(sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tok,
-                            sw_error *err)
+                            const sw_wh_search *search, sw_error *err)
 {
     size_t n = (size_t)n_seq * (size_t)n_tok;
     int32_t *tok = st->host_ids, *pos = tok + n, *cache_rows = pos + n, *last = cache_rows + n;
@@ -194,9 +226,14 @@ static sw_status upload_ids(sw_whisper_state *st, const int32_t *tokens, int n_s
         last[s] = s * n_tok + n_tok - 1;
     }
     last[n_seq] = st->length;
+    int64_t words = plans_at(n_seq, n_tok);
+    if (search) {
+        memcpy(st->host_ids + words, search->rows, (size_t)n_seq * sizeof *search->rows);
+        words += n_seq * SW_SEARCH_ROW_WORDS;
+    }
     sw_backend *be = st->model->obj.be;
-    const sw_tensor *ids = &st->step.t[STEP_IDS];
-    return be->upload(be, ids->data, st->host_ids, sw_tensor_nbytes(ids), err);
+    return be->upload(be, st->step.t[STEP_IDS].data, st->host_ids, (size_t)words * sizeof(int32_t),
+                      err);
 }
 
 /* The cross-attention probabilities of layer i when capturing: kept from
@@ -247,7 +284,7 @@ static sw_status run_layers(sw_whisper_state *st, int n_seq, int n_tok, sw_error
     sw_attention_params self_p = {heads, st->length + n_tok, st->length, scale, NULL};
     if (st->device_length)
         self_p = (sw_attention_params){heads, n_tok, 0, scale,
-                                       (const int32_t *)all->data + 3 * n + n_seq};
+                                       (const int32_t *)all->data + length_at(n_seq, n_tok)};
     sw_attention_params cross_p = {heads, dm->n_audio_ctx, -1, scale, NULL};
     for (int i = 0; i < dm->n_text_layer; i++) {
         const sw_wh_block *blk = &m->dec[i];
@@ -284,6 +321,54 @@ static sw_status run_layers(sw_whisper_state *st, int n_seq, int n_tok, sw_error
     return SW_OK;
 }
 
+/* The search over the logits run_layers left (the last position of each
+ * sequence), reading the rows' plans from the ids block: queued, its
+ * results left in the search's work for read_found. */
+static sw_status run_search(sw_whisper_state *st, int n_seq, int n_tok, const sw_wh_search *s,
+                            sw_error *err)
+{
+    sw_tensor plans = sw_tensor_slice(&st->step.t[STEP_IDS], plans_at(n_seq, n_tok), 1,
+                                      n_seq * SW_SEARCH_ROW_WORDS, 0, 0);
+    return sw_search_step(st->model->obj.be, &st->step.t[STEP_LOGITS], s->mask, &plans,
+                          &st->search_work, s->p, err);
+}
+
+/* The search's results in one download (the step's one wait), into the
+ * caller's ids, scores and no-speech probabilities. */
+static sw_status read_found(sw_whisper_state *st, int n_seq, const sw_wh_search *s, sw_error *err)
+{
+    sw_backend *be = st->model->obj.be;
+    int64_t k = s->p->k, at = SW_SEARCH_FOUND_AT(n_seq, st->model->dims.n_vocab);
+    int32_t *found = st->host_found;
+    if (be->download(be, found, (float *)st->search_work.data + at,
+                     (size_t)SW_SEARCH_FOUND(n_seq, k) * sizeof(int32_t), err))
+        return err->code;
+    memcpy(s->ids, found, (size_t)(n_seq * k) * sizeof *s->ids);
+    memcpy(s->scores, found + n_seq * k, (size_t)(n_seq * k) * sizeof *s->scores);
+    for (int r = 0; r < n_seq; r++)
+        if (s->rows[r].no_speech >= 0 && s->no_speech)
+            memcpy(&s->no_speech[r], found + 2 * n_seq * k + r, sizeof *s->no_speech);
+    return SW_OK;
+}
+
+/* The graphs end with the search they were captured with, or none: a
+ * decode that asks for another drops them first. */
+static void match_search(sw_whisper_state *st, const sw_wh_search *s)
+{
+    int same = st->graph_searches == (s != NULL);
+    if (same && s)
+        same = st->graph_mask == s->mask->data && st->graph_params.k == s->p->k &&
+               st->graph_params.log_softmax == s->p->log_softmax &&
+               st->graph_params.timestamp_begin == s->p->timestamp_begin;
+    if (same)
+        return;
+    free_graphs(st);
+    st->graph_searches = s != NULL;
+    st->graph_mask = s ? s->mask->data : NULL;
+    if (s)
+        st->graph_params = *s->p;
+}
+
 /* The pending reorder's gather: kv from kv_spare by reorder_ids, whole
  * sequences of every layer (whole_sequences below). */
 static sw_status gather_reordered(sw_whisper_state *st, sw_error *err)
@@ -313,8 +398,8 @@ static sw_status finish_reorder(sw_whisper_state *st, sw_error *err)
  * rows), so the third try at most captures it. Nothing ran meanwhile. */
 #define CAPTURE_TRIES 4
 
-static sw_status capture_step(sw_whisper_state *st, int n_seq, int gathers, sw_graph **out,
-                              sw_error *err)
+static sw_status capture_step(sw_whisper_state *st, int n_seq, int gathers,
+                              const sw_wh_search *search, sw_graph **out, sw_error *err)
 {
     sw_backend *be = st->model->obj.be;
     for (int tries = 1;; tries++) {
@@ -325,6 +410,8 @@ static sw_status capture_step(sw_whisper_state *st, int n_seq, int gathers, sw_g
             op = gather_reordered(st, err);
         if (op == SW_OK)
             op = run_layers(st, n_seq, 1, err);
+        if (op == SW_OK && search)
+            op = run_search(st, n_seq, 1, search, err);
         /* the capture ends either way; an op's refusal is the error to tell */
         sw_error end_err = {SW_OK, {0}};
         sw_graph *g = NULL;
@@ -340,15 +427,18 @@ static sw_status capture_step(sw_whisper_state *st, int n_seq, int gathers, sw_g
     }
 }
 
-/* The one-token step as a graph: the pending reorder's gather (if any) and
- * the layers, captured at the first step of its kind and replayed after.
- * Its pointers are the step buffers', the block kv and its spare, the
- * audio's keys and the weights, all of which outlive it; what changes per
- * step (tokens, positions, cache rows, the length, the reorder's index) is
- * uploaded into those buffers before the replay. */
-static sw_status replay_step(sw_whisper_state *st, int n_seq, sw_error *err)
+/* The one-token step as a graph: the pending reorder's gather (if any), the
+ * layers and the search (if any), captured at the first step of its kind
+ * and replayed after. Its pointers are the step buffers', the search's work
+ * and mask, the block kv and its spare, the audio's keys and the weights,
+ * all of which outlive it; what changes per step (tokens, positions, cache
+ * rows, the length, the rows' plans, the reorder's index) is uploaded into
+ * those buffers before the replay. */
+static sw_status replay_step(sw_whisper_state *st, int n_seq, const sw_wh_search *search,
+                             sw_error *err)
 {
     sw_backend *be = st->model->obj.be;
+    match_search(st, search);
     int gathers = st->reorder_pending, slot = -1;
     for (int i = 0; i < 4 && slot < 0; i++)
         if (st->graph[i] && st->graph_kv[i] == st->kv.data && st->graph_gathers[i] == gathers)
@@ -362,7 +452,7 @@ static sw_status replay_step(sw_whisper_state *st, int n_seq, sw_error *err)
             slot = 0;
         }
         sw_graph *g = NULL;
-        if (capture_step(st, n_seq, gathers, &g, err))
+        if (capture_step(st, n_seq, gathers, search, &g, err))
             return err->code;
         st->graph[slot] = g;
         st->graph_kv[slot] = st->kv.data;
@@ -375,14 +465,17 @@ static sw_status replay_step(sw_whisper_state *st, int n_seq, sw_error *err)
 }
 
 static sw_status run_decoder(sw_whisper_state *st, int n_seq, int n_tok, float *logits_out,
-                             sw_error *err)
+                             const sw_wh_search *search, sw_error *err)
 {
     if (st->graphs && n_tok == 1 && !st->capture) {
-        if (replay_step(st, n_seq, err))
+        if (replay_step(st, n_seq, search, err))
             return err->code;
-    } else if (finish_reorder(st, err) || run_layers(st, n_seq, n_tok, err)) {
+    } else if (finish_reorder(st, err) || run_layers(st, n_seq, n_tok, err) ||
+               (search && run_search(st, n_seq, n_tok, search, err))) {
         return err->code;
     }
+    if (search)
+        return read_found(st, n_seq, search, err);
     const sw_tensor *logits = &st->step.t[STEP_LOGITS];
     if (logits_out)
         st->model->obj.be->download(st->model->obj.be, logits_out, logits->data,
@@ -390,9 +483,10 @@ static sw_status run_decoder(sw_whisper_state *st, int n_seq, int n_tok, float *
     return err->code;
 }
 
-/* logits_out NULL: the logits stay on the device, in the step buffers */
+/* logits_out NULL: the logits stay on the device, in the step buffers;
+ * with a search, only its results come down */
 static sw_status decode(sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tokens,
-                        float *logits_out, sw_error *err)
+                        float *logits_out, const sw_wh_search *search, sw_error *err)
 {
     if (n_seq != st->n_seq)
         return sw_fail(err, SW_ERR_ARG, "whisper decode: %d sequences given, the state has %d",
@@ -403,8 +497,9 @@ static sw_status decode(sw_whisper_state *st, const int32_t *tokens, int n_seq, 
                        "text context",
                        n_tokens, st->length, st->model->dims.n_text_ctx);
     if (step_buffers(st, n_seq, n_tokens, err) == SW_OK &&
-        upload_ids(st, tokens, n_seq, n_tokens, err) == SW_OK &&
-        run_decoder(st, n_seq, n_tokens, logits_out, err) == SW_OK)
+        (!search || search_buffers(st, err) == SW_OK) &&
+        upload_ids(st, tokens, n_seq, n_tokens, search, err) == SW_OK &&
+        run_decoder(st, n_seq, n_tokens, logits_out, search, err) == SW_OK)
         st->length += n_tokens;
     return err->code;
 }
@@ -414,7 +509,7 @@ sw_status sw_whisper_decode(sw_whisper_state *st, const int32_t *tokens, int n_s
 {
     if (!st || !tokens || !logits_out)
         return sw_fail(err, SW_ERR_ARG, "whisper decode: state, tokens and logits needed");
-    return decode(st, tokens, n_seq, n_tokens, logits_out, err);
+    return decode(st, tokens, n_seq, n_tokens, logits_out, NULL, err);
 }
 
 sw_status sw_wh_decode_device(sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tokens,
@@ -423,9 +518,22 @@ sw_status sw_wh_decode_device(sw_whisper_state *st, const int32_t *tokens, int n
     *logits = NULL;
     if (!st || !tokens)
         return sw_fail(err, SW_ERR_ARG, "whisper decode: state and tokens needed");
-    if (decode(st, tokens, n_seq, n_tokens, NULL, err) == SW_OK)
+    if (decode(st, tokens, n_seq, n_tokens, NULL, NULL, err) == SW_OK)
         *logits = &st->step.t[STEP_LOGITS];
     return err->code;
+}
+
+sw_status sw_wh_decode_search(sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tokens,
+                              const sw_wh_search *search, sw_error *err)
+{
+    if (!st || !tokens || !search || !search->mask || !search->p || !search->rows || !search->ids ||
+        !search->scores)
+        return sw_fail(err, SW_ERR_ARG,
+                       "whisper search: state, tokens, mask, rows and outputs needed");
+    if (search->p->k < 1 || search->p->k > SW_SEARCH_MAX_K)
+        return sw_fail(err, SW_ERR_ARG, "whisper search: k %d outside 1..%d", search->p->k,
+                       SW_SEARCH_MAX_K);
+    return decode(st, tokens, n_seq, n_tokens, NULL, search, err);
 }
 
 /* On a backend that captures graphs (a GPU): whole sequences (all
@@ -466,7 +574,7 @@ static sw_status whole_sequences(sw_whisper_state *dst, const sw_whisper_state *
         return err->code;
     if (dst == src && dst->graphs) {
         /* the next step's graph gathers it (replay_step), so that a beam's
-         * step stays one graph and one search launch */
+         * step stays one graph */
         sw_tensor was = dst->kv;
         dst->kv = dst->kv_spare;
         dst->kv_spare = was;

@@ -141,8 +141,9 @@ typedef struct gen_call {
 
 /* What the rules disable in row r of window `win` at `step` beyond the
  * mask (whisper_logits.c's order: suppressed tokens, then the timestamp
- * rules), for the device's search step. */
-static void plan_row(const sw_window *win, const sw_search_cfg *c, int step, int r,
+ * rules), for the device's search step; no_speech: the token whose
+ * probability the row also brings down, or -1. */
+static void plan_row(const sw_window *win, const sw_search_cfg *c, int step, int r, int no_speech,
                      sw_search_row *row)
 {
     const sw_logits_rules *rules = &win->rules;
@@ -150,6 +151,7 @@ static void plan_row(const sw_window *win, const sw_search_cfg *c, int step, int
     const int32_t *seq = (beam ? win->seq : win->history) + (size_t)r * c->max_length;
     memset(row, 0, sizeof *row);
     row->mask_bits = 1 | (step == rules->sample_begin ? 2 : 0);
+    row->no_speech = no_speech;
     row->cum = beam && win->cum ? win->cum[r] : 0.0f;
     if (!rules->timestamps)
         return;
@@ -178,7 +180,9 @@ static sw_status feed_prompt(gen_call *g, void *state, int rows_per_window, int 
         /* on the device: a search step that disables nothing brings the
          * no-speech probability down (its one best token is not used) */
         memset(g->plan, 0, (size_t)n_rows * sizeof *g->plan);
-        sw_search_params sp = {1, 0, g->p->no_timestamps + 1, g->p->no_speech};
+        for (int r = 0; r < n_rows; r++)
+            g->plan[r].no_speech = g->p->no_speech;
+        sw_search_params sp = {1, 0, g->p->no_timestamps + 1};
         if (g->dec->decode_search(g->dec->ctx, state, g->tokens, n_rows, k, g->mask, &sp, g->plan,
                                   g->ids, g->scores, g->no_speech, err))
             return err->code;
@@ -272,9 +276,10 @@ static sw_status run(gen_call *g, sw_search_cfg *c, int fed, int sot_index, int 
         if (g->k) {
             for (int s = 0; s < g->n_slots; s++)
                 for (int r = 0; r < g->rows; r++)
-                    plan_row(&g->win[g->slot_win[s]], c, step, r, &g->plan[s * g->rows + r]);
+                    plan_row(&g->win[g->slot_win[s]], c, step, r, no_speech ? p->no_speech : -1,
+                             &g->plan[s * g->rows + r]);
             sw_search_params sp = {g->k, beam || p->return_scores || p->num_hypotheses > 1,
-                                   c->rules.timestamp_begin, no_speech ? p->no_speech : -1};
+                                   c->rules.timestamp_begin};
             if (d->decode_search(d->ctx, g->state, g->tokens, slot_rows, 1, g->mask, &sp, g->plan,
                                  g->ids, g->scores, g->no_speech, err))
                 return err->code;
@@ -473,8 +478,8 @@ typedef struct model_ctx {
     const sw_whisper_audio *audio;
     sw_whisper_audio *view; /* the prefix being decoded, once narrowed */
     int *swaps, n_swaps;    /* pairs exchanged, in order */
-    sw_tensor mask;         /* decode_search's, uploaded at its first step */
-    sw_tensor search_work;  /* decode_search's work, made for the widest call so far */
+    sw_tensor mask;         /* decode_search's, uploaded at its first step; it outlives the
+                               states, whose graphs keep its pointer */
 } model_ctx;
 
 static const sw_whisper_audio *model_audio(const model_ctx *m)
@@ -518,18 +523,10 @@ static sw_status model_decode_search(void *ctx, void *state, const int32_t *toke
             be->upload(be, m->mask.data, mask, (size_t)n, err))
             return err->code;
     }
-    /* made again only for more rows: the steps of a window reuse it */
-    int64_t words = SW_SEARCH_WORK(n_rows, m->mask.shape[0], p->k);
-    if (!m->search_work.data || sw_tensor_numel(&m->search_work) < words) {
-        sw_tensor_free(&m->search_work);
-        if (sw_tensor_new(be, SW_F32, 1, &words, &m->search_work, err))
-            return err->code;
-    }
-    const sw_tensor *logits;
-    if (sw_wh_decode_device(state, tokens, n_rows, n_tokens, &logits, err))
-        return err->code;
-    return sw_search_step(be, logits, &m->mask, &m->search_work, p, rows, ids, scores,
-                          no_speech_prob, err);
+    /* the state keeps the search's work with its step buffers, and a
+     * one-token step runs the search inside its graph */
+    sw_wh_search search = {&m->mask, p, rows, ids, scores, no_speech_prob};
+    return sw_wh_decode_search(state, tokens, n_rows, n_tokens, &search, err);
 }
 
 static sw_status model_copy(void *ctx, void *dst, void *src, const int *index, int n, sw_error *err)
@@ -603,7 +600,7 @@ sw_status sw_whisper_generate(sw_whisper *model, const sw_whisper_audio *audio,
     int *swaps = malloc((size_t)(2 * n_windows * n_windows) * sizeof *swaps);
     if (!swaps)
         return sw_fail(err, SW_ERR_NOMEM, "whisper generate: out of host memory");
-    model_ctx ctx = {model, audio, NULL, swaps, 0, {0}, {0}};
+    model_ctx ctx = {model, audio, NULL, swaps, 0, {0}};
     int k = params->beam_size > 1 ? 2 * params->beam_size : 1;
     int search_here = sw_supports(model->obj.be, SW_CAP_SEARCH_STEP, k, 0);
     sw_whisper_decoder dec = {&ctx,
@@ -617,7 +614,6 @@ sw_status sw_whisper_generate(sw_whisper *model, const sw_whisper_audio *audio,
                               search_here ? model_decode_search : NULL};
     sw_whisper_generate_with(&dec, prompts, n_windows, prompt_len, params, out, err);
     sw_tensor_free(&ctx.mask);
-    sw_tensor_free(&ctx.search_work);
     model_restore(&ctx, err);
     if (err->code != SW_OK)
         sw_whisper_generation_free(out, n_windows);

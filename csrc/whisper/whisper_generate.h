@@ -103,8 +103,10 @@ typedef struct sw_whisper_decoder {
     /* optional (NULL: decode, and the search reads the logits on the host):
      * decode, then search the last position's logits where they are
      * (backend.h search_step), so that only the rows' best tokens come back;
-     * mask [n_vocab] is the same for the whole call. decode then also takes
-     * NULL logits: they stay on the device */
+     * mask [n_vocab] is the same for the whole call, p for every step; rows
+     * [n_rows] this step's plans (a row whose no_speech is >= 0 also gets
+     * its no-speech probability). decode then also takes NULL logits: they
+     * stay on the device */
     sw_status (*decode_search)(void *ctx, void *state, const int32_t *tokens, int n_rows,
                                int n_tokens, const int8_t *mask, const sw_search_params *p,
                                const sw_search_row *rows, int32_t *ids, float *scores,

@@ -94,16 +94,17 @@ struct sw_whisper_state {
     int32_t *host_reorder;  /* its host side */
     sw_tensor *k, *v;       /* per decoder layer, views of kv: [n_seq, n_text_ctx, n_text_state] */
     sw_tensor *cross_probs; /* per decoder layer, kept by the last decode when capturing */
-    /* A decode's buffers (whisper_decoder.c step_buffers): the ids block,
-     * the activations and the logits, made by the first decode of a shape
-     * and kept while the shape holds, so that a step allocates nothing (a
-     * CUDA graph keeps the pointers it was captured with; issue 37). */
+    /* A decode's buffers (whisper_decoder.c step_buffers): the ids block
+     * (with room for the search's row plans), the activations and the
+     * logits, made by the first decode of a shape and kept while the shape
+     * holds, so that a step allocates nothing (a CUDA graph keeps the
+     * pointers it was captured with; issue 37). */
     sw_wh_scratch step;
     int step_seq, step_tok; /* the shape they were made for; 0: none */
     int32_t *host_ids;      /* the ids block's host side */
-    /* The backend reads the self-attention's length from the ids block's
-     * last entry (SW_CAP_DEVICE_LENGTH), so a step's ops do not change
-     * with the length and can be captured once (issue 37). */
+    /* The backend reads the self-attention's length from the ids block
+     * (after the last indices; SW_CAP_DEVICE_LENGTH), so a step's ops do
+     * not change with the length and can be captured once (issue 37). */
     int device_length;
     /* One-token decodes replay captured graphs (a backend with graphs and
      * SAYWHO_CUDA_GRAPHS not 0): one per (block the layers read, whether a
@@ -113,6 +114,17 @@ struct sw_whisper_state {
     sw_graph *graph[4];
     const void *graph_kv[4];
     int graph_gathers[4];
+    /* The search the graphs end with (sw_wh_decode_search), as captured:
+     * whether there is one, its mask and its params. A decode that asks
+     * for another drops the graphs (a call's steps all ask the same). */
+    int graph_searches;
+    const void *graph_mask;
+    sw_search_params graph_params;
+    /* The device search's work (SW_SEARCH_WORK at SW_SEARCH_MAX_K), made
+     * by the first search of the step buffers' shape and kept with them,
+     * and the host side of its results (SW_SEARCH_FOUND). */
+    sw_tensor search_work;
+    int32_t *host_found;
     /* A reorder deferred into the next step's graph: kv is to be gathered
      * from kv_spare by reorder_ids before anything reads it. */
     int reorder_pending;
@@ -123,6 +135,26 @@ struct sw_whisper_state {
  * step reads it there, whisper_generate.c). */
 sw_status sw_wh_decode_device(sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tokens,
                               const sw_tensor **logits, sw_error *err);
+
+/* A decode's search on the device (backend.h search_step), run after the
+ * layers, inside the step's graph where the step is one: mask [n_vocab]
+ * int8, the same for the state's life (its graphs keep the pointer); p the
+ * same for every step; rows [n_seq] this step's plans (host memory: they go
+ * up with the token ids, in one copy). ids and scores [n_seq, p->k] and
+ * no_speech [n_seq] (read where a row asks for it) are host memory, filled
+ * by the step's one download. */
+typedef struct sw_wh_search {
+    const sw_tensor *mask;
+    const sw_search_params *p;
+    const sw_search_row *rows;
+    int32_t *ids;
+    float *scores;
+    float *no_speech;
+} sw_wh_search;
+
+/* sw_wh_decode_device, then the search over its logits. */
+sw_status sw_wh_decode_search(sw_whisper_state *st, const int32_t *tokens, int n_seq, int n_tokens,
+                              const sw_wh_search *search, sw_error *err);
 
 /* Generation narrows a batch as its windows finish (whisper_generate.c). */
 
