@@ -59,17 +59,16 @@ def _encode(model, mel: np.ndarray, monkeypatch, graphs: bool) -> np.ndarray:
 
 
 def test_graph_and_eager_encoder_give_the_same_bits(emulated, recordings, monkeypatch):
-    """The capture's first replay and a later replay of the same rig give the
-    eager path's output bit for bit: the same kernels in the same order."""
+    """The capture's first replay gives the eager path's output bit for bit:
+    the same kernels in the same order (a later replay of a rig on a new mel
+    is the third test's)."""
     _, model = emulated
     mel = _windows(model, recordings)[0]
     eager = _encode(model, mel, monkeypatch, graphs=False)
     first = _encode(model, mel, monkeypatch, graphs=True)
-    later = _encode(model, mel, monkeypatch, graphs=True)
     assert eager.shape == (1, 1500, 384)
     assert np.isfinite(eager).all()
     assert np.array_equal(first, eager)
-    assert np.array_equal(later, eager)
 
 
 def test_a_batch_of_two_windows_is_captured_too(emulated, recordings, monkeypatch):

@@ -168,22 +168,36 @@ def test_half_and_int8_steps_keep_the_budget_on_the_emulator(recordings, compute
     *_, short_steps, short_allocs = _decode(
         "cuda-emulated", recordings, 5, max_length=10, compute_type=compute_type
     )
-    assert per_step["graph_launches"] > 0
-    assert per_step["launches"] + per_step["graph_launches"] <= LAUNCHES, per_step
+    # every step one graph launch with its search inside, as float32's
+    assert round(per_step["launches"] * steps) == 0, per_step
+    assert round(per_step["graph_launches"] * steps) == steps, per_step
     assert per_step["host_syncs"] <= HOST_SYNCS
     assert per_step["bytes_down"] <= BYTES_DOWN
     assert short_steps < steps
     assert allocs == short_allocs
 
 
-@pytest.mark.parametrize("compute_type", ["float16", "bfloat16", "int8", "int8_float16"])
-def test_graph_and_eager_steps_agree_for_every_compute_type(recordings, monkeypatch, compute_type):
+# float16 and int8_float16 over the whole window (their graph runs are the
+# budget test's above, shared); bfloat16 and int8 over the first 10 tokens:
+# what they add is their products captured from the workspace, which the
+# first step already does, and an emulated int8 window costs over a minute
+@pytest.mark.parametrize(
+    "compute_type, max_length",
+    [("float16", 448), ("bfloat16", 10), ("int8", 10), ("int8_float16", 448)],
+)
+def test_graph_and_eager_steps_agree_for_every_compute_type(
+    recordings, monkeypatch, compute_type, max_length
+):
     """Beam 5 (its reorders gathered inside the graph): the captured step and
     SAYWHO_CUDA_GRAPHS=0's eager one run the same kernels in the same order,
     so the same tokens and the same score to the bit."""
-    graph = _decode("cuda-emulated", recordings, 5, compute_type=compute_type)
+    graph = _decode(
+        "cuda-emulated", recordings, 5, max_length=max_length, compute_type=compute_type
+    )
     monkeypatch.setenv("SAYWHO_CUDA_GRAPHS", "0")
-    eager = _decode("cuda-emulated", recordings, 5, compute_type=compute_type)
+    eager = _decode(
+        "cuda-emulated", recordings, 5, max_length=max_length, compute_type=compute_type
+    )
     assert graph[3]["graph_launches"] > 0
     assert eager[3]["graph_launches"] == 0
     assert graph[0] == eager[0]
