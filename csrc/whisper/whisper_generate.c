@@ -182,7 +182,7 @@ static sw_status feed_prompt(gen_call *g, void *state, int rows_per_window, int 
         memset(g->plan, 0, (size_t)n_rows * sizeof *g->plan);
         for (int r = 0; r < n_rows; r++)
             g->plan[r].no_speech = g->p->no_speech;
-        sw_search_params sp = {1, 0, g->p->no_timestamps + 1};
+        sw_search_params sp = {1, 0, g->p->no_timestamps + 1, 0.0f};
         if (g->dec->decode_search(g->dec->ctx, state, g->tokens, n_rows, k, g->mask, &sp, g->plan,
                                   g->ids, g->scores, g->no_speech, err))
             return err->code;
@@ -279,7 +279,7 @@ static sw_status run(gen_call *g, sw_search_cfg *c, int fed, int sot_index, int 
                     plan_row(&g->win[g->slot_win[s]], c, step, r, no_speech ? p->no_speech : -1,
                              &g->plan[s * g->rows + r]);
             sw_search_params sp = {g->k, beam || p->return_scores || p->num_hypotheses > 1,
-                                   c->rules.timestamp_begin};
+                                   c->rules.timestamp_begin, 0.0f};
             if (d->decode_search(d->ctx, g->state, g->tokens, slot_rows, 1, g->mask, &sp, g->plan,
                                  g->ids, g->scores, g->no_speech, err))
                 return err->code;
