@@ -122,8 +122,8 @@ typedef struct sw_search_params {
  * floor(p * SW_DRAW_UNITS), so that it is exact in any order and a device
  * that sums in parallel finds the same token as the CPU's loop: the first
  * whose running sum passes uniform * total (all below 2^53, so exact in a
- * double). Tokens below 2^-52 are never drawn (with at most 51,866 of them,
- * less than 1e-11 of the mass). */
+ * double). A token below 2^-52 is never drawn, and each loses less than
+ * 2^-52 to the floor: over 51,866 tokens at most 1.2e-11 of the mass. */
 #define SW_DRAW_UNITS 0x1p52
 
 #define SW_SEARCH_MAX_K 16
