@@ -346,7 +346,8 @@ static int cuda_supports(sw_backend *, sw_capability cap, int64_t a, int64_t b)
     case SW_CAP_DEVICE_LENGTH:
     case SW_CAP_AFFINE_RELU_ROWS:
     case SW_CAP_SPAN_ABS_POOL:
-    case SW_CAP_FBANK: return 1;
+    case SW_CAP_FBANK:
+    case SW_CAP_SEARCH_SAMPLE: return 1;
     case SW_CAP_SEARCH_STEP: return a >= 1 && a <= SW_SEARCH_MAX_K;
     case SW_CAP_GATHER_LINEAR: return b >= 1;
     case SW_CAP_CONV3X3: return a >= 1 && b >= 1;

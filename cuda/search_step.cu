@@ -4,53 +4,16 @@
  * (issue 37). The arithmetic is whisper_logits.c's, step for step: a float32
  * maximum, exponentials summed in double and rounded once, one float32
  * constant added to every entry; only the order of the double sums differs,
- * which rounding to float32 almost always hides. */
+ * which rounding to float32 almost always hides. With a temperature the
+ * row's token is drawn instead (search_draw.h). */
 #include <float.h>
 
 #include "cuda_internal.h"
 #include "elementwise_math.h"
+#include "search_block.h"
+#include "search_draw.h"
 
-#define SEARCH_THREADS 128
-#define DISABLED       (-FLT_MAX) /* SW_LOGIT_DISABLED */
-
-/* Block-wide maximum and double sum over SEARCH_THREADS values; every thread
- * gets the result. `sh` is SEARCH_THREADS entries of shared memory. */
-static __device__ float block_max_f(float v, float *sh)
-{
-    int t = threadIdx.x;
-    __syncthreads(); /* an earlier reduction may still read sh */
-    sh[t] = v;
-    __syncthreads();
-    for (int s = SEARCH_THREADS / 2; s > 0; s >>= 1) {
-        if (t < s)
-            sh[t] = sh[t + s] > sh[t] ? sh[t + s] : sh[t];
-        __syncthreads();
-    }
-    return sh[0];
-}
-
-static __device__ double block_sum_d(double v, double *sh)
-{
-    int t = threadIdx.x;
-    __syncthreads();
-    sh[t] = v;
-    __syncthreads();
-    for (int s = SEARCH_THREADS / 2; s > 0; s >>= 1) {
-        if (t < s)
-            sh[t] += sh[t + s];
-        __syncthreads();
-    }
-    return sh[0];
-}
-
-/* The largest of y[from .. to), over the block. */
-static __device__ float row_max(const float *y, int64_t from, int64_t to, float *sh)
-{
-    float m = -INFINITY;
-    for (int64_t j = from + threadIdx.x; j < to; j += SEARCH_THREADS)
-        m = y[j] > m ? y[j] : m;
-    return block_max_f(m, sh);
-}
+#define DISABLED (-FLT_MAX) /* SW_LOGIT_DISABLED */
 
 /* sw_log_softmax_rows' constant: -max - logf(sum of exp(y - max)). */
 static __device__ float log_softmax_shift(const float *y, int64_t n, float *shf, double *shd)
@@ -79,6 +42,7 @@ __global__ void search_step_rows(const float *logits, const int8_t *mask, float 
     SW_SHARED(float, cand_s, SEARCH_THREADS *SW_SEARCH_MAX_K);
     SW_SHARED(int32_t, cand_i, SEARCH_THREADS * SW_SEARCH_MAX_K);
     SW_SHARED(int32_t, head, SEARCH_THREADS);
+    SW_SHARED(unsigned long long, units, SEARCH_THREADS + 1);
     const sw_search_row *row = &rows[blockIdx.x];
     const float *x = logits + (int64_t)blockIdx.x * n;
     float *y = work + (int64_t)blockIdx.x * n;
@@ -123,6 +87,16 @@ __global__ void search_step_rows(const float *logits, const int8_t *mask, float 
     }
 
     float c = p.log_softmax ? log_softmax_shift(y, n, shf, shd) : 0.0f;
+
+    /* random sampling (search_draw.h): one token, its score as the best's */
+    if (p.temperature > 0.0f) {
+        int32_t id = draw_row(y, n, c, p.log_softmax, p.temperature, row, shf, shd, units, head);
+        if (t == 0) {
+            ids[blockIdx.x] = id;
+            scores[blockIdx.x] = p.log_softmax ? (y[id] + c) + row->cum : y[id];
+        }
+        return;
+    }
 
     /* each thread's k best of its entries, in order, then thread 0 merges */
     float best_s[SW_SEARCH_MAX_K];
@@ -171,6 +145,9 @@ sw_status sw_cuda_search_step(sw_backend *be, const sw_tensor *logits, const sw_
 {
     sw_cuda *c = sw_cuda_of(be);
     int64_t n_rows = logits->shape[0], n = logits->shape[1], k = p->k;
+    if (p->temperature > 0.0f && k != 1)
+        return sw_fail(err, SW_ERR_ARG, "search_step: a draw brings one token a row, not %d",
+                       (int)k);
     if (n_rows == 0)
         return SW_OK;
     sw_status st = sw_cuda_enter(c, err);

@@ -107,10 +107,11 @@ def test_whisper_encoder_and_decoding_loop_copy_only_inputs_and_outputs(
     # the search runs on the device (backend.h search_step): once a call the
     # suppressed tokens go up (a byte each); each step feeds its token ids,
     # positions, cache rows, last indices and its rows' search plans (what
-    # the rules disable: a sw_search_row of 10 int32 a row) up in one copy
+    # the rules disable and a draw's uniform: a sw_search_row of 12 int32 a
+    # row) up in one copy
     # and brings each row's best candidates down, never the logits
     mask = n_vocab
-    row_plan = 10 * 4
+    row_plan = 12 * 4
 
     def candidates(rows, k):  # ids and scores, and the no-speech float, per row
         return rows * (2 * k + 1) * 4

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bump when the table's layout changes; the loader refuses a mismatch. */
-#define SW_BACKEND_ABI 14
+#define SW_BACKEND_ABI 15
 
 typedef enum sw_device_kind { SW_DEVICE_CPU = 0, SW_DEVICE_CUDA = 1 } sw_device_kind;
 
@@ -79,7 +79,10 @@ typedef enum sw_capability {
     SW_CAP_DEVICE_LENGTH = 12,
     /* fbank and gather_centered (ABI 12): speaker-embedding features made
      * on the device from the audio */
-    SW_CAP_FBANK = 13
+    SW_CAP_FBANK = 13,
+    /* search_step draws (sw_search_params' temperature > 0, ABI 15): random
+     * sampling's token chosen on the device from the row's uniform */
+    SW_CAP_SEARCH_SAMPLE = 14
 } sw_capability;
 
 /* ABI 7: one step of Whisper's token search on the device (search_step).
@@ -95,6 +98,10 @@ typedef struct sw_search_row {
     int32_t check;          /* the timestamp rule's check follows (whisper_logits.c) */
     int32_t no_speech;      /* >= 0: also softmax(the raw row)[no_speech] (ABI 14: per row) */
     float cum;              /* added to every log-probability of the row */
+    /* ABI 15, a draw (temperature > 0): the row's uniform in [0, 1) as
+     * m * 2^-53, m's low 32 bits then its high 21 (sw_rng_next53), so the
+     * device reads the very number the host's sampler would */
+    uint32_t uniform[2];
 } sw_search_row;
 
 #define SW_SEARCH_ROW_WORDS ((int64_t)(sizeof(sw_search_row) / sizeof(int32_t)))
@@ -105,7 +112,19 @@ typedef struct sw_search_params {
     int32_t k;               /* best tokens per row, 1 .. SW_SEARCH_MAX_K */
     int32_t log_softmax;     /* scores are log-probabilities + cum; 0: the masked logits */
     int32_t timestamp_begin; /* the check's split: text below it, timestamps from it */
+    /* ABI 15: > 0 (and k 1): instead of the best, one token drawn from
+     * softmax(scores / temperature) at the row's uniform, as
+     * whisper_sampling.c draws it (SW_DRAW_UNITS); 0: the k best */
+    float temperature;
 } sw_search_params;
+
+/* A draw's cumulative sum is of integers, each probability as
+ * floor(p * SW_DRAW_UNITS), so that it is exact in any order and a device
+ * that sums in parallel finds the same token as the CPU's loop: the first
+ * whose running sum passes uniform * total (all below 2^53, so exact in a
+ * double). A token below 2^-52 is never drawn, and each loses less than
+ * 2^-52 to the floor: over 51,866 tokens at most 1.2e-11 of the mass. */
+#define SW_DRAW_UNITS 0x1p52
 
 #define SW_SEARCH_MAX_K 16
 

@@ -137,6 +137,11 @@ sw_status sw_search_step(sw_backend *be, const sw_tensor *logits, const sw_tenso
         return sw_fail(err, SW_ERR_ARG,
                        "search_step: logits [rows, n] f32, mask [n] int8 and 1 <= k <= %d needed",
                        SW_SEARCH_MAX_K);
+    if (p->temperature != 0.0f &&
+        (!(p->temperature > 0.0f) || p->k != 1 || !sw_supports(be, SW_CAP_SEARCH_SAMPLE, 0, 0)))
+        return sw_fail(err, SW_ERR_ARG,
+                       "search_step: a draw (temperature %g) needs k 1 and a backend that draws",
+                       (double)p->temperature);
     if (rows_plan->dtype != SW_I32 ||
         sw_tensor_numel(rows_plan) < logits->shape[0] * SW_SEARCH_ROW_WORDS)
         return sw_fail(err, SW_ERR_ARG, "search_step: rows of %lld int32 words needed",

@@ -91,7 +91,7 @@ static fake_net net;
 static sw_whisper_decoder decoder(int copy_other)
 {
     sw_whisper_decoder d = {&net,    VOCAB,      st_new, st_free, st_decode,
-                            st_copy, copy_other, NULL,   NULL};
+                            st_copy, copy_other, NULL,   NULL,    0};
     return d;
 }
 

@@ -359,7 +359,8 @@ static void match_search(sw_whisper_state *st, const sw_wh_search *s)
     if (same && s)
         same = st->graph_mask == s->mask->data && st->graph_params.k == s->p->k &&
                st->graph_params.log_softmax == s->p->log_softmax &&
-               st->graph_params.timestamp_begin == s->p->timestamp_begin;
+               st->graph_params.timestamp_begin == s->p->timestamp_begin &&
+               st->graph_params.temperature == s->p->temperature;
     if (same)
         return;
     free_graphs(st);

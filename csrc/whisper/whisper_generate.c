@@ -182,7 +182,7 @@ static sw_status feed_prompt(gen_call *g, void *state, int rows_per_window, int 
         memset(g->plan, 0, (size_t)n_rows * sizeof *g->plan);
         for (int r = 0; r < n_rows; r++)
             g->plan[r].no_speech = g->p->no_speech;
-        sw_search_params sp = {1, 0, g->p->no_timestamps + 1};
+        sw_search_params sp = {1, 0, g->p->no_timestamps + 1, 0.0f};
         if (g->dec->decode_search(g->dec->ctx, state, g->tokens, n_rows, k, g->mask, &sp, g->plan,
                                   g->ids, g->scores, g->no_speech, err))
             return err->code;
@@ -275,11 +275,21 @@ static sw_status run(gen_call *g, sw_search_cfg *c, int fed, int sot_index, int 
         int no_speech = step == 0 && p->return_no_speech_prob && sot_is_start;
         if (g->k) {
             for (int s = 0; s < g->n_slots; s++)
-                for (int r = 0; r < g->rows; r++)
-                    plan_row(&g->win[g->slot_win[s]], c, step, r, no_speech ? p->no_speech : -1,
-                             &g->plan[s * g->rows + r]);
+                for (int r = 0; r < g->rows; r++) {
+                    sw_window *win = &g->win[g->slot_win[s]];
+                    sw_search_row *row = &g->plan[s * g->rows + r];
+                    plan_row(win, c, step, r, no_speech ? p->no_speech : -1, row);
+                    /* the uniform the CPU's draw would take, from the same
+                     * generator, for the same rows (the live ones) */
+                    if (c->random && !win->done && win->alive[r]) {
+                        uint64_t m = sw_rng_next53(&win->rng);
+                        row->uniform[0] = (uint32_t)m;
+                        row->uniform[1] = (uint32_t)(m >> 32);
+                    }
+                }
             sw_search_params sp = {g->k, beam || p->return_scores || p->num_hypotheses > 1,
-                                   c->rules.timestamp_begin};
+                                   c->rules.timestamp_begin,
+                                   c->random ? p->sampling_temperature : 0.0f};
             if (d->decode_search(d->ctx, g->state, g->tokens, slot_rows, 1, g->mask, &sp, g->plan,
                                  g->ids, g->scores, g->no_speech, err))
                 return err->code;
@@ -418,10 +428,14 @@ sw_status sw_whisper_generate_with(const sw_whisper_decoder *dec, const int32_t 
     g.vocab = vocab;
     g.prompts = prompts;
     /* the device searches where the decoder can, for the rules it has: the
-     * repetition rules and sampling read whole rows, so they stay here */
+     * repetition rules and a draw among the top k read whole rows, so they
+     * stay here; a draw over the whole vocabulary goes where it can */
     int k = beam ? 2 * p->beam_size : 1;
-    int on_device = dec->decode_search && !c.random && r->repetition_penalty == 1.0f &&
-                    r->no_repeat_ngram_size == 0 && k <= SW_SEARCH_MAX_K;
+    int topk_draw = p->sampling_topk > 0 && p->sampling_topk < vocab;
+    int on_device =
+        dec->decode_search &&
+        (!c.random || (dec->sample_on_device && !topk_draw && p->sampling_temperature > 0.0f)) &&
+        r->repetition_penalty == 1.0f && r->no_repeat_ngram_size == 0 && k <= SW_SEARCH_MAX_K;
     if (on_device) {
         g.k = k;
         g.mask = calloc((size_t)vocab, 1);
@@ -603,6 +617,7 @@ sw_status sw_whisper_generate(sw_whisper *model, const sw_whisper_audio *audio,
     model_ctx ctx = {model, audio, NULL, swaps, 0, {0}};
     int k = params->beam_size > 1 ? 2 * params->beam_size : 1;
     int search_here = sw_supports(model->obj.be, SW_CAP_SEARCH_STEP, k, 0);
+    int draw_here = search_here && sw_supports(model->obj.be, SW_CAP_SEARCH_SAMPLE, 0, 0);
     sw_whisper_decoder dec = {&ctx,
                               sw_whisper_get_dims(model)->n_vocab,
                               model_state_new,
@@ -611,7 +626,8 @@ sw_status sw_whisper_generate(sw_whisper *model, const sw_whisper_audio *audio,
                               model_copy,
                               1,
                               n_windows > 1 ? model_narrow : NULL,
-                              search_here ? model_decode_search : NULL};
+                              search_here ? model_decode_search : NULL,
+                              draw_here};
     sw_whisper_generate_with(&dec, prompts, n_windows, prompt_len, params, out, err);
     sw_tensor_free(&ctx.mask);
     model_restore(&ctx, err);

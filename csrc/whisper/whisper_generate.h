@@ -111,6 +111,10 @@ typedef struct sw_whisper_decoder {
                                int n_tokens, const int8_t *mask, const sw_search_params *p,
                                const sw_search_row *rows, int32_t *ids, float *scores,
                                float *no_speech_prob, sw_error *err);
+    /* with decode_search: it also draws (p->temperature > 0, backend.h
+     * SW_CAP_SEARCH_SAMPLE), so random sampling over the whole vocabulary
+     * stays on the device too; the host sends each row's uniform */
+    int sample_on_device;
 } sw_whisper_decoder;
 
 /* Decodes n_windows windows; prompts [n_windows, prompt_len] (row-major), all

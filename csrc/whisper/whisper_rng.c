@@ -20,7 +20,7 @@ static uint64_t rotl(uint64_t x, int k)
     return (x << k) | (x >> (64 - k));
 }
 
-double sw_rng_uniform(sw_rng *rng)
+uint64_t sw_rng_next53(sw_rng *rng)
 {
     uint64_t *s = rng->s;
     uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
@@ -30,5 +30,10 @@ double sw_rng_uniform(sw_rng *rng)
     s[0] ^= s[3];
     s[2] ^= t;
     s[3] = rotl(s[3], 45);
-    return (double)(result >> 11) * 0x1.0p-53;
+    return result >> 11;
+}
+
+double sw_rng_uniform(sw_rng *rng)
+{
+    return (double)sw_rng_next53(rng) * 0x1.0p-53;
 }

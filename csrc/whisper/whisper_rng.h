@@ -11,7 +11,10 @@ typedef struct sw_rng {
 } sw_rng;
 
 void sw_rng_seed(sw_rng *rng, uint64_t seed);
-/* uniform in [0, 1), 53 bits */
+/* The next 53 random bits, m: the uniform m * 2^-53 as an integer, so that
+ * it travels to a device's sampler exactly (backend.h sw_search_row). */
+uint64_t sw_rng_next53(sw_rng *rng);
+/* uniform in [0, 1), 53 bits: sw_rng_next53 * 2^-53 */
 double sw_rng_uniform(sw_rng *rng);
 
 #endif

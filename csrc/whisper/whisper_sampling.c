@@ -79,9 +79,12 @@ static int32_t draw(sw_window *w, const sw_search_cfg *c, const float *scores)
         w->scaled[j] = t != 1.0f ? s * inv : s; /* lowest * 1/T may be -inf: fine */
     }
     sw_softmax_row(w->scaled, depth, w->scaled);
+    /* integer units (backend.h SW_DRAW_UNITS): the running sums are exact,
+     * whole numbers below 2^53, so the device's parallel sum
+     * (cuda/search_draw.h) reaches the same token for the same uniform */
     double total = 0.0;
     for (int j = 0; j < depth; j++)
-        w->cdf[j] = total += (double)w->scaled[j];
+        w->cdf[j] = total += floor((double)w->scaled[j] * SW_DRAW_UNITS);
     double u = sw_rng_uniform(&w->rng) * w->cdf[depth - 1];
     int lo = 0, hi = depth; /* the first entry above u */
     while (lo < hi) {

@@ -251,7 +251,7 @@ static PyObject *py_whisper_generate(PyObject *self, PyObject *args, PyObject *k
         }
         py_net net = {model, enc, n_vocab};
         sw_whisper_decoder dec = {&net,    n_vocab, py_state_new, py_state_free, py_decode,
-                                  py_copy, 0,       NULL,         NULL};
+                                  py_copy, 0,       NULL,         NULL,          0};
         sw_error err = {SW_OK, ""};
         sw_whisper_generate_with(&dec, PyArray_DATA(a.prompts), a.n_windows, a.prompt_len, &a.p,
                                  a.out, &err);
