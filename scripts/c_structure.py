@@ -29,7 +29,14 @@ layering that docs/architecture.md describes:
   since word timing is whisper/word_timing.py, whisper/word_dtw.py and
   csrc/whisper/whisper_word_attention.c; "optional" anywhere, since the
   backend table's fused entries are runtime/fused_ops.c and
-  cpu/cpu_fused_entries.c (docs/alignment.md, docs/architecture.md).
+  cpu/cpu_fused_entries.c (docs/alignment.md, docs/architecture.md);
+- a network type of the extension defined outside the file of its role
+  (SileroModel, the VAD, is python/ext/py_vad.c's and no other's; the
+  diarization networks py_diar.c's; WhisperModel py_whisper.c's), or
+  missing from it;
+- the design doc named in capitals, as it was before it became
+  docs/design.md, anywhere in the docs, the sources, the tests and the
+  build files.
 
     python scripts/c_structure.py          # the report; exit status 1 on a finding
     python scripts/c_structure.py --json   # the same as one object
@@ -54,6 +61,45 @@ SOURCE_SUFFIXES = (".c", ".h", ".cu", ".cpp")
 # "align" is the speaker assignment's word (docs/alignment.md): its homes
 ALIGN_HOMES = ("csrc/align/", "python/ext/py_align.c", "csrc/tests/test_align.c")
 NAMED_FOLDERS = ("csrc", "cuda", "python/ext", "python/saywho")
+# each network type of the extension and the one file that defines it
+MODEL_TYPE_HOMES = {
+    "SileroModel": "python/ext/py_vad.c",
+    "SegmentationModel": "python/ext/py_diar.c",
+    "CamppModel": "python/ext/py_diar.c",
+    "ResNet34Model": "python/ext/py_diar.c",
+    "GE2EModel": "python/ext/py_diar.c",
+    "WhisperModel": "python/ext/py_whisper.c",
+}
+# where the design doc is named: every folder and top-level file of text
+DOC_FOLDERS = (
+    "docs",
+    "csrc",
+    "cuda",
+    "python",
+    "scripts",
+    "bench",
+    "tests",
+    "wheels",
+    "notebooks",
+    "cmake",
+    ".ci",
+    ".github",
+)
+DOC_FILES = ("README.md", "CMakeLists.txt", "pyproject.toml", "Dockerfile")
+TEXT_SUFFIXES = (
+    *SOURCE_SUFFIXES,
+    ".py",
+    ".md",
+    ".sh",
+    ".txt",
+    ".toml",
+    ".cmake",
+    ".yml",
+    ".yaml",
+    ".cfg",
+    ".ipynb",
+    ".map",
+)
 
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _STRING = re.compile(r'"(?:\\.|[^"\\])*"')
@@ -63,6 +109,11 @@ _TABLE = re.compile(r"\bsw_backend\s+\w+\s*=\s*\{(.*?)\n\};", re.S)
 # string literals: C's, and Python's single-line ones too
 _C_LITERAL = re.compile(r'"(?:\\.|[^"\\\n])*"')
 _PY_LITERAL = re.compile(r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'")
+# a type's definition: SWPY_KIND's name, or a PyType_Spec's "saywho._core.X"
+_MODEL_TYPE = re.compile(
+    r'\bSWPY_KIND\(\s*\w+\s*,\s*"(\w+)"|\bPyType_Spec\s+\w+\s*=\s*\{\s*"saywho\._core\.(\w+)"'
+)
+_DESIGN_DOC = re.compile(r"\bDESIGN\.md\b")
 _PY_COMMENT = re.compile(r'"""(?:.|\n)*?"""|\'\'\'(?:.|\n)*?\'\'\'|#[^\n]*')
 
 
@@ -321,6 +372,54 @@ def misleading_names(root: Path) -> list[str]:
     return found
 
 
+def model_type_homes(root: Path) -> list[str]:
+    """'file:line: what' for each network type (MODEL_TYPE_HOMES) defined in
+    another file of python/ext than its own, and 'home: what' for one its own
+    file no longer defines (so the rule cannot pass by reading nothing)."""
+    found, seen = [], set()
+    for path in _sources(root, "python/ext"):
+        rel = _rel(root, path)
+        text = _code(path.read_text())
+        for m in _MODEL_TYPE.finditer(text):
+            name = m.group(1) or m.group(2)
+            home = MODEL_TYPE_HOMES.get(name)
+            if home is None:
+                continue
+            if rel == home:
+                seen.add(name)
+            else:
+                line = text.count("\n", 0, m.start()) + 1
+                found.append(f"{rel}:{line}: {name} is defined here; its file is {home}")
+    for name, home in MODEL_TYPE_HOMES.items():
+        if name not in seen:
+            found.append(f"{home}: {name} is not defined in its own file")
+    return found
+
+
+def design_doc_names(root: Path) -> list[str]:
+    """'file:line: text' for each mention of the design doc under its old
+    capitalised name; the file is docs/design.md."""
+    paths = [root / name for name in DOC_FILES if (root / name).is_file()]
+    for folder in DOC_FOLDERS:
+        base = root / folder
+        if base.is_dir():
+            paths += sorted(
+                p
+                for p in base.rglob("*")
+                if p.suffix in TEXT_SUFFIXES and p.is_file() and "__pycache__" not in p.parts
+            )
+    found = []
+    for path in paths:
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError:
+            continue  # not text, whatever its suffix
+        for n, line in enumerate(text.splitlines(), 1):
+            if _DESIGN_DOC.search(line):
+                found.append(f"{_rel(root, path)}:{n}: {line.strip()} (the file is docs/design.md)")
+    return found
+
+
 def report(root: Path = REPO) -> dict:
     return {
         "kind_comparisons": kind_comparisons(root),
@@ -330,6 +429,8 @@ def report(root: Path = REPO) -> dict:
         "compute_type_lists": compute_type_lists(root),
         "module_definitions": module_definitions(root),
         "misleading_names": misleading_names(root),
+        "model_type_homes": model_type_homes(root),
+        "design_doc_names": design_doc_names(root),
     }
 
 

@@ -5,7 +5,9 @@ units of csrc/runtime call each other without a cycle; every backend table
 names its slots in backend.h's order; Whisper's compute types are listed in
 csrc/whisper/whisper_compute.c alone (the extension and Python read that list);
 the extension's module.c only lists its parts and defines nothing they share;
-no source file is named "align" but the speaker assignment's, none "optional".
+no source file is named "align" but the speaker assignment's, none "optional";
+SileroModel stays in python/ext/py_vad.c (each network type in its role's
+file); the design doc is named docs/design.md everywhere.
 
 Read from the sources by scripts/c_structure.py (nothing is built). Each rule
 is also shown failing on a copy of the tree with its regression put back.
@@ -87,11 +89,23 @@ def test_one_word_one_meaning_in_file_names():
     assert all((REPO / home).exists() for home in CHECK.ALIGN_HOMES)
 
 
+def test_each_network_type_stays_in_its_file():
+    assert CHECK.model_type_homes(REPO) == []
+
+
+def test_the_design_doc_is_named_as_it_is():
+    assert CHECK.design_doc_names(REPO) == []
+    # the rule reads the docs and the tests too, so it cannot pass by reading nothing
+    assert (REPO / "docs/design.md").is_file()
+    assert all((REPO / folder).is_dir() for folder in ("docs", "tests", "scripts", "csrc"))
+
+
 @pytest.fixture
 def tree(tmp_path):
-    """A copy of the C sources that a regression may be written into."""
-    for folder in ("csrc", "cuda", "python/ext"):
+    """A copy of the C sources and the docs that a regression may be written into."""
+    for folder in ("csrc", "cuda", "python/ext", "docs"):
         shutil.copytree(REPO / folder, tmp_path / folder)
+    shutil.copy(REPO / "README.md", tmp_path / "README.md")
     shutil.copytree(
         REPO / "python/saywho",
         tmp_path / "python/saywho",
@@ -106,6 +120,8 @@ def _edit(root: Path, path: str, old: str, new: str) -> None:
     assert old in text, f"{path} no longer holds {old!r}: update this test"
     target.write_text(text.replace(old, new, 1))
 
+
+OLD_DESIGN_DOC = "design".upper() + ".md"
 
 REGRESSIONS = {
     "kind in ops.c": (
@@ -178,6 +194,19 @@ REGRESSIONS = {
         "{\n    return NULL;\n}\n\nstatic int exec_module(PyObject *m)",
         "module_definitions",
     ),
+    # the old capitalised name (OLD_DESIGN_DOC, so that this file does not hold it)
+    "the design doc's old name in the README": (
+        "README.md",
+        "(docs/design.md)",
+        f"({OLD_DESIGN_DOC})",
+        "design_doc_names",
+    ),
+    "the design doc's old name in a source comment": (
+        "csrc/runtime/ops.c",
+        "static sw_status need_f32(",
+        f"/* see {OLD_DESIGN_DOC} */\nstatic sw_status need_f32(",
+        "design_doc_names",
+    ),
 }
 
 
@@ -195,6 +224,8 @@ def test_each_rule_finds_its_regression(tree, regression):
         "compute_type_lists",
         "module_definitions",
         "misleading_names",
+        "model_type_homes",
+        "design_doc_names",
     )
     others = {r for r in rules if r != rule}
     assert all(getattr(CHECK, r)(tree) == [] for r in others)
@@ -215,3 +246,21 @@ def test_an_old_name_put_back_is_found(tree, now):
     (tree / now).rename(tree / OLD_NAMES[now])
     found = CHECK.misleading_names(tree)
     assert [f.split(":")[0] for f in found] == [OLD_NAMES[now]]
+
+
+def test_silero_put_back_beside_the_diarization_networks_is_found(tree):
+    """SileroModel lived in py_diar.c until issue 42 gave the VAD its own file."""
+    assert CHECK.model_type_homes(tree) == []
+    vad = tree / "python/ext/py_vad.c"
+    diar = tree / "python/ext/py_diar.c"
+    diar.write_text(diar.read_text() + "\n" + vad.read_text())
+    vad.unlink()
+    found = CHECK.model_type_homes(tree)
+    assert any(f.startswith("python/ext/py_diar.c:") and "SileroModel" in f for f in found)
+    assert "python/ext/py_vad.c: SileroModel is not defined in its own file" in found
+
+
+def test_a_network_type_in_a_third_file_is_found(tree):
+    (tree / "python/ext/py_vad_extra.c").write_text('SWPY_KIND(silero2, "SileroModel")\n')
+    found = CHECK.model_type_homes(tree)
+    assert [f.split(":")[0] for f in found] == ["python/ext/py_vad_extra.c"]

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cublas_loader.h"
+#include "emu_errors.h"
 #include "emu_internal.h"
 #include "elementwise_math.h"
 

@@ -15,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include "emu_errors.h"
 #include "emu_internal.h"
 
 typedef std::vector<std::function<void()>> Work;

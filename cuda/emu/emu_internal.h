@@ -2,10 +2,10 @@
 #ifndef SW_EMU_INTERNAL_H
 #define SW_EMU_INTERNAL_H
 
-#include "sw_emu.h"
-
-/* What cudaGetLastError returns next, with the emulator's sentence for it. */
-void sw_emu_set_error(cudaError_t e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The grid and the runtime's types, not the kernels' dialect (sw_emu.h):
+ * the dialect calls into these files, so they do not include it. */
+#include "sw_emu_grid.h"
+#include "sw_emu_runtime.h"
 
 /* Notes a launch for SAYWHO_CUDA_EMU_COVERAGE (see emu_runtime.cpp). */
 void sw_emu_count_launch(const char *kernel, dim3 grid, dim3 block, size_t shared);

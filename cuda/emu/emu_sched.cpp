@@ -21,8 +21,8 @@
 #include <memory>
 
 #include "emu_fiber.h"
+#include "emu_errors.h"
 #include "emu_internal.h"
-#include "sw_emu.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SW_EMU_ASAN 1

@@ -11,7 +11,8 @@
  * cuBLAS's argument checks (emu_cublas.cpp).
  *
  * Only what the backend uses is here; a kernel that needs more fails to
- * compile in the emulated build, which CI builds on every change. */
+ * compile in the emulated build, which CI builds on every change. The grid's
+ * types and the scheduler's entry points are sw_emu_grid.h's. */
 #ifndef SW_EMU_H
 #define SW_EMU_H
 
@@ -27,7 +28,7 @@
 #include <tuple>
 #include <utility>
 
-#define SW_EMU_API extern "C" __attribute__((visibility("hidden")))
+#include "sw_emu_grid.h"
 
 /* ---- qualifiers nvcc knows and a host compiler does not ---- */
 #define __global__
@@ -39,40 +40,9 @@
 /* Register limits have no meaning here (see docs/cuda_emulator.md). */
 #define __launch_bounds__(...)
 
-/* ---- grids, blocks and the running thread's coordinates ---- */
-struct uint3 {
-    unsigned x, y, z;
-};
-
-struct dim3 {
-    unsigned x, y, z;
-    constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz)
-    {
-    }
-    constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z)
-    {
-    }
-};
-
-/* Set by the scheduler before it resumes a thread. One launch runs at a time in
- * the process (emu_sched.cpp holds a lock), so plain globals suffice. */
-extern "C" __attribute__((visibility("hidden"))) uint3 threadIdx, blockIdx;
-extern "C" __attribute__((visibility("hidden"))) dim3 blockDim, gridDim;
 static const int warpSize = 32;
 
-/* ---- scheduling points: implemented in emu_sched.cpp ---- */
-SW_EMU_API void sw_emu_syncthreads(const char *file, int line);
-/* All lanes of `mask` (which must hold the caller) meet here; each gives
- * `value` and gets back the array of the 32 values of its warp. */
-SW_EMU_API const uint64_t *sw_emu_warp_exchange(unsigned mask, uint64_t value, const char *what,
-                                                const char *file, int line);
-SW_EMU_API unsigned sw_emu_lane(void);
-SW_EMU_API unsigned sw_emu_active_lanes(void);
-/* Stops the launch: the thread never resumes and the launch reports `why`. */
-SW_EMU_API void sw_emu_fault(const char *file, int line, const char *why);
-SW_EMU_API void *sw_emu_static_shared(const void *key, size_t bytes, const char *file, int line);
-SW_EMU_API void *sw_emu_dynamic_shared(void);
-
+/* ---- barriers, shuffles and votes: sw_emu_grid.h's scheduling points ---- */
 #define __syncthreads() sw_emu_syncthreads(__FILE__, __LINE__)
 #define __syncwarp(...) sw_emu_syncwarp_(__FILE__, __LINE__, ##__VA_ARGS__)
 static inline void sw_emu_syncwarp_(const char *file, int line, unsigned mask = 0xffffffffu)
@@ -292,19 +262,7 @@ template <typename T> static inline T __ldg(const T *p)
     return *p;
 }
 
-/* ---- launches ---- */
-struct CUstream_st;
-typedef struct CUstream_st *cudaStream_t;
-
-/* Runs body(ctx) once per thread of the grid; a bad configuration or a fault
- * inside the kernel is what the next cudaGetLastError returns. On a stream
- * that is capturing (emu_graph.cpp) the launch is recorded instead: clone(ctx)
- * keeps the kernel and its arguments as they are now, and drop frees them
- * when the last graph holding them goes. */
-SW_EMU_API void sw_emu_launch_grid(const char *kernel, dim3 grid, dim3 block, size_t shared,
-                                   cudaStream_t stream, void (*body)(void *), void *ctx,
-                                   void *(*clone)(const void *), void (*drop)(void *));
-
+/* ---- launches: the kernel and its arguments, as one body for sw_emu_launch_grid ---- */
 template <typename... P> struct sw_emu_launch {
     const char *name;
     void (*kernel)(P...);
@@ -326,17 +284,17 @@ template <typename... P> struct sw_emu_launch {
                 std::apply(c->kernel, c->params);
             }
             /* a captured launch keeps its own copy: the values at capture */
-            static void *clone(const void *self)
+            static void *copy(const void *self)
             {
                 return new Call(*(const Call *)self);
             }
-            static void drop(void *self)
+            static void discard(void *self)
             {
                 delete (Call *)self;
             }
         } call{kernel, std::tuple<P...>(std::forward<A>(args)...)};
-        sw_emu_launch_grid(name, grid, block, shared, stream, &Call::run, &call, &Call::clone,
-                           &Call::drop);
+        sw_emu_launch_grid(name, grid, block, shared, stream, &Call::run, &call, &Call::copy,
+                           &Call::discard);
     }
 };
 

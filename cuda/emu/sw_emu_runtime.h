@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "sw_emu_grid.h" /* SW_EMU_API, cudaStream_t */
+
 typedef enum cudaError {
     cudaSuccess = 0,
     cudaErrorInvalidValue = 1,

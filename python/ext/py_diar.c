@@ -11,6 +11,28 @@
 /* saywho._core.SegmentationModel: pyannote's segmentation-3.0. */
 SWPY_KIND(segmentation, "SegmentationModel")
 
+/* One run's arguments, for the function swpy_model_run calls without the GIL
+ * under the Runtime's lock. */
+typedef struct segmentation_call {
+    sw_segmentation *model;
+    const float *src;       /* waveforms [batch, samples], or the span */
+    npy_intp span_samples;  /* run_span: the span's length */
+    const int64_t *offsets; /* run_span: each item's first sample; NULL for run */
+    int batch;
+    int64_t samples;
+    float *dst;
+} segmentation_call;
+
+static void segmentation_locked(void *ctx, sw_error *err)
+{
+    const segmentation_call *c = ctx;
+    if (c->offsets)
+        sw_segmentation_run_span(c->model, c->src, c->span_samples, c->offsets, c->batch,
+                                 c->samples, c->dst, err);
+    else
+        sw_segmentation_run(c->model, c->src, c->batch, c->samples, c->dst, err);
+}
+
 static PyObject *segmentation_run(ModelObject *self, PyObject *arg)
 {
     if (!swpy_model_open(self))
@@ -35,20 +57,14 @@ static PyObject *segmentation_run(ModelObject *self, PyObject *arg)
         Py_DECREF(wave);
         return NULL;
     }
-    sw_error err = {SW_OK, ""};
-    const float *src = PyArray_DATA(wave);
-    float *dst = PyArray_DATA((PyArrayObject *)out);
-    Py_BEGIN_ALLOW_THREADS
-    sw_segmentation *model = swpy_model_lock(self, &err);
-    if (model)
-        sw_segmentation_run(model, src, (int)batch, samples, dst, &err);
-    swpy_model_unlock(self);
-    Py_END_ALLOW_THREADS
+    segmentation_call c = {.model = self->model,
+                           .src = PyArray_DATA(wave),
+                           .batch = (int)batch,
+                           .samples = samples,
+                           .dst = PyArray_DATA((PyArrayObject *)out)};
+    if (swpy_model_run(self, segmentation_locked, &c) != 0)
+        Py_CLEAR(out);
     Py_DECREF(wave);
-    if (err.code != SW_OK) {
-        Py_DECREF(out);
-        return swpy_raise(&err, NULL);
-    }
     return out;
 }
 
@@ -83,21 +99,15 @@ static PyObject *segmentation_run_span(ModelObject *self, PyObject *args)
         out = PyArray_SimpleNew(3, dims, NPY_FLOAT32);
     }
     if (out) {
-        sw_error err = {SW_OK, ""};
-        const float *src = PyArray_DATA(span);
-        const int64_t *off = PyArray_DATA(offsets);
-        npy_intp n = PyArray_DIM(span, 0);
-        float *dst = PyArray_DATA((PyArrayObject *)out);
-        Py_BEGIN_ALLOW_THREADS
-        sw_segmentation *model = swpy_model_lock(self, &err);
-        if (model)
-            sw_segmentation_run_span(model, src, n, off, (int)batch, samples, dst, &err);
-        swpy_model_unlock(self);
-        Py_END_ALLOW_THREADS
-        if (err.code != SW_OK) {
+        segmentation_call c = {.model = self->model,
+                               .src = PyArray_DATA(span),
+                               .span_samples = PyArray_DIM(span, 0),
+                               .offsets = PyArray_DATA(offsets),
+                               .batch = (int)batch,
+                               .samples = samples,
+                               .dst = PyArray_DATA((PyArrayObject *)out)};
+        if (swpy_model_run(self, segmentation_locked, &c) != 0)
             Py_CLEAR(out);
-            swpy_raise(&err, NULL);
-        }
     }
     Py_DECREF(span);
     Py_DECREF(offsets);
@@ -134,6 +144,48 @@ SWPY_MODEL_TYPE(segmentation, "SegmentationModel",
 /* saywho._core.CamppModel: the CAM++ speaker encoder. */
 SWPY_KIND(campp, "CamppModel")
 
+typedef sw_status (*campp_items_fn)(sw_campp *, const float *, const int64_t *, int, float *,
+                                    sw_error *);
+
+/* One run's arguments, for the functions swpy_model_run calls without the GIL
+ * under the Runtime's lock (one a method). */
+typedef struct campp_call {
+    sw_campp *model;
+    const float *src;       /* features, the front's rows or the span */
+    npy_intp n;             /* frames (run, front) or the span's samples (run_span) */
+    const int64_t *lengths; /* items' frames (run_items, run_front_items, run_span) */
+    const int32_t *frames;  /* run_span: the span's fbank frames of the items */
+    int batch;
+    int64_t max_frames;   /* run_span */
+    campp_items_fn items; /* run_items or run_front_items */
+    float *dst;
+} campp_call;
+
+static void campp_run_locked(void *ctx, sw_error *err)
+{
+    const campp_call *c = ctx;
+    sw_campp_run(c->model, c->src, c->batch, c->n, c->dst, err);
+}
+
+static void campp_items_locked(void *ctx, sw_error *err)
+{
+    const campp_call *c = ctx;
+    c->items(c->model, c->src, c->lengths, c->batch, c->dst, err);
+}
+
+static void campp_front_locked(void *ctx, sw_error *err)
+{
+    const campp_call *c = ctx;
+    sw_campp_front(c->model, c->src, (int64_t)c->n, c->dst, err);
+}
+
+static void campp_span_locked(void *ctx, sw_error *err)
+{
+    const campp_call *c = ctx;
+    sw_campp_run_span(c->model, c->src, c->n, c->frames, c->lengths, c->batch, c->max_frames,
+                      c->dst, err);
+}
+
 static PyObject *campp_run(ModelObject *self, PyObject *arg)
 {
     if (!swpy_model_open(self))
@@ -158,25 +210,16 @@ static PyObject *campp_run(ModelObject *self, PyObject *arg)
         Py_DECREF(feat);
         return NULL;
     }
-    sw_error err = {SW_OK, ""};
-    const float *src = PyArray_DATA(feat);
-    float *dst = PyArray_DATA((PyArrayObject *)out);
-    Py_BEGIN_ALLOW_THREADS
-    sw_campp *model = swpy_model_lock(self, &err);
-    if (model)
-        sw_campp_run(model, src, (int)batch, frames, dst, &err);
-    swpy_model_unlock(self);
-    Py_END_ALLOW_THREADS
+    campp_call c = {.model = self->model,
+                    .src = PyArray_DATA(feat),
+                    .n = frames,
+                    .batch = (int)batch,
+                    .dst = PyArray_DATA((PyArrayObject *)out)};
+    if (swpy_model_run(self, campp_run_locked, &c) != 0)
+        Py_CLEAR(out);
     Py_DECREF(feat);
-    if (err.code != SW_OK) {
-        Py_DECREF(out);
-        return swpy_raise(&err, NULL);
-    }
     return out;
 }
-
-typedef sw_status (*campp_items_fn)(sw_campp *, const float *, const int64_t *, int, float *,
-                                    sw_error *);
 
 /* run_items(features [total, 80], lengths [batch]): items of any length in
  * one call; run_front_items the same from the front's rows [total, 320] */
@@ -215,19 +258,14 @@ static PyObject *campp_items(ModelObject *self, PyObject *args, const char *form
         out = PyArray_SimpleNew(2, dims, NPY_FLOAT32);
     }
     if (out) {
-        sw_error err = {SW_OK, ""};
-        const float *src = PyArray_DATA(feat);
-        float *dst = PyArray_DATA((PyArrayObject *)out);
-        Py_BEGIN_ALLOW_THREADS
-        sw_campp *model = swpy_model_lock(self, &err);
-        if (model)
-            run(model, src, len, (int)batch, dst, &err);
-        swpy_model_unlock(self);
-        Py_END_ALLOW_THREADS
-        if (err.code != SW_OK) {
+        campp_call c = {.model = self->model,
+                        .src = PyArray_DATA(feat),
+                        .lengths = len,
+                        .batch = (int)batch,
+                        .items = run,
+                        .dst = PyArray_DATA((PyArrayObject *)out)};
+        if (swpy_model_run(self, campp_items_locked, &c) != 0)
             Py_CLEAR(out);
-            swpy_raise(&err, NULL);
-        }
     }
     Py_DECREF(feat);
     Py_DECREF(lengths);
@@ -266,19 +304,12 @@ static PyObject *campp_front(ModelObject *self, PyObject *arg)
     npy_intp dims[2] = {frames, SW_CAMPP_FRONT_DIM};
     PyObject *out = PyArray_SimpleNew(2, dims, NPY_FLOAT32);
     if (out) {
-        sw_error err = {SW_OK, ""};
-        const float *src = PyArray_DATA(feat);
-        float *dst = PyArray_DATA((PyArrayObject *)out);
-        Py_BEGIN_ALLOW_THREADS
-        sw_campp *model = swpy_model_lock(self, &err);
-        if (model)
-            sw_campp_front(model, src, (int64_t)frames, dst, &err);
-        swpy_model_unlock(self);
-        Py_END_ALLOW_THREADS
-        if (err.code != SW_OK) {
+        campp_call c = {.model = self->model,
+                        .src = PyArray_DATA(feat),
+                        .n = frames,
+                        .dst = PyArray_DATA((PyArrayObject *)out)};
+        if (swpy_model_run(self, campp_front_locked, &c) != 0)
             Py_CLEAR(out);
-            swpy_raise(&err, NULL);
-        }
     }
     Py_DECREF(feat);
     return out;
@@ -324,21 +355,16 @@ static PyObject *campp_run_span(ModelObject *self, PyObject *args)
             out = PyArray_SimpleNew(2, dims, NPY_FLOAT32);
         }
         if (out) {
-            sw_error err = {SW_OK, ""};
-            const float *src = PyArray_DATA(span);
-            const int32_t *ids = PyArray_DATA(frames);
-            npy_intp n = PyArray_DIM(span, 0);
-            float *dst = PyArray_DATA((PyArrayObject *)out);
-            Py_BEGIN_ALLOW_THREADS
-            sw_campp *model = swpy_model_lock(self, &err);
-            if (model)
-                sw_campp_run_span(model, src, n, ids, len, (int)batch, max_frames, dst, &err);
-            swpy_model_unlock(self);
-            Py_END_ALLOW_THREADS
-            if (err.code != SW_OK) {
+            campp_call c = {.model = self->model,
+                            .src = PyArray_DATA(span),
+                            .n = PyArray_DIM(span, 0),
+                            .lengths = len,
+                            .frames = PyArray_DATA(frames),
+                            .batch = (int)batch,
+                            .max_frames = max_frames,
+                            .dst = PyArray_DATA((PyArrayObject *)out)};
+            if (swpy_model_run(self, campp_span_locked, &c) != 0)
                 Py_CLEAR(out);
-                swpy_raise(&err, NULL);
-            }
         }
     }
     Py_XDECREF(span);
@@ -386,6 +412,26 @@ SWPY_MODEL_TYPE(campp, "CamppModel",
 /* saywho._core.ResNet34Model: WeSpeaker's ResNet34. */
 SWPY_KIND(resnet34, "ResNet34Model")
 
+/* One run's arguments, for the function swpy_model_run calls without the GIL
+ * under the Runtime's lock. */
+typedef struct resnet34_call {
+    sw_resnet34 *model;
+    const float *features;
+    int batch;
+    int64_t frames;
+    const float *masks; /* NULL: one embedding an item */
+    int n_masks;
+    int64_t mask_frames;
+    float *dst;
+} resnet34_call;
+
+static void resnet34_locked(void *ctx, sw_error *err)
+{
+    const resnet34_call *c = ctx;
+    sw_resnet34_run(c->model, c->features, c->batch, c->frames, c->masks, c->n_masks,
+                    c->mask_frames, c->dst, err);
+}
+
 static PyObject *resnet34_run(ModelObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"features", "masks", NULL};
@@ -427,21 +473,16 @@ static PyObject *resnet34_run(ModelObject *self, PyObject *args, PyObject *kwarg
         out = PyArray_SimpleNew(masks ? 3 : 2, dims, NPY_FLOAT32);
     }
     if (out) {
-        sw_error err = {SW_OK, ""};
-        const float *src = PyArray_DATA(feat);
-        const float *m = masks ? PyArray_DATA(masks) : NULL;
-        float *dst = PyArray_DATA((PyArrayObject *)out);
-        Py_BEGIN_ALLOW_THREADS
-        sw_resnet34 *model = swpy_model_lock(self, &err);
-        if (model)
-            sw_resnet34_run(model, src, (int)batch, frames, m, (int)n_masks, mask_frames, dst,
-                            &err);
-        swpy_model_unlock(self);
-        Py_END_ALLOW_THREADS
-        if (err.code != SW_OK) {
+        resnet34_call c = {.model = self->model,
+                           .features = PyArray_DATA(feat),
+                           .batch = (int)batch,
+                           .frames = frames,
+                           .masks = masks ? PyArray_DATA(masks) : NULL,
+                           .n_masks = (int)n_masks,
+                           .mask_frames = mask_frames,
+                           .dst = PyArray_DATA((PyArrayObject *)out)};
+        if (swpy_model_run(self, resnet34_locked, &c) != 0)
             Py_CLEAR(out);
-            swpy_raise(&err, NULL);
-        }
     }
     Py_DECREF(feat);
     Py_XDECREF(masks);
@@ -464,6 +505,29 @@ SWPY_MODEL_TYPE(resnet34, "ResNet34Model",
 
 /* saywho._core.GE2EModel: the GE2E speaker encoder. */
 SWPY_KIND(ge2e, "GE2EModel")
+
+/* One run's arguments, for the function swpy_model_run calls without the GIL
+ * under the Runtime's lock. */
+typedef struct ge2e_call {
+    sw_ge2e *model;
+    const float *mels;
+    int n;
+    int64_t frames;
+    const int64_t *lengths; /* NULL: every item all its frames */
+    const int32_t *owners;  /* NULL: one embedding an item, else one a group */
+    int groups;
+    float *dst;
+} ge2e_call;
+
+static void ge2e_locked(void *ctx, sw_error *err)
+{
+    const ge2e_call *c = ctx;
+    if (c->owners)
+        sw_ge2e_run_pooled(c->model, c->mels, c->n, c->frames, c->lengths, c->owners, c->groups,
+                           c->dst, err);
+    else
+        sw_ge2e_run(c->model, c->mels, c->n, c->frames, c->lengths, c->dst, err);
+}
 
 static PyObject *ge2e_run(ModelObject *self, PyObject *args, PyObject *kwargs)
 {
@@ -511,23 +575,16 @@ static PyObject *ge2e_run(ModelObject *self, PyObject *args, PyObject *kwargs)
         out = PyArray_SimpleNew(2, dims, NPY_FLOAT32);
     }
     if (out) {
-        sw_error err = {SW_OK, ""};
-        const float *src = PyArray_DATA(mels);
-        const int64_t *len = lengths ? PyArray_DATA(lengths) : NULL;
-        const int32_t *own = owners ? PyArray_DATA(owners) : NULL;
-        float *dst = PyArray_DATA((PyArrayObject *)out);
-        Py_BEGIN_ALLOW_THREADS
-        sw_ge2e *model = swpy_model_lock(self, &err);
-        if (model && own)
-            sw_ge2e_run_pooled(model, src, (int)n, frames, len, own, (int)groups, dst, &err);
-        else if (model)
-            sw_ge2e_run(model, src, (int)n, frames, len, dst, &err);
-        swpy_model_unlock(self);
-        Py_END_ALLOW_THREADS
-        if (err.code != SW_OK) {
+        ge2e_call c = {.model = self->model,
+                       .mels = PyArray_DATA(mels),
+                       .n = (int)n,
+                       .frames = frames,
+                       .lengths = lengths ? PyArray_DATA(lengths) : NULL,
+                       .owners = owners ? PyArray_DATA(owners) : NULL,
+                       .groups = (int)groups,
+                       .dst = PyArray_DATA((PyArrayObject *)out)};
+        if (swpy_model_run(self, ge2e_locked, &c) != 0)
             Py_CLEAR(out);
-            swpy_raise(&err, NULL);
-        }
     }
     Py_DECREF(mels);
     Py_XDECREF(lengths);

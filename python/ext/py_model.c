@@ -105,7 +105,10 @@ int swpy_model_init(ModelObject *self, PyObject *args, PyObject *kwargs,
     return rc;
 }
 
-void *swpy_model_lock(ModelObject *self, sw_error *err)
+/* Without the GIL, around a run: takes the Runtime's lock and returns the
+ * model, or NULL with err set (the Runtime was closed); model_unlock always
+ * follows. */
+static void *model_lock(ModelObject *self, sw_error *err)
 {
     PyThread_acquire_lock(rt_of(self)->lock, WAIT_LOCK);
     if (!swpy_model_alive(self)) {
@@ -115,7 +118,7 @@ void *swpy_model_lock(ModelObject *self, sw_error *err)
     return self->model;
 }
 
-void swpy_model_unlock(ModelObject *self)
+static void model_unlock(ModelObject *self)
 {
     PyThread_release_lock(rt_of(self)->lock);
 }
@@ -124,9 +127,9 @@ int swpy_model_run(ModelObject *self, swpy_locked_fn fn, void *ctx)
 {
     sw_error err = {SW_OK, ""};
     Py_BEGIN_ALLOW_THREADS
-    if (swpy_model_lock(self, &err))
+    if (model_lock(self, &err))
         fn(ctx, &err);
-    swpy_model_unlock(self);
+    model_unlock(self);
     Py_END_ALLOW_THREADS
     if (err.code != SW_OK) {
         swpy_raise(&err, NULL);

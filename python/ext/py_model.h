@@ -60,14 +60,10 @@ void swpy_runtime_lock(RuntimeObject *rt);
  * one it was made on (if not, the model lets go of the lost backend). */
 int swpy_model_alive(ModelObject *self);
 
-/* Without the GIL, around a run: takes the Runtime's lock and returns the
- * model, or NULL with err set (the Runtime was closed). swpy_model_unlock
- * always follows. */
-void *swpy_model_lock(ModelObject *self, sw_error *err);
-void swpy_model_unlock(ModelObject *self);
-
 /* fn(ctx, err) without the GIL and under the Runtime's lock, once the model
- * is known to be alive; 0, or -1 with the exception set. */
+ * is known to be alive: the one way a method runs its model (ctx carries the
+ * model, read with the GIL, and the call's arguments); 0, or -1 with the
+ * exception set (the core's error, or DeviceError if the Runtime was closed). */
 typedef void (*swpy_locked_fn)(void *ctx, sw_error *err);
 int swpy_model_run(ModelObject *self, swpy_locked_fn fn, void *ctx);
 

@@ -8,6 +8,24 @@
 /* Silero VAD v6. */
 SWPY_KIND(silero, "SileroModel")
 
+/* One run's arguments, for the function swpy_model_run calls without the GIL
+ * under the Runtime's lock. */
+typedef struct silero_call {
+    sw_silero *model;
+    const float *audio;
+    npy_intp samples;
+    int batch;
+    unsigned long long recording;
+    int resume;
+    float *dst;
+} silero_call;
+
+static void silero_locked(void *ctx, sw_error *err)
+{
+    const silero_call *c = ctx;
+    sw_silero_run(c->model, c->audio, c->samples, c->batch, c->recording, c->resume, c->dst, err);
+}
+
 static PyObject *silero_run(ModelObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"audio", "batch", "resume", "recording", NULL};
@@ -36,19 +54,15 @@ static PyObject *silero_run(ModelObject *self, PyObject *args, PyObject *kwargs)
         out = PyArray_SimpleNew(1, dims, NPY_FLOAT32);
     }
     if (out) { /* n == 0 too: a fresh run resets the state */
-        sw_error err = {SW_OK, ""};
-        const float *src = PyArray_DATA(audio);
-        float *dst = PyArray_DATA((PyArrayObject *)out);
-        Py_BEGIN_ALLOW_THREADS
-        sw_silero *model = swpy_model_lock(self, &err);
-        if (model)
-            sw_silero_run(model, src, n, batch, recording, resume, dst, &err);
-        swpy_model_unlock(self);
-        Py_END_ALLOW_THREADS
-        if (err.code != SW_OK) {
+        silero_call c = {.model = self->model,
+                         .audio = PyArray_DATA(audio),
+                         .samples = n,
+                         .batch = batch,
+                         .recording = recording,
+                         .resume = resume,
+                         .dst = PyArray_DATA((PyArrayObject *)out)};
+        if (swpy_model_run(self, silero_locked, &c) != 0)
             Py_CLEAR(out);
-            swpy_raise(&err, NULL);
-        }
     }
     Py_DECREF(audio);
     return out;
