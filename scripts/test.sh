@@ -48,9 +48,13 @@ echo "== Python package and tests"
 # with the extension on (the same compilers and flags), so ninja compiles
 # only the extension and links; its own folder (build/py) would compile the
 # core, the CUDA backend and the emulator a second time (119 compile jobs,
-# 13 of them nvcc's: the largest part of that build's time)
-bash scripts/build.sh -C build-dir=build/c -C cmake.define.SAYWHO_TESTS=ON
-python3 -m pytest -q tests "$@"
+# 13 of them nvcc's: the largest part of that build's time). The tests that
+# build a wheel of the checkout (the Dockerfile's step, the notebook's)
+# take the same folder and options from SAYWHO_TEST_BUILD_ARGS
+# (tests/package_build.py), so theirs is no second full build either
+build_args="-C build-dir=build/c -C cmake.define.SAYWHO_TESTS=ON"
+bash scripts/build.sh $build_args
+SAYWHO_TEST_BUILD_ARGS="$build_args" python3 -m pytest -q tests "$@"
 
 # The CPU-dependent tests (tiles, bfloat16, int8, the Whisper goldens) again
 # at the levels below this CPU's, saywho's kernels and OpenBLAS's forced
