@@ -78,17 +78,33 @@ def copy_log(tmp_path, monkeypatch):
     return CopyLog(tmp_path / "copies.log", monkeypatch)
 
 
-def test_whisper_encoder_and_decoding_loop_copy_only_inputs_and_outputs(
-    whisper_models, recordings, copy_log
-):
+@pytest.fixture(scope="module")
+def jfk_encoded(whisper_models, recordings, tmp_path_factory):
+    """(window, encoder output, the encode's copies): jfk's window encoded
+    once on the emulated tiny.en, under a copy log of its own, for both
+    Whisper tests of this module (an emulated encode is the largest part of
+    either)."""
     model = whisper_models["tiny.en@cuda-emulated"]
     mel = log_mel_spectrogram(recordings["jfk"], model.dims["n_mels"])
     window = np.zeros((1, model.dims["n_mels"], 3000), np.float32)
     window[0, :, : min(3000, mel.shape[1])] = mel[:, :3000]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        log = CopyLog(tmp_path_factory.mktemp("encode") / "copies.log", monkeypatch)
+        log.mark("encode")
+        audio = model.encode(window)
+        log.mark("end")
+        copies = log.stages()["encode"]
+    yield window, audio, copies
+    audio.close()
+
+
+def test_whisper_encoder_and_decoding_loop_copy_only_inputs_and_outputs(
+    whisper_models, jfk_encoded, copy_log
+):
+    model = whisper_models["tiny.en@cuda-emulated"]
+    window, audio, encode_copies = jfk_encoded
     prompt = [model.special.sot, model.special.no_timestamps]
 
-    copy_log.mark("encode")
-    audio = model.encode(window)
     copy_log.mark("greedy")
     greedy = generate(model, audio, prompt, model.special, GenerateOptions(beam_size=1))
     copy_log.mark("beam")
@@ -97,7 +113,7 @@ def test_whisper_encoder_and_decoding_loop_copy_only_inputs_and_outputs(
     stages = copy_log.stages()
 
     # the encoder: the mel goes up, the features stay on the device
-    assert stages["encode"] == [("H2D", window.nbytes)]
+    assert encode_copies == [("H2D", window.nbytes)]
     n_vocab, ctx, d = (model.dims[k] for k in ("n_vocab", "n_text_ctx", "n_text_state"))
 
     def split(name):
@@ -301,7 +317,9 @@ def test_silero_forward_copies_windows_up_logits_down(runtimes, copy_log):
     assert out[0].shape == (10,)
 
 
-def test_word_timing_copies_tokens_up_and_attention_rows_down(whisper_models, recordings, copy_log):
+def test_word_timing_copies_tokens_up_and_attention_rows_down(
+    whisper_models, jfk_encoded, copy_log
+):
     """Word timestamps' forward: the text is fed one token at a time; each step
     sends its token up and brings down the logits (the text tokens'
     probabilities). The alignment heads' cross-attention rows of every step
@@ -310,10 +328,7 @@ def test_word_timing_copies_tokens_up_and_attention_rows_down(whisper_models, re
     from saywho.whisper.word_dtw import _attention_and_probs
 
     model = whisper_models["tiny.en@cuda-emulated"]
-    mel = log_mel_spectrogram(recordings["jfk"], model.dims["n_mels"])
-    window = np.zeros((1, model.dims["n_mels"], 3000), np.float32)
-    window[0, :, : min(3000, mel.shape[1])] = mel[:, :3000]
-    audio = model.encode(window)
+    _, audio, _ = jfk_encoded
     start = [model.special.sot]
     text = model.tokenizer.encode(" And so my fellow Americans")
     heads = [tuple(h) for h in model.alignment_heads]

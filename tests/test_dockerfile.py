@@ -12,6 +12,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+from .package_build import build_args
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -34,8 +36,10 @@ def test_the_wheel_step_builds_a_wheel_with_the_server(tmp_path):
     command = shlex.split(runs[0])
     assert command[:2] == ["/opt/build/bin/pip", "wheel"] and command[-1] == "."
     wheel_dir = command[command.index("--wheel-dir") + 1]
-    # this machine's pip and build packages (no download); the rest as written
+    # this machine's pip and build packages (no download), the package's
+    # build folder (tests/package_build.py); the rest as written
     command = [sys.executable, "-m", "pip", *command[1:], "--no-build-isolation", "-q"]
+    command += build_args()
     command[command.index(wheel_dir)] = str(tmp_path)
     subprocess.run(command, cwd=REPO, check=True, timeout=1800)
     (wheel,) = tmp_path.glob("saywho-*.whl")

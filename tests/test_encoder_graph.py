@@ -4,10 +4,12 @@ captured at the first window of a batch size, replayed for the later ones
 costs the host one graph launch and no wait, allocates nothing, and closing
 the model gives its graphs' buffers back. SAYWHO_CUDA_GRAPHS=0 keeps every
 op an eager launch. The counters are the backend's own code, the same on a
-GPU (docs/cuda_backend.md, "The step budget"). That the graph and eager
-paths decode the same tokens, the CPU's, is tests/test_gpu_step_budget.py's
-test_graphs_and_eager_steps_give_the_cpus_tokens (its encode takes the path
-its SAYWHO_CUDA_GRAPHS says) and the emulated golden of test_transcribe.py.
+GPU (docs/cuda_backend.md, "The step budget"). That the graph encoder's
+output decodes the CPU's tokens, by the graph and the eager step, is
+tests/test_gpu_step_budget.py's test_graphs_and_eager_steps_give_the_cpus_tokens
+(one encode shared by its decodes); the eager encoder's output is the same
+bits (the first test here), so it decodes them too; and the emulated golden
+of test_transcribe.py.
 """
 
 from __future__ import annotations

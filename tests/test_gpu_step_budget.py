@@ -39,66 +39,96 @@ HOST_SYNCS = 1.05
 SETUP = {False: (0, 0), True: (1, 1)}
 
 
-# One decode per (device, beam, timestamps, length, graphs setting) in this
-# module: the tests ask the same runs of each other (an emulated decode takes
-# tens of seconds), and each run opens its own runtime, so its figures are
-# its own whichever test asks first.
-_DECODED: dict[tuple, tuple] = {}
+class JfkDecodes:
+    """tiny.en on jfk's one window, as the seek loop decodes it, on each
+    device and compute type the tests ask for. Encode once, decode many: an
+    emulated encode costs more than a beam-5 decode of the window (float32)
+    and an int8 one over a minute, so each (device, compute type) gets one
+    runtime, one model and one encoder output for the module, and each
+    decode (device, beam, timestamps, length, compute type, graphs setting)
+    runs once, whichever test asks first. A decode's figures are its own:
+    the counters are reset before it and the allocations are a difference.
+
+    SAYWHO_CUDA_GRAPHS is read when a decoder state is made, so a graph and
+    an eager decode read the same encoder output (the encoder's graph and
+    eager paths give the same bits: tests/test_encoder_graph.py)."""
+
+    def __init__(self, recordings):
+        self.jfk = recordings["jfk"]
+        self.opened: dict[tuple, tuple] = {}  # (device, compute type) -> (runtime, model, encoded)
+        self.decoded: dict[tuple, tuple] = {}
+
+    def __call__(
+        self,
+        device: str,
+        beam: int,
+        without_timestamps: bool = False,
+        max_length: int = 448,
+        compute_type: str = "float32",
+    ) -> tuple:
+        """(tokens, score, no-speech probability, the counters per step, the
+        steps, the device allocations the generation made)."""
+        graphs = os.environ.get("SAYWHO_CUDA_GRAPHS")
+        key = (device, beam, without_timestamps, max_length, compute_type, graphs)
+        if key not in self.decoded:
+            runtime, model, encoded = self._open(device, compute_type)
+            self.decoded[key] = _measured_decode(
+                runtime, model, encoded, beam, without_timestamps, max_length
+            )
+        return self.decoded[key]
+
+    def _open(self, device: str, compute_type: str) -> tuple:
+        if (device, compute_type) not in self.opened:
+            runtime = open_runtime(device)
+            model = None
+            try:
+                model_dir = str(test_model_dir("tiny.en"))
+                model = WhisperModel(model_dir, runtime=runtime, compute_type=compute_type)
+                encoded = model.encode(pad_window(model.log_mel(self.jfk)[:, :N_FRAMES]))
+            except BaseException:
+                if model is not None:
+                    model.close()
+                runtime.close()
+                raise
+            self.opened[device, compute_type] = (runtime, model, encoded)
+            # The first capture on a device's backend grows its products'
+            # workspace (an allocation more; docs/cuda_backend.md, "The
+            # products' workspace"). Done here, in a decode of two steps
+            # that is not measured, every measured decode is a later one
+            # whichever test runs first, as a recording's windows after the
+            # first are: like with like.
+            if device != "cpu":
+                _generate(model, encoded, beam=5, without_timestamps=False, max_length=5)
+        return self.opened[device, compute_type]
+
+    def close(self) -> None:
+        for runtime, model, encoded in self.opened.values():
+            encoded.close()
+            model.close()
+            runtime.close()
+        self.opened.clear()
 
 
-def _decode(
-    device: str,
-    recordings,
-    beam: int,
-    without_timestamps: bool = False,
-    max_length: int = 448,
-    compute_type: str = "float32",
-):
-    """tiny.en on jfk's one window, as the seek loop decodes it: (tokens,
-    score, no-speech probability, the counters per step, the steps, the
-    device allocations the generation made)."""
-    graphs = os.environ.get("SAYWHO_CUDA_GRAPHS")
-    key = (device, beam, without_timestamps, max_length, compute_type, graphs)
-    if key not in _DECODED:
-        _DECODED[key] = _run_decode(
-            device, recordings, beam, without_timestamps, max_length, compute_type
-        )
-    return _DECODED[key]
+def _generate(model, encoded, beam: int, without_timestamps: bool, max_length: int):
+    options = model.decoding_options(TranscribeOptions(beam_size=beam))
+    prompt = model.prompt_tokens([], "en", "transcribe", without_timestamps, None)
+    return generate_windows(
+        model,
+        encoded,
+        [prompt],
+        model.special,
+        GenerateOptions.from_options(options, beam_size=beam, patience=1.0, max_length=max_length),
+        suppress_ids=model.config.get("suppress_ids", ()),
+        suppress_ids_begin=model.config.get("suppress_ids_begin", ()),
+    )[0]
 
 
-def _run_decode(
-    device: str,
-    recordings,
-    beam: int,
-    without_timestamps: bool,
-    max_length: int,
-    compute_type: str,
-):
-    runtime = open_runtime(device)
-    try:
-        model_dir = str(test_model_dir("tiny.en"))
-        with WhisperModel(model_dir, runtime=runtime, compute_type=compute_type) as model:
-            window = pad_window(model.log_mel(recordings["jfk"])[:, :N_FRAMES])
-            encoded = model.encode(window)
-            options = model.decoding_options(TranscribeOptions(beam_size=beam))
-            prompt = model.prompt_tokens([], "en", "transcribe", without_timestamps, None)
-            counted = runtime.counters(reset=True)
-            allocs = runtime.memory()["total_allocs"]
-            result = generate_windows(
-                model,
-                encoded,
-                [prompt],
-                model.special,
-                GenerateOptions.from_options(
-                    options, beam_size=beam, patience=1.0, max_length=max_length
-                ),
-                suppress_ids=model.config.get("suppress_ids", ()),
-                suppress_ids_begin=model.config.get("suppress_ids_begin", ()),
-            )[0]
-            counted = runtime.counters()
-            allocs = runtime.memory()["total_allocs"] - allocs
-    finally:
-        runtime.close()
+def _measured_decode(runtime, model, encoded, beam, without_timestamps, max_length) -> tuple:
+    runtime.counters(reset=True)
+    allocs = runtime.memory()["total_allocs"]
+    result = _generate(model, encoded, beam, without_timestamps, max_length)
+    counted = runtime.counters()
+    allocs = runtime.memory()["total_allocs"] - allocs
     per_step = None
     if counted is not None:
         per_step = {k: v / result.steps for k, v in counted.items()}
@@ -112,12 +142,17 @@ def _run_decode(
     )
 
 
+@pytest.fixture(scope="module")
+def decode(recordings):
+    decodes = JfkDecodes(recordings)
+    yield decodes
+    decodes.close()
+
+
 @pytest.mark.parametrize("beam, without_timestamps", [(5, False), (1, False), (5, True)])
-def test_step_budget_and_tokens_on_the_emulator(recordings, beam, without_timestamps):
-    tokens, score, no_speech, per_step, steps, _ = _decode(
-        "cuda-emulated", recordings, beam, without_timestamps
-    )
-    cpu_tokens, cpu_score, cpu_no_speech, *_ = _decode("cpu", recordings, beam, without_timestamps)
+def test_step_budget_and_tokens_on_the_emulator(decode, beam, without_timestamps):
+    tokens, score, no_speech, per_step, steps, _ = decode("cuda-emulated", beam, without_timestamps)
+    cpu_tokens, cpu_score, cpu_no_speech, *_ = decode("cpu", beam, without_timestamps)
     assert tokens == cpu_tokens
     assert score == pytest.approx(cpu_score, abs=1e-4)
     assert no_speech == pytest.approx(cpu_no_speech, abs=1e-5)
@@ -131,25 +166,25 @@ def test_step_budget_and_tokens_on_the_emulator(recordings, beam, without_timest
 
 
 @pytest.mark.parametrize("beam", [1, 5])
-def test_a_step_allocates_nothing_on_the_emulator(recordings, beam):
+def test_a_step_allocates_nothing_on_the_emulator(decode, beam):
     """The step's buffers (activations, ids, logits, the search's work) are
     made once per window, not per step: a generation cut short after a few
     steps makes as many device allocations as the whole one (a CUDA graph
     keeps the pointers it was captured with)."""
-    *_, short_steps, short_allocs = _decode("cuda-emulated", recordings, beam, max_length=10)
-    *_, steps, allocs = _decode("cuda-emulated", recordings, beam)
+    *_, short_steps, short_allocs = decode("cuda-emulated", beam, max_length=10)
+    *_, steps, allocs = decode("cuda-emulated", beam)
     assert short_steps < steps
     assert allocs == short_allocs
 
 
 @pytest.mark.parametrize("beam", [5, 1])
-def test_graphs_and_eager_steps_give_the_cpus_tokens(recordings, monkeypatch, beam):
+def test_graphs_and_eager_steps_give_the_cpus_tokens(decode, monkeypatch, beam):
     """SAYWHO_CUDA_GRAPHS=0 keeps every op an eager launch: the same tokens
     and scores as the graph path and as the CPU."""
-    graph = _decode("cuda-emulated", recordings, beam)
+    graph = decode("cuda-emulated", beam)
     monkeypatch.setenv("SAYWHO_CUDA_GRAPHS", "0")
-    eager = _decode("cuda-emulated", recordings, beam)
-    cpu = _decode("cpu", recordings, beam)
+    eager = decode("cuda-emulated", beam)
+    cpu = decode("cpu", beam)
     assert graph[3]["graph_launches"] > 0
     assert eager[3]["graph_launches"] == 0
     assert eager[3]["launches"] > graph[3]["launches"]
@@ -159,14 +194,14 @@ def test_graphs_and_eager_steps_give_the_cpus_tokens(recordings, monkeypatch, be
 
 
 @pytest.mark.parametrize("compute_type", ["float16", "int8_float16"])
-def test_half_and_int8_steps_keep_the_budget_on_the_emulator(recordings, compute_type):
+def test_half_and_int8_steps_keep_the_budget_on_the_emulator(decode, compute_type):
     """The half and int8 products take their scratch from the workspace the
     backend keeps for its graphs (cuda/workspace.cu), so their steps are one
     graph too: the same budget as float32, and no allocation per step (the
     workspace is made once, before the first capture)."""
-    *_, per_step, steps, allocs = _decode("cuda-emulated", recordings, 5, compute_type=compute_type)
-    *_, short_steps, short_allocs = _decode(
-        "cuda-emulated", recordings, 5, max_length=10, compute_type=compute_type
+    *_, per_step, steps, allocs = decode("cuda-emulated", 5, compute_type=compute_type)
+    *_, short_steps, short_allocs = decode(
+        "cuda-emulated", 5, max_length=10, compute_type=compute_type
     )
     # every step one graph launch with its search inside, as float32's
     assert round(per_step["launches"] * steps) == 0, per_step
@@ -186,18 +221,14 @@ def test_half_and_int8_steps_keep_the_budget_on_the_emulator(recordings, compute
     [("float16", 448), ("bfloat16", 10), ("int8", 10), ("int8_float16", 448)],
 )
 def test_graph_and_eager_steps_agree_for_every_compute_type(
-    recordings, monkeypatch, compute_type, max_length
+    decode, monkeypatch, compute_type, max_length
 ):
     """Beam 5 (its reorders gathered inside the graph): the captured step and
     SAYWHO_CUDA_GRAPHS=0's eager one run the same kernels in the same order,
     so the same tokens and the same score to the bit."""
-    graph = _decode(
-        "cuda-emulated", recordings, 5, max_length=max_length, compute_type=compute_type
-    )
+    graph = decode("cuda-emulated", 5, max_length=max_length, compute_type=compute_type)
     monkeypatch.setenv("SAYWHO_CUDA_GRAPHS", "0")
-    eager = _decode(
-        "cuda-emulated", recordings, 5, max_length=max_length, compute_type=compute_type
-    )
+    eager = decode("cuda-emulated", 5, max_length=max_length, compute_type=compute_type)
     assert graph[3]["graph_launches"] > 0
     assert eager[3]["graph_launches"] == 0
     assert graph[0] == eager[0]

@@ -18,6 +18,7 @@ float32 path is csrc/tests/test_half_ops.c (run on the emulator by ctest).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,7 @@ SCORE_TOLERANCE = {"float16": 1e-3, "bfloat16": 5e-3}
 
 
 def _golden(name: str) -> dict:
-    return json.loads((GOLDEN / f"{name}.json").read_text())
+    return {**json.loads((GOLDEN / f"{name}.json").read_text()), "name": name}
 
 
 def _transcribe(whisper_models, recordings, golden, compute_type, device):
@@ -48,11 +49,33 @@ def _transcribe(whisper_models, recordings, golden, compute_type, device):
     return list(segments)
 
 
+@pytest.fixture(scope="module")
+def transcripts(whisper_models, runtimes, recordings):
+    """jfk transcribed once per (golden, compute type, device,
+    SAYWHO_CUDA_GRAPHS) for the module: (segments, the graph launches the
+    transcription made). The golden tests and the graph-vs-eager test ask
+    for the same graph runs, and an emulated transcription of jfk takes
+    tens of seconds (an int8 one over a minute)."""
+    made = {}
+
+    def transcribe(golden, compute_type, device):
+        graphs = os.environ.get("SAYWHO_CUDA_GRAPHS")
+        key = (golden["name"], compute_type, device, graphs)
+        if key not in made:
+            runtime = runtimes[device]
+            runtime.counters(reset=True)
+            segments = _transcribe(whisper_models, recordings, golden, compute_type, device)
+            made[key] = segments, runtime.counters(reset=True)["graph_launches"]
+        return made[key]
+
+    return transcribe
+
+
 @pytest.mark.parametrize("device", ["cuda", "cuda-emulated"])
 @pytest.mark.parametrize("compute_type", ["float16", "bfloat16"])
-def test_jfk_tokens_equal_the_float32_golden(whisper_models, recordings, compute_type, device):
+def test_jfk_tokens_equal_the_float32_golden(transcripts, compute_type, device):
     golden = _golden("jfk_tiny.en_greedy")
-    segments = _transcribe(whisper_models, recordings, golden, compute_type, device)
+    segments, _ = transcripts(golden, compute_type, device)
     assert [s.tokens for s in segments] == [g["tokens"] for g in golden["segments"]]
     tol = SCORE_TOLERANCE[compute_type]
     for ours, ref in zip(segments, golden["segments"]):
@@ -64,7 +87,7 @@ def test_jfk_tokens_equal_the_float32_golden(whisper_models, recordings, compute
 
 
 @pytest.mark.parametrize("device", ["cuda", "cuda-emulated"])
-def test_jfk_int8_float16_close_to_faster_whispers_int8(whisper_models, recordings, device):
+def test_jfk_int8_float16_close_to_faster_whispers_int8(transcripts, device):
     """int8_float16's linear layers are int8 (activations quantized per row on
     each product), so it is held as tests/test_transcribe.py holds int8: the
     golden's words, every segment bound within 0.3 s of one of the golden's,
@@ -76,7 +99,7 @@ def test_jfk_int8_float16_close_to_faster_whispers_int8(whisper_models, recordin
     from .test_transcribe import INT8_BOUND_SECONDS, INT8_SCORE_TOLERANCE, _bounds, _words
 
     golden = _golden("jfk_tiny.en_greedy_int8")
-    segments = _transcribe(whisper_models, recordings, golden, "int8_float16", device)
+    segments, _ = transcripts(golden, "int8_float16", device)
     assert _words(segments) == _words(golden["segments"])
     assert segments[0].start == golden["segments"][0]["start"]
     ref_bounds = _bounds(golden["segments"])
@@ -100,20 +123,19 @@ def test_jfk_int8_float16_close_to_faster_whispers_int8(whisper_models, recordin
     ],
 )
 def test_graph_and_eager_steps_transcribe_alike_on_the_emulator(
-    whisper_models, runtimes, recordings, monkeypatch, compute_type, golden
+    transcripts, monkeypatch, compute_type, golden
 ):
     """The tests above run the decoder's captured step (one CUDA graph a
     token, cuda/workspace.cu lending the products their scratch);
     SAYWHO_CUDA_GRAPHS=0 launches every op: the same kernels in the same
-    order, so the same tokens and scores to the bit."""
+    order, so the same tokens and scores to the bit. (The graph run is the
+    one the tests above checked, shared.)"""
     golden = _golden(golden)
-    runtime = runtimes["cuda-emulated"]
-    runtime.counters(reset=True)
-    graph = _transcribe(whisper_models, recordings, golden, compute_type, "cuda-emulated")
-    assert runtime.counters(reset=True)["graph_launches"] > 0
+    graph, graph_launches = transcripts(golden, compute_type, "cuda-emulated")
+    assert graph_launches > 0
     monkeypatch.setenv("SAYWHO_CUDA_GRAPHS", "0")
-    eager = _transcribe(whisper_models, recordings, golden, compute_type, "cuda-emulated")
-    assert runtime.counters(reset=True)["graph_launches"] == 0
+    eager, graph_launches = transcripts(golden, compute_type, "cuda-emulated")
+    assert graph_launches == 0
     assert [s.tokens for s in graph] == [s.tokens for s in eager]
     assert [(s.avg_logprob, s.no_speech_prob) for s in graph] == [
         (s.avg_logprob, s.no_speech_prob) for s in eager

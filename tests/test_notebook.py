@@ -22,6 +22,7 @@ from nbclient import NotebookClient
 from saywho.models.hub import WHISPER_REPOS
 
 from .hf_cache import add_files
+from .package_build import build_args
 from .weights import test_model_dir
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,11 +31,11 @@ KERNEL = "saywho-notebook-test"
 
 
 def build_wheel(out: Path) -> Path:
-    """This checkout as a wheel (its build folder is reused, so this is quick
-    after the package was built once)."""
+    """This checkout as a wheel (the installed package's build folder is
+    reused, tests/package_build.py, so this is quick after it was built)."""
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
-        + ["--disable-pip-version-check", "-w", str(out), str(REPO)],
+        + ["--disable-pip-version-check", *build_args(), "-w", str(out), str(REPO)],
         check=True,
     )
     (wheel,) = out.glob("saywho-*.whl")
