@@ -153,3 +153,59 @@ def test_default_campp_diarization_within_the_budget(runtimes, tmp_path, monkeyp
     assert counted["bytes_up"] <= 2 * span + 300_000 * chunks
     assert result.speakers == cpu.speakers
     np.testing.assert_allclose(result.embeddings, cpu.embeddings, atol=2e-3)
+
+
+def test_ge2e_mels_made_on_the_device_match_the_cpu(runtimes, speech):
+    """GE2E's mels made from the span on the emulated GPU (embed_span): the
+    span goes up once, then an int32 id a partial frame instead of 40
+    floats; each sequence's embedding is the CPU's (the host's mels) within
+    the CAM++ tests' tolerance, each sequence's gain applied on both, an
+    empty sequence NaN on both. 4 s of real speech, its second half made
+    quiet (30 dB down), in calls of at most 4 partials: two (3 + 1, then 2)."""
+    from saywho.diarization.embedding_ge2e import (
+        GE2EEncoder,
+        frame_energy,
+        load_ge2e,
+        select_frames,
+    )
+
+    tensors = load_ge2e(test_diarization_models()[1])
+    span = speech[16000 * 5 : 16000 * 9].copy()
+    span[32000:] *= np.float32(10 ** (-30 / 20))
+    frames = len(span) // 160
+    masks = np.zeros((4, frames), np.float32)
+    masks[0, 0:251] = 1  # 3 partials
+    masks[1, 30:90] = masks[1, 120:160] = 1  # one partial of 100 frames
+    masks[2, 210:390] = 1  # mostly the quiet half: 2 partials, a gain above 1
+    # masks[3] keeps nothing
+    with GE2EEncoder(tensors, runtimes["cpu"]) as cpu:
+        assert not cpu.mels_on_device()
+        mel, energy = cpu.features(span)
+        want = cpu.embed_sequences([cpu.select(mel, energy, m) for m in masks])
+    energy = frame_energy(span, frames)
+    sequences = [select_frames(energy, m) for m in masks]
+    # resemblyzer raises speech quieter than -30 dBFS: every gain here is above 1
+    assert sequences[2][1] > sequences[0][1] > 1
+    device = runtimes["cuda-emulated"]
+    with GE2EEncoder(tensors, device, batch_size=4) as model:
+        assert model.mels_on_device()
+        device.counters(reset=True)
+        got = model.embed_span(span, sequences)
+        counted = device.counters(reset=True)
+    partial_frames = 3 * 160 + 100 + 2 * 160  # the partials' frames
+    assert counted["host_syncs"] == 2  # a call's embeddings come down, nothing else waits
+    assert counted["bytes_down"] == 3 * 256 * 4
+    # the span, then a few KB of ids, gains and groups, against 144 KB of mels
+    assert span.nbytes < counted["bytes_up"] <= span.nbytes + 2 * 2048 + 8 * partial_frames
+    assert np.isnan(want[3]).all() and np.isnan(got[3]).all()
+    assert np.abs(got[:3] - want[:3]).max() <= 1e-4 * np.abs(want[:3]).max()
+
+
+def test_ge2e_run_span_is_refused_where_the_host_makes_the_mels(runtimes):
+    """The CPU declines the mels entries: run_span says so."""
+    from saywho._internal.native import _core
+    from saywho.diarization.embedding_ge2e import GE2EEncoder, load_ge2e
+
+    with GE2EEncoder(load_ge2e(test_diarization_models()[1]), runtimes["cpu"]) as model:
+        with pytest.raises(_core.OptionError, match="does not make mels"):
+            model.embed_span(np.zeros(16000, np.float32), [(np.arange(10), 1.0)])

@@ -535,7 +535,82 @@ static PyObject *ge2e_run(ModelObject *self, PyObject *args, PyObject *kwargs)
     return out;
 }
 
+static PyArrayObject *ge2e_array(PyObject *obj, int type)
+{
+    return (PyArrayObject *)PyArray_FROMANY(
+        obj, type, 1, 1, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST);
+}
+
+/* run_span(span [samples], frames int32, starts int64 [n], lengths int64 [n],
+ * owners int32 [n], gains float32 [groups], max_rows): the mels made on
+ * the device (sw_ge2e_run_span) */
+static PyObject *ge2e_run_span(ModelObject *self, PyObject *args)
+{
+    PyObject *objs[6];
+    long long max_rows;
+    if (!PyArg_ParseTuple(args, "OOOOOOL:run_span", &objs[0], &objs[1], &objs[2], &objs[3],
+                          &objs[4], &objs[5], &max_rows) ||
+        !swpy_model_open(self))
+        return NULL;
+    static const int types[6] = {NPY_FLOAT32, NPY_INT32, NPY_INT64,
+                                 NPY_INT64,   NPY_INT32, NPY_FLOAT32};
+    PyArrayObject *a[6] = {NULL};
+    for (int i = 0; i < 6 && !PyErr_Occurred(); i++)
+        a[i] = ge2e_array(objs[i], types[i]);
+    PyObject *out = NULL;
+    if (!PyErr_Occurred()) {
+        npy_intp n = PyArray_DIM(a[2], 0), groups = PyArray_DIM(a[5], 0);
+        if (n < 1 || n > 1 << 20 || PyArray_DIM(a[3], 0) != n || PyArray_DIM(a[4], 0) != n ||
+            groups < 1 || groups > n || max_rows < 1 || max_rows > 1 << 20) {
+            PyErr_Format(SwOptionError,
+                         "run_span needs 1 to 2**20 partials (starts, lengths and owners of one "
+                         "length), 1 to that many gains and max_rows 1 to 2**20");
+        } else {
+            npy_intp dims[2] = {groups, SW_GE2E_EMBED_DIM};
+            out = PyArray_SimpleNew(2, dims, NPY_FLOAT32);
+        }
+        if (out) {
+            sw_error err = {SW_OK, ""};
+            sw_ge2e_span s = {PyArray_DATA(a[0]),   PyArray_DIM(a[0], 0), PyArray_DATA(a[1]),
+                              PyArray_DIM(a[1], 0), PyArray_DATA(a[2]),   PyArray_DATA(a[3]),
+                              PyArray_DATA(a[4]),   PyArray_DATA(a[5]),   (int)n,
+                              (int)groups,          (int)max_rows};
+            float *dst = PyArray_DATA((PyArrayObject *)out);
+            Py_BEGIN_ALLOW_THREADS
+            sw_ge2e *model = swpy_model_lock(self, &err);
+            if (model)
+                sw_ge2e_run_span(model, &s, dst, &err);
+            swpy_model_unlock(self);
+            Py_END_ALLOW_THREADS
+            if (err.code != SW_OK) {
+                Py_CLEAR(out);
+                swpy_raise(&err, NULL);
+            }
+        }
+    }
+    for (int i = 0; i < 6; i++)
+        Py_XDECREF(a[i]);
+    return out;
+}
+
+static PyObject *ge2e_mels_on_device(ModelObject *self, PyObject *unused)
+{
+    (void)unused;
+    sw_ge2e *model = swpy_model_open(self);
+    if (!model)
+        return NULL;
+    return PyBool_FromLong(sw_ge2e_mels_on_device(model));
+}
+
 static PyMethodDef ge2e_methods[] = {
+    {"run_span", CF(ge2e_run_span), METH_VARARGS,
+     "run_span(span float32 [samples], frames int32 [total], starts int64 [n], lengths int64 "
+     "[n], owners int32 [n], gains float32 [groups], max_rows) -> [groups, 256]: partial i is "
+     "the span's mel frames frames[starts[i]:][:lengths[i]] times gains[owners[i]], the mels "
+     "made on the device; each group's partials summed there, normalised"},
+    {"mels_on_device", CF(ge2e_mels_on_device), METH_NOARGS,
+     "mels_on_device() -> whether run_span may be called (the backend makes GE2E's mels)"},
+
     {"run", CF(ge2e_run), METH_VARARGS | METH_KEYWORDS,
      "run(mels float32 [n, frames, 40], lengths int64 [n] or None, owners int32 [n] or None) "
      "-> unit embeddings float32 [n, 256] (item i reads its first lengths[i] frames); with "

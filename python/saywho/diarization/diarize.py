@@ -50,7 +50,14 @@ from .device_batch import batch_for
 from .embedding_campp import SIGNATURE as CAMPP_SIGNATURE
 from .embedding_campp import CamppEmbedding
 from .embedding_campp import prepare as prepare_campp
-from .embedding_ge2e import HOP, GE2EEncoder, load_ge2e, resample_mask
+from .embedding_ge2e import (
+    HOP,
+    GE2EEncoder,
+    frame_energy,
+    load_ge2e,
+    resample_mask,
+    select_frames,
+)
 from .embedding_resnet import ResNetEmbedding, load_resnet
 from .reuse import match_anchor
 from .segmentation import SegmentationModel, frame_timing, num_frames
@@ -295,7 +302,11 @@ class Diarizer(RuntimeUser):
     def _embed_ge2e(self, span, starts, act, first, embeddings, trainable):
         """GE2E's embeddings of a batch of chunks (rows ``first`` on of
         ``embeddings`` and ``trainable``): each local speaker from its clean
-        frames of the span's mel, or all its frames when too few are clean."""
+        frames of the span's mel, or all its frames when too few are clean.
+        Where the device makes the mels, the span goes up instead of them
+        (``_embed_ge2e_on_device``)."""
+        if self.embedding.mels_on_device():
+            return self._embed_ge2e_on_device(span, starts, act, first, embeddings, trainable)
         mel_frames = int(WINDOW * SAMPLE_RATE) // HOP
         mel, energy = self.embedding.features(span)
         sequences, owners = [], []
@@ -315,6 +326,34 @@ class Diarizer(RuntimeUser):
                 owners.append((first + b, j))
         if sequences:
             emb = self.embedding.embed_sequences(sequences)
+            for (c, j), row in zip(owners, emb):
+                embeddings[c, j] = row
+
+    def _embed_ge2e_on_device(self, span, starts, act, first, embeddings, trainable):
+        """``_embed_ge2e`` choosing the same frames and gains on the host
+        (from the samples' energy, no mels there), the mels made from the
+        span on the device (GE2EEncoder.embed_span)."""
+        mel_frames = int(WINDOW * SAMPLE_RATE) // HOP
+        total = len(span) // HOP  # the span's mel frames (audio/mel.c's count)
+        energy = frame_energy(np.ascontiguousarray(span, np.float32), total)
+        sequences, owners = [], []
+        clean = act * (act.sum(axis=2, keepdims=True) < 2)
+        for b, start in enumerate(starts):
+            offset = (int(start) - int(starts[0])) // HOP
+            count = max(0, min(mel_frames, total - offset))
+            e = energy[offset : offset + count]
+            for j in range(3):
+                if not act[b, :, j].any():
+                    continue
+                mask = resample_mask(clean[b, :, j].astype(np.float32), count)
+                if mask.sum() < MIN_EMBED_FRAMES:  # too little clean speech: use it all
+                    mask = resample_mask(act[b, :, j].astype(np.float32), count)
+                ids, gain = select_frames(e, mask)
+                trainable[first + b, j] = len(ids) >= MIN_EMBED_FRAMES
+                sequences.append((offset + ids, gain))
+                owners.append((first + b, j))
+        if sequences:
+            emb = self.embedding.embed_span(span, sequences)
             for (c, j), row in zip(owners, emb):
                 embeddings[c, j] = row
 
