@@ -70,6 +70,8 @@ typedef struct sw_ge2e_span {
     const float *gains;     /* [groups] each sequence's mels are multiplied by (volume) */
     int n, groups;
     int max_rows; /* partials a forward: whole sequences, one longer than this alone */
+    const sw_tensor *on_device; /* the samples already on the model's backend (an audio
+                                 * span, audio_span.h), or NULL to upload them here */
 } sw_ge2e_span;
 
 /* sw_ge2e_run_pooled on the mels of s's frames, made on the device: the

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audio_span.h"
 #include "fused_ops.h"
 #include "ge2e_internal.h"
 #include "mel.h"
@@ -92,19 +93,20 @@ static sw_status run_pack(sw_ge2e *m, const sw_tensor *table, const sw_ge2e_span
     /* in 4-byte words, each part from a 256-byte boundary */
     int64_t at_gain = ((int64_t)n * frames + 63) / 64 * 64, at_last = at_gain + (n + 63) / 64 * 64;
     int64_t at_hot = at_last + (n + 63) / 64 * 64, total = at_hot + (int64_t)groups * n;
-    int32_t *host = calloc((size_t)total, sizeof *host);
+    void *host = calloc((size_t)total, sizeof(int32_t)); /* int32 ids, float gains */
     if (!host)
         return sw_fail(err, SW_ERR_NOMEM, "GE2E: out of host memory");
-    float *gain = (float *)(host + at_gain), *hot = (float *)(host + at_hot);
+    int32_t *words = host;
+    float *floats = host, *gain = floats + at_gain, *hot = floats + at_hot;
     for (int i = 0; i < n; i++) {
         const int32_t *ids = s->frames + s->starts[p0 + i];
-        int32_t *row = host + (int64_t)i * frames;
+        int32_t *row = words + (int64_t)i * frames;
         memcpy(row, ids, (size_t)s->lengths[p0 + i] * sizeof *row);
         for (int64_t t = s->lengths[p0 + i]; t < frames; t++)
             row[t] = -1; /* padding: zeros, read after the state that counts */
         int local = s->owners[p0 + i] - s->owners[p0];
         gain[i] = s->gains[s->owners[p0 + i]];
-        host[at_last + i] = (int32_t)(i * frames + s->lengths[p0 + i] - 1);
+        words[at_last + i] = (int32_t)(i * frames + s->lengths[p0 + i] - 1);
         hot[(int64_t)local * n + i] = 1.0f;
     }
     sw_tensor up = {0}, x = {0};
@@ -143,17 +145,23 @@ sw_status sw_ge2e_run_span(sw_ge2e *m, const sw_ge2e_span *s, float *out, sw_err
     int64_t n_mel = s->n_samples / SW_WHISPER_HOP; /* audio/mel.c's frames, the last dropped */
     if (check_partials(s, n_mel, err) != SW_OK)
         return err->code;
+    if (s->on_device && !sw_span_on(s->on_device, be, s->n_samples))
+        return sw_fail(err, SW_ERR_ARG,
+                       "GE2E: the span on the device is not %lld float32 samples on the model's "
+                       "backend",
+                       (long long)s->n_samples);
     for (int64_t i = 0; i < s->n_samples; i++)
         if (!isfinite(s->samples[i]))
             return sw_fail(err, SW_ERR_ARG, "GE2E: sample %lld of the span is not finite",
                            (long long)i);
     sw_tensor wave = {0}, table = {0};
     int64_t n_samples = s->n_samples, table_shape[2] = {n_mel, SW_GE2E_MELS};
-    if (sw_tensor_new(be, SW_F32, 1, &n_samples, &wave, err) == SW_OK &&
-        be->upload(be, wave.data, s->samples, sw_tensor_nbytes(&wave), err) == SW_OK &&
+    if ((s->on_device ||
+         (sw_tensor_new(be, SW_F32, 1, &n_samples, &wave, err) == SW_OK &&
+          be->upload(be, wave.data, s->samples, sw_tensor_nbytes(&wave), err) == SW_OK)) &&
         sw_tensor_new(be, SW_F32, 2, table_shape, &table, err) == SW_OK &&
-        sw_mel_power_on_device(&wave, SW_WHISPER_N_FFT, SW_WHISPER_HOP, &m->mel_banks, &table,
-                               err) == SW_OK) {
+        sw_mel_power_on_device(s->on_device ? s->on_device : &wave, SW_WHISPER_N_FFT,
+                               SW_WHISPER_HOP, &m->mel_banks, &table, err) == SW_OK) {
         sw_tensor_free(&wave);
         /* whole groups a call, up to max_rows partials (a group longer than
          * that alone), as embedding_ge2e.py packs the host path's */

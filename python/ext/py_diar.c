@@ -1,6 +1,7 @@
 /* saywho._core.SegmentationModel, CamppModel, ResNet34Model and GE2EModel:
  * the networks of csrc/diar on a Runtime's backend, each a SWPY_KIND and a
  * SWPY_MODEL_TYPE of py_model.h's one life cycle (the VAD is py_vad.c's). */
+#include "py_audio_span.h"
 #include "py_model.h"
 
 #include "campp.h"
@@ -52,13 +53,16 @@ static PyObject *segmentation_run(ModelObject *self, PyObject *arg)
     return out;
 }
 
-/* run_span(span [samples], offsets int64 [batch], window samples) */
+/* run_span(span [samples], offsets int64 [batch], window samples,
+ * on_device=None): on_device, an AudioSpan of span, is read instead of
+ * uploading the span again */
 static PyObject *segmentation_run_span(ModelObject *self, PyObject *args)
 {
-    PyObject *span_obj, *offsets_obj;
+    PyObject *span_obj, *offsets_obj, *device_obj = Py_None;
     long long samples;
-    if (!PyArg_ParseTuple(args, "OOL:run_span", &span_obj, &offsets_obj, &samples) ||
-        !swpy_model_open(self))
+    ModelObject *shared = NULL;
+    if (!PyArg_ParseTuple(args, "OOL|O:run_span", &span_obj, &offsets_obj, &samples, &device_obj) ||
+        !swpy_model_open(self) || swpy_audio_span_arg(device_obj, self, &shared) != 0)
         return NULL;
     PyArrayObject *span = swpy_float32_array(span_obj, "span", 1, 1);
     if (!span)
@@ -91,7 +95,8 @@ static PyObject *segmentation_run_span(ModelObject *self, PyObject *args)
         Py_BEGIN_ALLOW_THREADS
         sw_segmentation *model = swpy_model_lock(self, &err);
         if (model)
-            sw_segmentation_run_span(model, src, n, off, (int)batch, samples, dst, &err);
+            sw_segmentation_run_span(model, src, n, swpy_audio_span_samples(shared), off,
+                                     (int)batch, samples, dst, &err);
         swpy_model_unlock(self);
         Py_END_ALLOW_THREADS
         if (err.code != SW_OK) {
@@ -285,14 +290,16 @@ static PyObject *campp_front(ModelObject *self, PyObject *arg)
 }
 
 /* run_span(span [samples], frames int32 [total], lengths int64 [batch],
- * max_frames): the features made on the device (sw_campp_run_span) */
+ * max_frames, on_device=None): the features made on the device
+ * (sw_campp_run_span); on_device as segmentation_run_span's */
 static PyObject *campp_run_span(ModelObject *self, PyObject *args)
 {
-    PyObject *span_obj, *frames_obj, *lengths_obj;
+    PyObject *span_obj, *frames_obj, *lengths_obj, *device_obj = Py_None;
     long long max_frames;
-    if (!PyArg_ParseTuple(args, "OOOL:run_span", &span_obj, &frames_obj, &lengths_obj,
-                          &max_frames) ||
-        !swpy_model_open(self))
+    ModelObject *shared = NULL;
+    if (!PyArg_ParseTuple(args, "OOOL|O:run_span", &span_obj, &frames_obj, &lengths_obj,
+                          &max_frames, &device_obj) ||
+        !swpy_model_open(self) || swpy_audio_span_arg(device_obj, self, &shared) != 0)
         return NULL;
     PyArrayObject *span = swpy_float32_array(span_obj, "span", 1, 1);
     PyArrayObject *frames =
@@ -332,7 +339,8 @@ static PyObject *campp_run_span(ModelObject *self, PyObject *args)
             Py_BEGIN_ALLOW_THREADS
             sw_campp *model = swpy_model_lock(self, &err);
             if (model)
-                sw_campp_run_span(model, src, n, ids, len, (int)batch, max_frames, dst, &err);
+                sw_campp_run_span(model, src, n, swpy_audio_span_samples(shared), ids, len,
+                                  (int)batch, max_frames, dst, &err);
             swpy_model_unlock(self);
             Py_END_ALLOW_THREADS
             if (err.code != SW_OK) {
@@ -546,11 +554,12 @@ static PyArrayObject *ge2e_array(PyObject *obj, int type)
  * the device (sw_ge2e_run_span) */
 static PyObject *ge2e_run_span(ModelObject *self, PyObject *args)
 {
-    PyObject *objs[6];
+    PyObject *objs[6], *device_obj = Py_None;
     long long max_rows;
-    if (!PyArg_ParseTuple(args, "OOOOOOL:run_span", &objs[0], &objs[1], &objs[2], &objs[3],
-                          &objs[4], &objs[5], &max_rows) ||
-        !swpy_model_open(self))
+    ModelObject *shared = NULL;
+    if (!PyArg_ParseTuple(args, "OOOOOOL|O:run_span", &objs[0], &objs[1], &objs[2], &objs[3],
+                          &objs[4], &objs[5], &max_rows, &device_obj) ||
+        !swpy_model_open(self) || swpy_audio_span_arg(device_obj, self, &shared) != 0)
         return NULL;
     static const int types[6] = {NPY_FLOAT32, NPY_INT32, NPY_INT64,
                                  NPY_INT64,   NPY_INT32, NPY_FLOAT32};
@@ -574,12 +583,14 @@ static PyObject *ge2e_run_span(ModelObject *self, PyObject *args)
             sw_ge2e_span s = {PyArray_DATA(a[0]),   PyArray_DIM(a[0], 0), PyArray_DATA(a[1]),
                               PyArray_DIM(a[1], 0), PyArray_DATA(a[2]),   PyArray_DATA(a[3]),
                               PyArray_DATA(a[4]),   PyArray_DATA(a[5]),   (int)n,
-                              (int)groups,          (int)max_rows};
+                              (int)groups,          (int)max_rows,        NULL};
             float *dst = PyArray_DATA((PyArrayObject *)out);
             Py_BEGIN_ALLOW_THREADS
             sw_ge2e *model = swpy_model_lock(self, &err);
-            if (model)
+            if (model) {
+                s.on_device = swpy_audio_span_samples(shared);
                 sw_ge2e_run_span(model, &s, dst, &err);
+            }
             swpy_model_unlock(self);
             Py_END_ALLOW_THREADS
             if (err.code != SW_OK) {
@@ -637,7 +648,7 @@ int swpy_init_diar(PyObject *m)
     if (swpy_model_add_type(m, "SegmentationModel", &segmentation_spec) != 0 ||
         swpy_model_add_type(m, "CamppModel", &campp_spec) != 0 ||
         swpy_model_add_type(m, "ResNet34Model", &resnet34_spec) != 0 ||
-        swpy_model_add_type(m, "GE2EModel", &ge2e_spec) != 0)
+        swpy_model_add_type(m, "GE2EModel", &ge2e_spec) != 0 || swpy_add_audio_span(m) != 0)
         return -1;
     return 0;
 }

@@ -181,13 +181,17 @@ class GE2EEncoder(RuntimeUser):
         self._live()
         return bool(self._model.mels_on_device())
 
-    def embed_span(self, span: np.ndarray, sequences: list[tuple[np.ndarray, float]]) -> np.ndarray:
+    def embed_span(
+        self, span: np.ndarray, sequences: list[tuple[np.ndarray, float]], on_device=None
+    ) -> np.ndarray:
         """``embed_sequences`` where the device makes the mels: sequence k is
         the span's mel frames ``sequences[k][0]`` (ids on the span's 10 ms
         grid, in order) times its gain ``sequences[k][1]`` (``select_frames``).
         The span goes up once, then an int32 id per frame of each partial,
         instead of 40 floats (``GE2EModel.run_span``); the host path's
-        embeddings to float rounding (the mels' FFT sums in another order)."""
+        embeddings to float rounding (the mels' FFT sums in another order).
+        ``on_device``: a ``_core.AudioSpan`` of ``span`` already there (the
+        Diarizer's, which segmentation read), so the span does not go up."""
         self._live()
         out = np.full((len(sequences), HIDDEN), np.nan, dtype=np.float32)
         kept = [k for k, (ids, _) in enumerate(sequences) if len(ids)]
@@ -211,6 +215,7 @@ class GE2EEncoder(RuntimeUser):
             np.array(owners, np.int32),
             gains,
             self.batch_size,
+            on_device,
         )
         return out
 
