@@ -347,7 +347,8 @@ static int cuda_supports(sw_backend *, sw_capability cap, int64_t a, int64_t b)
     case SW_CAP_AFFINE_RELU_ROWS:
     case SW_CAP_SPAN_ABS_POOL:
     case SW_CAP_FBANK:
-    case SW_CAP_SEARCH_SAMPLE: return 1;
+    case SW_CAP_SEARCH_SAMPLE:
+    case SW_CAP_MEL_POWER: return 1;
     case SW_CAP_SEARCH_STEP: return a >= 1 && a <= SW_SEARCH_MAX_K;
     case SW_CAP_GATHER_LINEAR: return b >= 1;
     case SW_CAP_CONV3X3: return a >= 1 && b >= 1;
@@ -411,6 +412,8 @@ static const sw_backend table = {
     .fbank = sw_cuda_fbank,
     .gather_centered = sw_cuda_gather_centered,
     .conv1d_work = sw_cuda_conv1d_work,
+    .mel_power = sw_cuda_mel_power,
+    .gather_scaled = sw_cuda_gather_scaled,
 };
 
 extern "C" __attribute__((visibility("default"))) sw_status

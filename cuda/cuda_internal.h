@@ -236,6 +236,12 @@ sw_status sw_cuda_fbank(sw_backend *be, const sw_tensor *samples, const sw_fbank
 sw_status sw_cuda_gather_centered(sw_backend *be, const sw_tensor *table, const sw_tensor *ids,
                                   int batch, const int64_t *off, sw_tensor *out, sw_error *err);
 
+/* mel_power.cu: GE2E's features on the device (ABI 16) */
+sw_status sw_cuda_mel_power(sw_backend *be, const sw_tensor *samples, int n_fft, int hop,
+                            const sw_tensor *banks, sw_tensor *out, sw_error *err);
+sw_status sw_cuda_gather_scaled(sw_backend *be, const sw_tensor *table, const sw_tensor *ids,
+                                const sw_tensor *scales, sw_tensor *out, sw_error *err);
+
 /* search_step.cu: a step of Whisper's token search (ABI 7; work: ABI 9;
  * the rows read from device memory, nothing copied: ABI 14) */
 sw_status sw_cuda_search_step(sw_backend *be, const sw_tensor *logits, const sw_tensor *mask,

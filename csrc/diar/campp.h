@@ -89,10 +89,13 @@ int sw_campp_features_on_device(const sw_campp *model);
  * 160 t .. 160 t + 399), and go up once. Each item less its own frames'
  * mean is sw_campp_run_items' item, to float rounding; at most max_frames
  * frames a forward (an item longer than that alone). out [batch, 192]
- * (host). SW_ERR_ARG where sw_campp_features_on_device is 0. */
+ * (host). SW_ERR_ARG where sw_campp_features_on_device is 0. on_device:
+ * the samples already on the model's backend (an audio span, audio_span.h,
+ * that segmentation read too), or NULL to upload them here. */
 sw_status sw_campp_run_span(sw_campp *model, const float *samples, int64_t n_samples,
-                            const int32_t *frames, const int64_t *lengths, int batch,
-                            int64_t max_frames, float *out, sw_error *err);
+                            const sw_tensor *on_device, const int32_t *frames,
+                            const int64_t *lengths, int batch, int64_t max_frames, float *out,
+                            sw_error *err);
 
 #ifdef __cplusplus
 }

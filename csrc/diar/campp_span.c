@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "audio_span.h"
 #include "campp_internal.h"
 
 sw_fbank_options campp_fbank_options(void)
@@ -109,8 +110,9 @@ static sw_status run_pack(sw_campp *m, const sw_tensor *feats, const sw_tensor *
 }
 
 sw_status sw_campp_run_span(sw_campp *m, const float *samples, int64_t n_samples,
-                            const int32_t *frames, const int64_t *lengths, int batch,
-                            int64_t max_frames, float *out, sw_error *err)
+                            const sw_tensor *on_device, const int32_t *frames,
+                            const int64_t *lengths, int batch, int64_t max_frames, float *out,
+                            sw_error *err)
 {
     if (!m || !samples || !frames || !lengths || !out || batch < 1 || max_frames < 1)
         return sw_fail(err, SW_ERR_ARG,
@@ -127,14 +129,21 @@ sw_status sw_campp_run_span(sw_campp *m, const float *samples, int64_t n_samples
     int64_t n_frames = (int64_t)sw_fbank_frames(&o, (size_t)(n_samples > 0 ? n_samples : 0)), total;
     if (check_span(samples, n_samples, n_frames, frames, lengths, batch, &total, err) != SW_OK)
         return err->code;
+    if (on_device && !sw_span_on(on_device, be, n_samples))
+        return sw_fail(err, SW_ERR_ARG,
+                       "CAM++: the span on the device is not %lld float32 samples on the "
+                       "model's backend",
+                       (long long)n_samples);
     sw_fbank_params p = device_params(&o);
     sw_tensor wave = {0}, feats = {0}, ids = {0};
     int64_t feat_shape[2] = {n_frames, SW_CAMPP_FEAT_DIM};
-    /* two copies up: the samples, then the frames' ids */
-    if (sw_tensor_new(be, SW_F32, 1, &n_samples, &wave, err) == SW_OK &&
-        be->upload(be, wave.data, samples, sw_tensor_nbytes(&wave), err) == SW_OK &&
+    /* two copies up: the samples (unless they are there), then the frames' ids */
+    if ((on_device ||
+         (sw_tensor_new(be, SW_F32, 1, &n_samples, &wave, err) == SW_OK &&
+          be->upload(be, wave.data, samples, sw_tensor_nbytes(&wave), err) == SW_OK)) &&
         sw_tensor_new(be, SW_F32, 2, feat_shape, &feats, err) == SW_OK &&
-        sw_fbank_on_device(&wave, &p, &m->mel_banks, &feats, err) == SW_OK &&
+        sw_fbank_on_device(on_device ? on_device : &wave, &p, &m->mel_banks, &feats, err) ==
+            SW_OK &&
         sw_tensor_new(be, SW_I32, 1, &total, &ids, err) == SW_OK &&
         be->upload(be, ids.data, frames, sw_tensor_nbytes(&ids), err) == SW_OK) {
         sw_tensor_free(&wave);

@@ -10,16 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ge2e_internal.h"
 #include "ops.h"
-
-#define GE2E_LAYERS 3
-#define GE2E_HIDDEN SW_GE2E_EMBED_DIM
-
-struct sw_ge2e {
-    sw_model_object obj;                                               /* first: model_object.h */
-    sw_tensor w_ih[GE2E_LAYERS], w_hh[GE2E_LAYERS], bias[GE2E_LAYERS]; /* [1, 4H, in] ... */
-    sw_tensor lin_w, lin_b;
-};
 
 static void free_weights(sw_model_object *o)
 {
@@ -31,6 +23,7 @@ static void free_weights(sw_model_object *o)
     }
     sw_model_object_free_weight(&m->obj, &m->lin_w);
     sw_model_object_free_weight(&m->obj, &m->lin_b);
+    sw_model_object_free_weight(&m->obj, &m->mel_banks);
 }
 
 static const sw_model_kind kind = {"GE2E", "sw_ge2e_create", free_weights};
@@ -75,6 +68,8 @@ sw_status sw_ge2e_create(sw_backend *be, const sw_named_tensor *tensors, int n_t
     sw_weights_load(&ws, &m->lin_w, "linear.weight", sw_shape2(GE2E_HIDDEN, GE2E_HIDDEN));
     sw_weights_load(&ws, &m->lin_b, "linear.bias", sw_shape1(GE2E_HIDDEN));
     if (err->code == SW_OK)
+        ge2e_load_mel_banks(m, err);
+    if (err->code == SW_OK)
         be->synchronize(be, err);
     if (err->code != SW_OK) {
         sw_ge2e_destroy(m);
@@ -89,8 +84,8 @@ sw_status sw_ge2e_create(sw_backend *be, const sw_named_tensor *tensors, int n_t
  * layer, ReLU and L2 norm; with `owners` ([groups, n], one-hot rows, also
  * uploaded with them) each group's sum of its rows, L2-normalised. Down in
  * one copy. */
-static sw_status forward(sw_ge2e *m, const sw_tensor *mels, const sw_tensor *ids,
-                         const sw_tensor *owners, int n, int64_t frames, float *out, sw_error *err)
+sw_status ge2e_forward(sw_ge2e *m, const sw_tensor *mels, const sw_tensor *ids,
+                       const sw_tensor *owners, int n, int64_t frames, float *out, sw_error *err)
 {
     sw_backend *be = m->obj.be;
     int64_t shape[3] = {n, frames, GE2E_HIDDEN};
@@ -183,7 +178,7 @@ static sw_status run(sw_ge2e *m, const float *mels, int n, int64_t frames, const
                            owners[i], groups - 1);
     sw_tensor up = {0}, x = {0}, ids = {0}, one_hot = {0};
     if (upload(m, mels, n, frames, lengths, owners, groups, &up, &x, &ids, &one_hot, err) == SW_OK)
-        forward(m, &x, &ids, owners ? &one_hot : NULL, n, frames, out, err);
+        ge2e_forward(m, &x, &ids, owners ? &one_hot : NULL, n, frames, out, err);
     sw_tensor_free(&up);
     return err->code;
 }

@@ -20,6 +20,7 @@ extern "C" {
 
 #define SW_GE2E_MELS      40
 #define SW_GE2E_EMBED_DIM 256
+#define SW_GE2E_PARTIAL   160 /* frames a partial utterance, as the encoder was trained */
 
 typedef struct sw_ge2e sw_ge2e;
 
@@ -52,6 +53,33 @@ sw_status sw_ge2e_run(sw_ge2e *model, const float *mels, int n, int64_t frames,
 sw_status sw_ge2e_run_pooled(sw_ge2e *model, const float *mels, int n, int64_t frames,
                              const int64_t *lengths, const int32_t *owners, int groups, float *out,
                              sw_error *err);
+
+/* 1 where the model's backend makes the mels itself (backend.h's
+ * SW_CAP_MEL_POWER: the GPU) and sw_ge2e_run_span may be called. */
+int sw_ge2e_mels_on_device(const sw_ge2e *model);
+
+/* A span of audio and the partials to embed from its mel frames. */
+typedef struct sw_ge2e_span {
+    const float *samples;  /* the span, 16 kHz mono; mel frame f is centred on sample 160 f */
+    int64_t n_samples;     /* its n_samples / 160 frames are the mel frames */
+    const int32_t *frames; /* n_frames ids of the span's mel frames: the sequences' kept frames */
+    int64_t n_frames;
+    const int64_t *starts;  /* partial i is frames[starts[i] .. starts[i] + lengths[i] - 1], */
+    const int64_t *lengths; /* 1 to SW_GE2E_PARTIAL of them, */
+    const int32_t *owners;  /* of sequence owners[i]: rising from 0 by one at most */
+    const float *gains;     /* [groups] each sequence's mels are multiplied by (volume) */
+    int n, groups;
+    int max_rows; /* partials a forward: whole sequences, one longer than this alone */
+    const sw_tensor *on_device; /* the samples already on the model's backend (an audio
+                                 * span, audio_span.h), or NULL to upload them here */
+} sw_ge2e_span;
+
+/* sw_ge2e_run_pooled on the mels of s's frames, made on the device: the
+ * span goes up once, its mel power frames are taken there (audio/mel.c's,
+ * to float32 rounding) and each partial's frames gathered times its
+ * sequence's gain. out [groups, 256]: each sequence's partials summed and
+ * normalised, as sw_ge2e_run_pooled. */
+sw_status sw_ge2e_run_span(sw_ge2e *model, const sw_ge2e_span *s, float *out, sw_error *err);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fused_ops.h"
+#include "audio_span.h"
 #include "segmentation_internal.h"
 
 int64_t sw_segmentation_frames(int64_t samples)
@@ -210,8 +211,8 @@ static sw_status upload_span(sw_segmentation *m, const float *span, int64_t span
 }
 
 sw_status sw_segmentation_run_span(sw_segmentation *m, const float *span, int64_t span_samples,
-                                   const int64_t *offsets, int batch, int64_t samples, float *out,
-                                   sw_error *err)
+                                   const sw_tensor *on_device, const int64_t *offsets, int batch,
+                                   int64_t samples, float *out, sw_error *err)
 {
     if (!m || !span || !offsets || !out || batch < 1)
         return sw_fail(err, SW_ERR_ARG, "segmentation: model, span, offsets and out needed");
@@ -222,6 +223,11 @@ sw_status sw_segmentation_run_span(sw_segmentation *m, const float *span, int64_
                        "segmentation over a span needs the backend's span_abs_pool entry, which "
                        "the %s backend does not have",
                        m->obj.be->name);
+    if (on_device && !sw_span_on(on_device, m->obj.be, span_samples))
+        return sw_fail(err, SW_ERR_ARG,
+                       "segmentation: the span on the device is not %lld float32 samples on "
+                       "the model's backend",
+                       (long long)span_samples);
     for (int i = 0; i < batch; i++)
         if (offsets[i] < 0 || offsets[i] % SEG_SINC_STRIDE || offsets[i] > span_samples - samples)
             return sw_fail(err, SW_ERR_ARG,
@@ -250,8 +256,9 @@ sw_status sw_segmentation_run_span(sw_segmentation *m, const float *span, int64_
     /* the span's convolution once, then every window's stretch of it */
     int64_t t_conv = sw_window_frames(samples, SEG_SINC_TAPS, SEG_SINC_STRIDE);
     sw_tensor up = {0}, whole = {0}, y = {0};
-    if (upload_span(m, span, span_samples, &up, err) == SW_OK &&
-        span_conv(m, &up, span_samples, &whole, err) == SW_OK &&
+    const sw_tensor *wave = on_device ? on_device : &up;
+    if ((on_device || upload_span(m, span, span_samples, &up, err) == SW_OK) &&
+        span_conv(m, wave, span_samples, &whole, err) == SW_OK &&
         pooled_windows(m, &whole, first, scale, shifts, batch, t_conv, &y, err) == SW_OK) {
         sw_tensor_free(&whole);
         sw_tensor_free(&up);

@@ -59,10 +59,12 @@ sw_status sw_segmentation_run(sw_segmentation *model, const float *waveforms, in
  * waveform norm is affine, so a window's first layer is its stretch of the
  * span's convolution times the window's 1 / std plus its mean's share of
  * each filter's sum; overlapping windows (pyannote's 1 s step over 10 s)
- * shared nine tenths of that work. */
+ * shared nine tenths of that work. on_device: the span's samples already on
+ * the model's backend (an audio span, audio_span.h, that the speaker
+ * embedding reads too), or NULL to upload them here. */
 sw_status sw_segmentation_run_span(sw_segmentation *model, const float *span, int64_t span_samples,
-                                   const int64_t *offsets, int batch, int64_t samples, float *out,
-                                   sw_error *err);
+                                   const sw_tensor *on_device, const int64_t *offsets, int batch,
+                                   int64_t samples, float *out, sw_error *err);
 
 #ifdef __cplusplus
 }

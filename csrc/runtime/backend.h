@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bump when the table's layout changes; the loader refuses a mismatch. */
-#define SW_BACKEND_ABI 15
+#define SW_BACKEND_ABI 16
 
 typedef enum sw_device_kind { SW_DEVICE_CPU = 0, SW_DEVICE_CUDA = 1 } sw_device_kind;
 
@@ -82,7 +82,10 @@ typedef enum sw_capability {
     SW_CAP_FBANK = 13,
     /* search_step draws (sw_search_params' temperature > 0, ABI 15): random
      * sampling's token chosen on the device from the row's uniform */
-    SW_CAP_SEARCH_SAMPLE = 14
+    SW_CAP_SEARCH_SAMPLE = 14,
+    /* mel_power and gather_scaled (ABI 16): GE2E's features made on the
+     * device from the audio */
+    SW_CAP_MEL_POWER = 15
 } sw_capability;
 
 /* ABI 7: one step of Whisper's token search on the device (search_step).
@@ -447,6 +450,23 @@ struct sw_backend {
     sw_status (*conv1d_work)(sw_backend *be, const sw_tensor *x, const sw_tensor *w,
                              const sw_tensor *bias, int stride, int pad, const sw_tensor *work,
                              sw_tensor *out, sw_error *err);
+
+    /* ABI 16: GE2E's features on the device (docs/cuda_backend.md); both
+     * NULL on the CPU, which answers 0 for SW_CAP_MEL_POWER. */
+
+    /* out [n / hop, mels] = the filters banks [mels, n_fft / 2 + 1] (f32)
+     * applied to the power spectrum of frame t of samples [n] (f32): the
+     * n_fft samples centred on sample t * hop, reflected at the span's ends,
+     * times a periodic Hann window; in double until the rows are rounded,
+     * as audio/mel.c's sw_mel_power, so the answer is the CPU's to float32
+     * rounding. No log. n_fft up to 512, any length. */
+    sw_status (*mel_power)(sw_backend *be, const sw_tensor *samples, int n_fft, int hop,
+                           const sw_tensor *banks, sw_tensor *out, sw_error *err);
+    /* out [items, frames, C] (f32): row t of item i is table's row
+     * ids[i * frames + t] (int32; an id out of range reads zeros) times
+     * scales[i] (f32), a float32 product rounded once. */
+    sw_status (*gather_scaled)(sw_backend *be, const sw_tensor *table, const sw_tensor *ids,
+                               const sw_tensor *scales, sw_tensor *out, sw_error *err);
 };
 
 /* conv1d_work's columns: T_out rows of C_in * K, 4 bytes each (the most a

@@ -170,3 +170,21 @@ sw_status sw_gather_centered(const sw_tensor *table, const sw_tensor *ids, int b
         return missing(be, "gather_centered", err);
     return be->gather_centered(be, table, ids, batch, off, out, err);
 }
+
+sw_status sw_mel_power_on_device(const sw_tensor *samples, int n_fft, int hop,
+                                 const sw_tensor *banks, sw_tensor *out, sw_error *err)
+{
+    sw_backend *be = samples->backend;
+    if (!be || !be->mel_power)
+        return missing(be, "mel_power", err);
+    return be->mel_power(be, samples, n_fft, hop, banks, out, err);
+}
+
+sw_status sw_gather_scaled(const sw_tensor *table, const sw_tensor *ids, const sw_tensor *scales,
+                           sw_tensor *out, sw_error *err)
+{
+    sw_backend *be = table->backend;
+    if (!be || !be->gather_scaled)
+        return missing(be, "gather_scaled", err);
+    return be->gather_scaled(be, table, ids, scales, out, err);
+}

@@ -60,4 +60,12 @@ sw_status sw_fbank_on_device(const sw_tensor *samples, const sw_fbank_params *p,
 sw_status sw_gather_centered(const sw_tensor *table, const sw_tensor *ids, int batch,
                              const int64_t *off, sw_tensor *out, sw_error *err);
 
+/* ABI 16's entries (backend.h): GE2E's mel power frames of a span on the
+ * device, and rows gathered times their item's gain. SW_ERR_ARG where be
+ * has none (ask sw_supports(be, SW_CAP_MEL_POWER, 0, 0) first). */
+sw_status sw_mel_power_on_device(const sw_tensor *samples, int n_fft, int hop,
+                                 const sw_tensor *banks, sw_tensor *out, sw_error *err);
+sw_status sw_gather_scaled(const sw_tensor *table, const sw_tensor *ids, const sw_tensor *scales,
+                           sw_tensor *out, sw_error *err);
+
 #endif

@@ -1,6 +1,7 @@
 /* saywho._core.SegmentationModel, CamppModel, ResNet34Model and GE2EModel:
  * the networks of csrc/diar on a Runtime's backend, each a SWPY_KIND and a
  * SWPY_MODEL_TYPE of py_model.h's one life cycle (the VAD is py_vad.c's). */
+#include "py_audio_span.h"
 #include "py_model.h"
 
 #include "campp.h"
@@ -18,6 +19,7 @@ typedef struct segmentation_call {
     const float *src;       /* waveforms [batch, samples], or the span */
     npy_intp span_samples;  /* run_span: the span's length */
     const int64_t *offsets; /* run_span: each item's first sample; NULL for run */
+    ModelObject *shared;    /* run_span: an AudioSpan of the span already up, or NULL */
     int batch;
     int64_t samples;
     float *dst;
@@ -27,7 +29,8 @@ static void segmentation_locked(void *ctx, sw_error *err)
 {
     const segmentation_call *c = ctx;
     if (c->offsets)
-        sw_segmentation_run_span(c->model, c->src, c->span_samples, c->offsets, c->batch,
+        sw_segmentation_run_span(c->model, c->src, c->span_samples,
+                                 swpy_audio_span_samples(c->shared), c->offsets, c->batch,
                                  c->samples, c->dst, err);
     else
         sw_segmentation_run(c->model, c->src, c->batch, c->samples, c->dst, err);
@@ -68,13 +71,16 @@ static PyObject *segmentation_run(ModelObject *self, PyObject *arg)
     return out;
 }
 
-/* run_span(span [samples], offsets int64 [batch], window samples) */
+/* run_span(span [samples], offsets int64 [batch], window samples,
+ * on_device=None): on_device, an AudioSpan of span, is read instead of
+ * uploading the span again */
 static PyObject *segmentation_run_span(ModelObject *self, PyObject *args)
 {
-    PyObject *span_obj, *offsets_obj;
+    PyObject *span_obj, *offsets_obj, *device_obj = Py_None;
     long long samples;
-    if (!PyArg_ParseTuple(args, "OOL:run_span", &span_obj, &offsets_obj, &samples) ||
-        !swpy_model_open(self))
+    ModelObject *shared = NULL;
+    if (!PyArg_ParseTuple(args, "OOL|O:run_span", &span_obj, &offsets_obj, &samples, &device_obj) ||
+        !swpy_model_open(self) || swpy_audio_span_arg(device_obj, self, &shared) != 0)
         return NULL;
     PyArrayObject *span = swpy_float32_array(span_obj, "span", 1, 1);
     if (!span)
@@ -103,6 +109,7 @@ static PyObject *segmentation_run_span(ModelObject *self, PyObject *args)
                                .src = PyArray_DATA(span),
                                .span_samples = PyArray_DIM(span, 0),
                                .offsets = PyArray_DATA(offsets),
+                               .shared = shared,
                                .batch = (int)batch,
                                .samples = samples,
                                .dst = PyArray_DATA((PyArrayObject *)out)};
@@ -155,6 +162,7 @@ typedef struct campp_call {
     npy_intp n;             /* frames (run, front) or the span's samples (run_span) */
     const int64_t *lengths; /* items' frames (run_items, run_front_items, run_span) */
     const int32_t *frames;  /* run_span: the span's fbank frames of the items */
+    ModelObject *shared;    /* run_span: an AudioSpan of the span already up, or NULL */
     int batch;
     int64_t max_frames;   /* run_span */
     campp_items_fn items; /* run_items or run_front_items */
@@ -182,8 +190,8 @@ static void campp_front_locked(void *ctx, sw_error *err)
 static void campp_span_locked(void *ctx, sw_error *err)
 {
     const campp_call *c = ctx;
-    sw_campp_run_span(c->model, c->src, c->n, c->frames, c->lengths, c->batch, c->max_frames,
-                      c->dst, err);
+    sw_campp_run_span(c->model, c->src, c->n, swpy_audio_span_samples(c->shared), c->frames,
+                      c->lengths, c->batch, c->max_frames, c->dst, err);
 }
 
 static PyObject *campp_run(ModelObject *self, PyObject *arg)
@@ -316,14 +324,16 @@ static PyObject *campp_front(ModelObject *self, PyObject *arg)
 }
 
 /* run_span(span [samples], frames int32 [total], lengths int64 [batch],
- * max_frames): the features made on the device (sw_campp_run_span) */
+ * max_frames, on_device=None): the features made on the device
+ * (sw_campp_run_span); on_device as segmentation_run_span's */
 static PyObject *campp_run_span(ModelObject *self, PyObject *args)
 {
-    PyObject *span_obj, *frames_obj, *lengths_obj;
+    PyObject *span_obj, *frames_obj, *lengths_obj, *device_obj = Py_None;
     long long max_frames;
-    if (!PyArg_ParseTuple(args, "OOOL:run_span", &span_obj, &frames_obj, &lengths_obj,
-                          &max_frames) ||
-        !swpy_model_open(self))
+    ModelObject *shared = NULL;
+    if (!PyArg_ParseTuple(args, "OOOL|O:run_span", &span_obj, &frames_obj, &lengths_obj,
+                          &max_frames, &device_obj) ||
+        !swpy_model_open(self) || swpy_audio_span_arg(device_obj, self, &shared) != 0)
         return NULL;
     PyArrayObject *span = swpy_float32_array(span_obj, "span", 1, 1);
     PyArrayObject *frames =
@@ -360,6 +370,7 @@ static PyObject *campp_run_span(ModelObject *self, PyObject *args)
                             .n = PyArray_DIM(span, 0),
                             .lengths = len,
                             .frames = PyArray_DATA(frames),
+                            .shared = shared,
                             .batch = (int)batch,
                             .max_frames = max_frames,
                             .dst = PyArray_DATA((PyArrayObject *)out)};
@@ -592,7 +603,93 @@ static PyObject *ge2e_run(ModelObject *self, PyObject *args, PyObject *kwargs)
     return out;
 }
 
+/* run_span's arguments: the span (its device copy, if shared, read under
+ * the lock, where the AudioSpan cannot be closed meanwhile) */
+typedef struct ge2e_span_call {
+    sw_ge2e *model;
+    sw_ge2e_span span;
+    ModelObject *shared;
+    float *dst;
+} ge2e_span_call;
+
+static void ge2e_span_locked(void *ctx, sw_error *err)
+{
+    ge2e_span_call *c = ctx;
+    c->span.on_device = swpy_audio_span_samples(c->shared);
+    sw_ge2e_run_span(c->model, &c->span, c->dst, err);
+}
+
+static PyArrayObject *ge2e_array(PyObject *obj, int type)
+{
+    return (PyArrayObject *)PyArray_FROMANY(
+        obj, type, 1, 1, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST);
+}
+
+/* run_span(span [samples], frames int32, starts int64 [n], lengths int64 [n],
+ * owners int32 [n], gains float32 [groups], max_rows): the mels made on
+ * the device (sw_ge2e_run_span) */
+static PyObject *ge2e_run_span(ModelObject *self, PyObject *args)
+{
+    PyObject *objs[6], *device_obj = Py_None;
+    long long max_rows;
+    ModelObject *shared = NULL;
+    if (!PyArg_ParseTuple(args, "OOOOOOL|O:run_span", &objs[0], &objs[1], &objs[2], &objs[3],
+                          &objs[4], &objs[5], &max_rows, &device_obj) ||
+        !swpy_model_open(self) || swpy_audio_span_arg(device_obj, self, &shared) != 0)
+        return NULL;
+    static const int types[6] = {NPY_FLOAT32, NPY_INT32, NPY_INT64,
+                                 NPY_INT64,   NPY_INT32, NPY_FLOAT32};
+    PyArrayObject *a[6] = {NULL};
+    for (int i = 0; i < 6 && !PyErr_Occurred(); i++)
+        a[i] = ge2e_array(objs[i], types[i]);
+    PyObject *out = NULL;
+    if (!PyErr_Occurred()) {
+        npy_intp n = PyArray_DIM(a[2], 0), groups = PyArray_DIM(a[5], 0);
+        if (n < 1 || n > 1 << 20 || PyArray_DIM(a[3], 0) != n || PyArray_DIM(a[4], 0) != n ||
+            groups < 1 || groups > n || max_rows < 1 || max_rows > 1 << 20) {
+            PyErr_Format(SwOptionError,
+                         "run_span needs 1 to 2**20 partials (starts, lengths and owners of one "
+                         "length), 1 to that many gains and max_rows 1 to 2**20");
+        } else {
+            npy_intp dims[2] = {groups, SW_GE2E_EMBED_DIM};
+            out = PyArray_SimpleNew(2, dims, NPY_FLOAT32);
+        }
+        if (out) {
+            ge2e_span_call c = {.model = self->model,
+                                .span = {PyArray_DATA(a[0]), PyArray_DIM(a[0], 0),
+                                         PyArray_DATA(a[1]), PyArray_DIM(a[1], 0),
+                                         PyArray_DATA(a[2]), PyArray_DATA(a[3]),
+                                         PyArray_DATA(a[4]), PyArray_DATA(a[5]), (int)n,
+                                         (int)groups, (int)max_rows, NULL},
+                                .shared = shared,
+                                .dst = PyArray_DATA((PyArrayObject *)out)};
+            if (swpy_model_run(self, ge2e_span_locked, &c) != 0)
+                Py_CLEAR(out);
+        }
+    }
+    for (int i = 0; i < 6; i++)
+        Py_XDECREF(a[i]);
+    return out;
+}
+
+static PyObject *ge2e_mels_on_device(ModelObject *self, PyObject *unused)
+{
+    (void)unused;
+    sw_ge2e *model = swpy_model_open(self);
+    if (!model)
+        return NULL;
+    return PyBool_FromLong(sw_ge2e_mels_on_device(model));
+}
+
 static PyMethodDef ge2e_methods[] = {
+    {"run_span", CF(ge2e_run_span), METH_VARARGS,
+     "run_span(span float32 [samples], frames int32 [total], starts int64 [n], lengths int64 "
+     "[n], owners int32 [n], gains float32 [groups], max_rows) -> [groups, 256]: partial i is "
+     "the span's mel frames frames[starts[i]:][:lengths[i]] times gains[owners[i]], the mels "
+     "made on the device; each group's partials summed there, normalised"},
+    {"mels_on_device", CF(ge2e_mels_on_device), METH_NOARGS,
+     "mels_on_device() -> whether run_span may be called (the backend makes GE2E's mels)"},
+
     {"run", CF(ge2e_run), METH_VARARGS | METH_KEYWORDS,
      "run(mels float32 [n, frames, 40], lengths int64 [n] or None, owners int32 [n] or None) "
      "-> unit embeddings float32 [n, 256] (item i reads its first lengths[i] frames); with "
@@ -619,7 +716,7 @@ int swpy_init_diar(PyObject *m)
     if (swpy_model_add_type(m, "SegmentationModel", &segmentation_spec) != 0 ||
         swpy_model_add_type(m, "CamppModel", &campp_spec) != 0 ||
         swpy_model_add_type(m, "ResNet34Model", &resnet34_spec) != 0 ||
-        swpy_model_add_type(m, "GE2EModel", &ge2e_spec) != 0)
+        swpy_model_add_type(m, "GE2EModel", &ge2e_spec) != 0 || swpy_add_audio_span(m) != 0)
         return -1;
     return 0;
 }

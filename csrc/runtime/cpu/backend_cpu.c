@@ -972,6 +972,8 @@ static const sw_backend cpu_table = {
     .fbank = NULL, /* features are the host's (audio/fbank.c): no copy to spare */
     .gather_centered = NULL,
     .conv1d_work = NULL, /* nothing to capture (above): conv1d serves */
+    .mel_power = NULL,   /* GE2E's mels are the host's (audio/mel.c) */
+    .gather_scaled = NULL,
 };
 
 sw_status sw_cpu_backend_open(int n_threads, sw_backend **out, sw_error *err)

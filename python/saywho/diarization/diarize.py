@@ -21,6 +21,7 @@ recording (docs/diarization.md has the figures).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -50,7 +51,14 @@ from .device_batch import batch_for
 from .embedding_campp import SIGNATURE as CAMPP_SIGNATURE
 from .embedding_campp import CamppEmbedding
 from .embedding_campp import prepare as prepare_campp
-from .embedding_ge2e import HOP, GE2EEncoder, load_ge2e, resample_mask
+from .embedding_ge2e import (
+    HOP,
+    GE2EEncoder,
+    frame_energy,
+    load_ge2e,
+    resample_mask,
+    select_frames,
+)
 from .embedding_resnet import ResNetEmbedding, load_resnet
 from .reuse import match_anchor
 from .segmentation import SegmentationModel, frame_timing, num_frames
@@ -260,42 +268,70 @@ class Diarizer(RuntimeUser):
         trainable = np.zeros((len(starts), 3), dtype=bool)
         seconds = {"segmentation": 0.0, "embeddings": 0.0}
         for i, s, span, chunks in self._batches(audio, starts):
-            t0 = time.perf_counter()
-            # the chunks are the span's (offsets on the 10 ms grid): SincNet's
-            # first convolution once over the span
-            logp = self.segmentation.run_span(span, s - s[0], chunks.shape[1])
-            act = reconstruct.binarize_powerset(logp)
-            active[i : i + len(s)] = act
-            t1 = time.perf_counter()
-            if not isinstance(self.embedding, GE2EEncoder):
-                # with embedding_step the embeddings wait for every chunk's
-                # segmentation (a chunk may reuse the next anchor's)
-                passes = 1 if self.every == 1 else 2
-                if passes == 1:
-                    self._embed_generic(chunks, act, i, embeddings, trainable, span, s)
-                else:  # which speakers may be reused is known now
-                    trainable[i : i + len(s)] = self._masks(act)[1]
-                seconds["embeddings"] += time.perf_counter() - t1
-                seconds["segmentation"] += t1 - t0
-                if progress:
-                    progress("diarization", min(i + len(s), len(starts)), passes * len(starts))
-                continue
-            self._embed_ge2e(span, s, act, i, embeddings, trainable)
-            t2 = time.perf_counter()
-            seconds["segmentation"] += t1 - t0
-            seconds["embeddings"] += t2 - t1
+            with self._span_on_device(span) as shared:
+                self._segment_and_embed_batch(
+                    i, s, span, chunks, shared, active, embeddings, trainable, seconds
+                )
             if progress:
-                progress("diarization", min(i + len(s), len(starts)), len(starts))
+                passes = 1 if self.every == 1 or isinstance(self.embedding, GE2EEncoder) else 2
+                progress("diarization", min(i + len(s), len(starts)), passes * len(starts))
         if self.every > 1:
             t0 = time.perf_counter()
             self._embed_reusing(audio, starts, active, embeddings, trainable, progress)
             seconds["embeddings"] += time.perf_counter() - t0
         return active, embeddings, trainable, seconds
 
-    def _embed_ge2e(self, span, starts, act, first, embeddings, trainable):
+    def _span_on_device(self, span):
+        """A ``_core.AudioSpan`` of the batch's span where both networks
+        read it on the device (a GPU: segmentation's SincNet, and CAM++'s
+        fbank or GE2E's mels), so that it goes up once a batch, not once a
+        network; else nothing to share (a context that gives None)."""
+        ge2e = isinstance(self.embedding, GE2EEncoder) and self.embedding.mels_on_device()
+        campp = (
+            isinstance(self.embedding, CamppEmbedding)
+            and self.every == 1
+            and not self.shared_front
+            and self.embedding._model.features_on_device()
+        )
+        shares = self.runtime.device != "cpu" and (ge2e or campp)
+        if not shares:
+            return contextlib.nullcontext(None)
+        return _core.AudioSpan(self.runtime, {"samples": np.ascontiguousarray(span, np.float32)})
+
+    def _segment_and_embed_batch(
+        self, i, s, span, chunks, shared, active, embeddings, trainable, seconds
+    ):
+        """One batch of chunks: their segmentation and, unless the
+        embeddings wait for every chunk (embedding_step), their embeddings."""
+        t0 = time.perf_counter()
+        # the chunks are the span's (offsets on the 10 ms grid): SincNet's
+        # first convolution once over the span
+        logp = self.segmentation.run_span(span, s - s[0], chunks.shape[1], shared)
+        act = reconstruct.binarize_powerset(logp)
+        active[i : i + len(s)] = act
+        t1 = time.perf_counter()
+        if isinstance(self.embedding, GE2EEncoder):
+            self._embed_ge2e(span, s, act, i, embeddings, trainable, shared)
+        elif self.every == 1:
+            self._embed_generic(chunks, act, i, embeddings, trainable, span, s, shared)
+        else:
+            # with embedding_step the embeddings wait for every chunk's
+            # segmentation (a chunk may reuse the next anchor's); which
+            # speakers may be reused is known now
+            trainable[i : i + len(s)] = self._masks(act)[1]
+        seconds["segmentation"] += t1 - t0
+        seconds["embeddings"] += time.perf_counter() - t1
+
+    def _embed_ge2e(self, span, starts, act, first, embeddings, trainable, shared=None):
         """GE2E's embeddings of a batch of chunks (rows ``first`` on of
         ``embeddings`` and ``trainable``): each local speaker from its clean
-        frames of the span's mel, or all its frames when too few are clean."""
+        frames of the span's mel, or all its frames when too few are clean.
+        Where the device makes the mels, the span goes up instead of them
+        (``_embed_ge2e_on_device``)."""
+        if self.embedding.mels_on_device():
+            return self._embed_ge2e_on_device(
+                span, starts, act, first, embeddings, trainable, shared
+            )
         mel_frames = int(WINDOW * SAMPLE_RATE) // HOP
         mel, energy = self.embedding.features(span)
         sequences, owners = [], []
@@ -318,6 +354,34 @@ class Diarizer(RuntimeUser):
             for (c, j), row in zip(owners, emb):
                 embeddings[c, j] = row
 
+    def _embed_ge2e_on_device(self, span, starts, act, first, embeddings, trainable, shared):
+        """``_embed_ge2e`` choosing the same frames and gains on the host
+        (from the samples' energy, no mels there), the mels made from the
+        span on the device (GE2EEncoder.embed_span)."""
+        mel_frames = int(WINDOW * SAMPLE_RATE) // HOP
+        total = len(span) // HOP  # the span's mel frames (audio/mel.c's count)
+        energy = frame_energy(np.ascontiguousarray(span, np.float32), total)
+        sequences, owners = [], []
+        clean = act * (act.sum(axis=2, keepdims=True) < 2)
+        for b, start in enumerate(starts):
+            offset = (int(start) - int(starts[0])) // HOP
+            count = max(0, min(mel_frames, total - offset))
+            e = energy[offset : offset + count]
+            for j in range(3):
+                if not act[b, :, j].any():
+                    continue
+                mask = resample_mask(clean[b, :, j].astype(np.float32), count)
+                if mask.sum() < MIN_EMBED_FRAMES:  # too little clean speech: use it all
+                    mask = resample_mask(act[b, :, j].astype(np.float32), count)
+                ids, gain = select_frames(e, mask)
+                trainable[first + b, j] = len(ids) >= MIN_EMBED_FRAMES
+                sequences.append((offset + ids, gain))
+                owners.append((first + b, j))
+        if sequences:
+            emb = self.embedding.embed_span(span, sequences, shared)
+            for (c, j), row in zip(owners, emb):
+                embeddings[c, j] = row
+
     def _masks(self, act: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """What each local speaker is embedded from: its clean frames (no one
         else speaking), or all its frames when too few are clean; [B, 3,
@@ -329,13 +393,13 @@ class Diarizer(RuntimeUser):
         masks = masks.astype(np.float32)
         return masks, masks.sum(axis=2) >= frames_needed
 
-    def _embed_generic(self, chunks, act, first, embeddings, trainable, span, starts):
+    def _embed_generic(self, chunks, act, first, embeddings, trainable, span, starts, shared=None):
         """Any encoder with ``embed_speakers(chunks, masks [B, 3, frames])``
         (CAM++, the ResNet), each speaker from ``_masks``. CAM++ takes the
         chunks as offsets in their span instead."""
         masks, enough = self._masks(act)
         n = len(chunks)
-        embeddings[first : first + n] = self._embed_masks(chunks, masks, span, starts)
+        embeddings[first : first + n] = self._embed_masks(chunks, masks, span, starts, shared)
         trainable[first : first + n] = enough
 
     def _embed_reusing(self, audio, starts, active, embeddings, trainable, progress):
@@ -377,11 +441,16 @@ class Diarizer(RuntimeUser):
         if not np.isfinite(embeddings[trainable]).all():
             raise _core.ModelError("an embedding is missing for speech long enough to cluster")
 
-    def _embed_masks(self, chunks, masks, span, starts):
+    def _embed_masks(self, chunks, masks, span, starts, shared=None):
         if isinstance(self.embedding, CamppEmbedding):
             offsets = np.asarray(starts, np.int64) - int(starts[0])
             return self.embedding.embed_speakers_in_span(
-                span, offsets, chunks.shape[1], masks, shared_front=self.shared_front
+                span,
+                offsets,
+                chunks.shape[1],
+                masks,
+                shared_front=self.shared_front,
+                on_device=shared,
             )
         return self.embedding.embed_speakers(chunks, masks)
 

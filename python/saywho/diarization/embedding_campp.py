@@ -237,6 +237,7 @@ class CamppEmbedding(RuntimeUser):
         window: int,
         masks: np.ndarray,
         shared_front: bool = False,
+        on_device=None,
     ) -> np.ndarray:
         """``embed_speakers`` for the chunks span[o : o + window] at each
         offset o (the span reaching the last one's end): the fbank is taken
@@ -251,14 +252,16 @@ class CamppEmbedding(RuntimeUser):
 
         Where the device makes the features itself (a GPU:
         ``CamppModel.features_on_device``), the span goes up instead of them
-        (``_embed_span_on_device``)."""
+        (``_embed_span_on_device``), or is read where it is: ``on_device``, a
+        ``_core.AudioSpan`` of ``span`` (the Diarizer's, which segmentation
+        read too)."""
         offsets = np.asarray(offsets, dtype=np.int64)
         if len(offsets) == 0 or (offsets % FBANK_HOP).any():
             chunks = np.stack([span[o : o + window] for o in offsets])
             return self.embed_speakers(chunks, masks)
         span = np.ascontiguousarray(span, np.float32)
         if not shared_front and self._model.features_on_device():
-            return self._embed_span_on_device(span, offsets, window, masks)
+            return self._embed_span_on_device(span, offsets, window, masks, on_device)
         feats = campp_features(span, self.runtime.threads)
         n = 1 + (window - FBANK_FRAME) // FBANK_HOP
         if shared_front:
@@ -266,7 +269,7 @@ class CamppEmbedding(RuntimeUser):
         return self._embed_masked([feats[o // FBANK_HOP :][:n] for o in offsets], masks)
 
     def _embed_span_on_device(
-        self, span: np.ndarray, offsets: np.ndarray, window: int, masks: np.ndarray
+        self, span: np.ndarray, offsets: np.ndarray, window: int, masks: np.ndarray, on_device=None
     ) -> np.ndarray:
         """``embed_speakers_in_span`` with the fbank made on the device: the
         span's samples go up, and the span frames each (chunk, speaker) keeps
@@ -291,7 +294,8 @@ class CamppEmbedding(RuntimeUser):
         if owners:
             self._live()  # a ModelError once closed
             ids = np.concatenate(frames).astype(np.int32)
-            got = self._model.run_span(span, ids, np.array(lengths, np.int64), self.batch_frames)
+            lengths = np.array(lengths, np.int64)
+            got = self._model.run_span(span, ids, lengths, self.batch_frames, on_device)
             for (b, j), row in zip(owners, got):
                 out[b, j] = row
         return out

@@ -11,7 +11,9 @@ such partials, each embedded, and the mean re-normalised, as resemblyzer's
 The network is the core's GE2E model (csrc/diar/ge2e.c): created once, its
 weights uploaded once, one call per batch of partials from mel frames to
 unit embeddings; the mel frames come from the core's STFT
-(``mel_power_spectrogram``). A speaker's frames in
+(``mel_power_spectrogram``), or, where the device makes them itself (a GPU:
+``GE2EModel.mels_on_device``), from the span's audio on the device
+(``embed_span``). A speaker's frames in
 a chunk are those its mask marks, gathered in order: the LSTM reads only
 that speaker's speech, which is what pyannote's masked pooling achieves for
 the ResNet.
@@ -174,30 +176,64 @@ class GE2EEncoder(RuntimeUser):
         batch, lengths, order = _longest_first(pieces[first:last])
         out[groups] = self._model.run(batch, lengths, local[order].astype(np.int32))
 
+    def mels_on_device(self) -> bool:
+        """Whether the device makes the mels from the audio (``embed_span``)."""
+        self._live()
+        return bool(self._model.mels_on_device())
+
+    def embed_span(
+        self, span: np.ndarray, sequences: list[tuple[np.ndarray, float]], on_device=None
+    ) -> np.ndarray:
+        """``embed_sequences`` where the device makes the mels: sequence k is
+        the span's mel frames ``sequences[k][0]`` (ids on the span's 10 ms
+        grid, in order) times its gain ``sequences[k][1]`` (``select_frames``).
+        The span goes up once, then an int32 id per frame of each partial,
+        instead of 40 floats (``GE2EModel.run_span``); the host path's
+        embeddings to float rounding (the mels' FFT sums in another order).
+        ``on_device``: a ``_core.AudioSpan`` of ``span`` already there (the
+        Diarizer's, which segmentation read), so the span does not go up."""
+        self._live()
+        out = np.full((len(sequences), HIDDEN), np.nan, dtype=np.float32)
+        kept = [k for k, (ids, _) in enumerate(sequences) if len(ids)]
+        if not kept:
+            return out
+        frames, starts, lengths, owners, at = [], [], [], [], 0
+        for g, k in enumerate(kept):
+            ids = np.asarray(sequences[k][0], np.int32)
+            for s in partial_starts(len(ids), self.partial_step):
+                starts.append(at + s)
+                lengths.append(min(PARTIAL, len(ids) - s))
+                owners.append(g)
+            frames.append(ids)
+            at += len(ids)
+        gains = np.array([sequences[k][1] for k in kept], np.float32)
+        out[kept] = self._model.run_span(
+            np.ascontiguousarray(span, np.float32),
+            np.concatenate(frames),
+            np.array(starts, np.int64),
+            np.array(lengths, np.int64),
+            np.array(owners, np.int32),
+            gains,
+            self.batch_size,
+            on_device,
+        )
+        return out
+
     # -- the embedding interface ----------------------------------------------
     def features(self, audio: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Mel power frames [T, 40] of mono 16 kHz audio, and each frame's
         mean square (for the volume normalisation)."""
         x = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
         mel = _core.mel_power_spectrogram(x, n_mels=N_MELS, threads=self.runtime.threads)
-        n = len(mel)
-        energy = np.zeros(n, dtype=np.float64)
-        whole = min(n, len(x) // HOP)
-        if whole:
-            energy[:whole] = np.mean(np.square(x[: whole * HOP].reshape(whole, HOP)), axis=1)
-        return mel, energy
+        return mel, frame_energy(x, len(mel))
 
     def select(self, mel: np.ndarray, energy: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The frames ``mask`` (already on the mel frame grid) keeps, with
         resemblyzer's volume normalisation: quiet speech raised to -30 dBFS."""
-        keep = mask > 0.5
-        frames = mel[keep]
-        if len(frames):
-            ms = float(np.mean(energy[keep]))
-            if ms > 0:
-                dbfs = 10 * np.log10(ms)
-                if dbfs < TARGET_DBFS:
-                    frames = frames * np.float32(10 ** ((TARGET_DBFS - dbfs) / 10))  # power
+        ids, gain = select_frames(energy, mask)
+        frames = mel[ids]
+        if gain != 1.0:
+            frames = frames * gain  # power
         return frames
 
     def __call__(self, waveforms: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
@@ -211,6 +247,31 @@ class GE2EEncoder(RuntimeUser):
                 mask = resample_mask(np.asarray(masks[b], dtype=np.float32), len(mel))
             sequences.append(self.select(mel, energy, mask))
         return self.embed_sequences(sequences)
+
+
+def frame_energy(x: np.ndarray, frames: int) -> np.ndarray:
+    """Each of ``frames`` mel frames' mean square of its 160 samples
+    (float64; zero past the audio's whole frames)."""
+    energy = np.zeros(frames, dtype=np.float64)
+    whole = min(frames, len(x) // HOP)
+    if whole:
+        energy[:whole] = np.mean(np.square(x[: whole * HOP].reshape(whole, HOP)), axis=1)
+    return energy
+
+
+def select_frames(energy: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.float32]:
+    """The frames ``mask`` (on the mel frame grid) keeps, and the gain
+    (float32) resemblyzer's volume normalisation multiplies their mel power
+    by: quiet speech raised to -30 dBFS, 1 otherwise."""
+    ids = np.flatnonzero(mask > 0.5)
+    gain = np.float32(1.0)
+    if len(ids):
+        ms = float(np.mean(energy[ids]))
+        if ms > 0:
+            dbfs = 10 * np.log10(ms)
+            if dbfs < TARGET_DBFS:
+                gain = np.float32(10 ** ((TARGET_DBFS - dbfs) / 10))
+    return ids, gain
 
 
 def _longest_first(pieces) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

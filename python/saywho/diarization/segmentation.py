@@ -260,13 +260,19 @@ class SegmentationModel(RuntimeUser):
         parts = [model.run(x[i : i + self.batch_size]) for i in range(0, len(x), self.batch_size)]
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
-    def run_span(self, span: np.ndarray, offsets: np.ndarray, window: int) -> np.ndarray:
+    def run_span(
+        self, span: np.ndarray, offsets: np.ndarray, window: int, on_device=None
+    ) -> np.ndarray:
         """``run`` on the windows span[o : o + window] of one span (offsets
         multiples of 10 samples, each window inside the span): SincNet's first
         convolution is done once over the stretch each batch covers instead of
         once per window, the same up to float rounding (its input norm is
         affine). Overlapping windows are where this pays: at pyannote's 1 s
-        step every sample was convolved ten times."""
+        step every sample was convolved ten times.
+
+        ``on_device``: a ``_core.AudioSpan`` of ``span`` (the Diarizer's,
+        which the speaker embedding reads too), read instead of uploading the
+        span again where one call takes the whole span."""
         model = self._live()
         x = np.ascontiguousarray(span, dtype=np.float32).reshape(-1)
         offsets = np.asarray(offsets, dtype=np.int64)
@@ -274,5 +280,6 @@ class SegmentationModel(RuntimeUser):
         for i in range(0, len(offsets), self.batch_size):
             o = offsets[i : i + self.batch_size]
             lo, hi = int(o[0]), int(o.max()) + window
-            parts.append(model.run_span(x[lo:hi], o - lo, window))
+            whole = on_device is not None and lo == 0 and hi == len(x)
+            parts.append(model.run_span(x[lo:hi], o - lo, window, on_device if whole else None))
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
