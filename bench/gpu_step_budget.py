@@ -9,7 +9,13 @@ with the default ones the wheel ships (segmentation-3.0 and CAM++: the
 campp rows).
 
     python bench/gpu_step_budget.py [--device cuda-emulated] [--beam 5]
-        [--compute-type float16] [--json]
+        [--compute-type float16] [--encoder-types float16,int8_float16] [--json]
+
+The encoder window is measured too for each of --encoder-types (rows
+encoder_window_<type> and encoder_first_window_<type>; by default float16
+and int8_float16, whose products take their scratch from the backend's
+workspace inside the window's graph: whisper_encoder_graph.c). A type equal
+to --compute-type is left out: its window is the encoder_window row.
 
 The counters are the backend's own, the same code on a GPU and on the
 emulator, so the figures are the same on both: no GPU is needed to read
@@ -73,6 +79,25 @@ def whisper_budget(
     return per(decoder, result.steps), per(encoder, 1), per(first, 1), result.sequences_ids[0]
 
 
+def encoder_budget(runtime, model_name: str, compute_type: str) -> tuple[dict, dict]:
+    """Per later encoder window and for the first window of a model of
+    ``compute_type``: jfk's window encoded twice, no decoding."""
+    import saywho
+    from saywho.whisper.segments import N_FRAMES, pad_window
+    from saywho.whisper.transcribe import WhisperModel
+    from tests.weights import test_model_dir
+
+    model_dir = str(test_model_dir(model_name))
+    with WhisperModel(model_dir, runtime=runtime, compute_type=compute_type) as model:
+        window = pad_window(model.log_mel(saywho.load_audio(JFK))[:, :N_FRAMES])
+        runtime.counters(reset=True)
+        model.encode(window).close()
+        first = runtime.counters(reset=True)
+        model.encode(window).close()
+        later = runtime.counters(reset=True)
+    return per(later, 1), per(first, 1)
+
+
 def diarization_budget(runtime, models: str) -> tuple[dict, dict, dict]:
     """Per 10 s chunk and per batch of chunks (the Diarizer's default batch:
     32 on a GPU, device_batch.py) on jfk: ``models`` "ge2e", the tests'
@@ -109,6 +134,11 @@ def main() -> int:
         default="float32",
         help="Whisper's compute type: float32, float16, bfloat16, int8 or int8_float16",
     )
+    ap.add_argument(
+        "--encoder-types",
+        default="float16,int8_float16",
+        help="compute types whose encoder window is measured too, comma-separated ('' for none)",
+    )
     ap.add_argument("--json", action="store_true", help="one JSON object, nothing else")
     args = ap.parse_args()
     sys.path.insert(0, str(REPO))
@@ -123,6 +153,11 @@ def main() -> int:
         decoder, encoder, first_window, tokens = whisper_budget(
             runtime, args.model, args.beam, args.compute_type
         )
+        encoders = {
+            t: encoder_budget(runtime, args.model, t)
+            for t in args.encoder_types.split(",")
+            if t and t != args.compute_type
+        }
         diarization, diarization_batch, _ = diarization_budget(runtime, "ge2e")
         default_chunk, default_batch, default_first = diarization_budget(runtime, "default")
     finally:
@@ -131,6 +166,8 @@ def main() -> int:
         "decoder_step": decoder,
         "encoder_window": encoder,
         "encoder_first_window": first_window,
+        **{f"encoder_window_{t}": later for t, (later, _) in encoders.items()},
+        **{f"encoder_first_window_{t}": first for t, (_, first) in encoders.items()},
         "diarization_chunk": diarization,
         "diarization_batch": diarization_batch,
         "campp_chunk": default_chunk,
@@ -144,9 +181,10 @@ def main() -> int:
     print(
         f"Whisper {args.model} ({args.compute_type}), beam {args.beam}, jfk: {len(tokens)} tokens"
     )
-    print(f"{'per':<18}" + "".join(f"{k:>15}" for k in FIELDS) + f"{'count':>8}")
+    width = max(len(name) for name in figures) + 2
+    print(f"{'per':<{width}}" + "".join(f"{k:>15}" for k in FIELDS) + f"{'count':>8}")
     for name, row in figures.items():
-        print(f"{name:<18}" + "".join(f"{row[k]:>15}" for k in FIELDS) + f"{row['count']:>8}")
+        print(f"{name:<{width}}" + "".join(f"{row[k]:>15}" for k in FIELDS) + f"{row['count']:>8}")
     return 0
 
 

@@ -130,3 +130,46 @@ def test_closing_the_model_gives_the_graphs_buffers_back(recordings, monkeypatch
         assert runtime.memory()["allocated"] == 0
     finally:
         runtime.close()
+
+
+# The half and int8 encoders (issue 37): their products narrow or quantize
+# the activations into scratch that the backend's workspace serves inside
+# the window's graph (cuda/workspace.cu; the capture is taken again while
+# the workspace grows to the products' sizes, runtime/graph_capture.c).
+# float16 covers the half products and convolutions, int8_float16 the int8
+# products (bfloat16 and int8 take the same paths with the other narrow
+# type). Three encodes a compute type, one model: an emulated float16
+# encode of tiny.en costs about 30 s, an int8 one about a minute.
+@pytest.mark.parametrize("compute_type", ["float16", "int8_float16"])
+def test_half_and_int8_windows_replay_with_the_eager_bits(recordings, monkeypatch, compute_type):
+    """The first window captures the rig (0 launches: the capture only
+    records), a later one replays it at the float32 window's cost with no
+    allocation and gives SAYWHO_CUDA_GRAPHS=0's bits for its own mel; closing
+    the model gives back every byte, the workspace its graph held too."""
+    runtime = open_runtime("cuda-emulated")
+    try:
+        model_dir = str(test_model_dir("tiny.en"))
+        with WhisperModel(model_dir, runtime=runtime, compute_type=compute_type) as model:
+            w0, w1, _ = _windows(model, recordings)
+            monkeypatch.setenv("SAYWHO_CUDA_GRAPHS", "1")
+            runtime.counters(reset=True)
+            model.encode(w0).close()
+            first = runtime.counters(reset=True)
+            assert {k: first[k] for k in LATER_WINDOW} == LATER_WINDOW, first
+
+            allocs = runtime.memory()["total_allocs"]
+            with model.encode(w1) as later:
+                counted = runtime.counters(reset=True)
+                assert runtime.memory()["total_allocs"] == allocs
+                graph = later.numpy()
+            assert {k: counted[k] for k in LATER_WINDOW} == LATER_WINDOW, counted
+            assert counted["bytes_up"] == w1.nbytes
+
+            eager = _encode(model, w1, monkeypatch, graphs=False)
+            assert runtime.counters()["launches"] > 100
+            assert eager.shape == (1, 1500, 384)
+            assert np.isfinite(eager).all()
+            assert np.array_equal(graph, eager)
+        assert runtime.memory()["allocated"] == 0
+    finally:
+        runtime.close()

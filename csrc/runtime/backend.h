@@ -414,7 +414,7 @@ struct sw_backend {
      * products) takes it from a workspace the backend keeps while graphs
      * hold it; one the workspace cannot serve inside a capture fails with
      * SW_ERR_NOMEM, and the next capture_begin grows the workspace to it,
-     * so the caller captures again (whisper_decoder.c, capture_step). */
+     * so the caller captures again (graph_capture.h, sw_capture_graph). */
     sw_status (*capture_begin)(sw_backend *be, sw_error *err);
     sw_status (*capture_end)(sw_backend *be, sw_graph **out, sw_error *err);
     sw_status (*graph_launch)(sw_backend *be, sw_graph *g, sw_error *err);

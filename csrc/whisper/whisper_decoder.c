@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph_capture.h"
 #include "whisper_internal.h"
 
 static void release_step_buffers(sw_whisper_state *st);
@@ -393,39 +394,36 @@ static sw_status finish_reorder(sw_whisper_state *st, sw_error *err)
     return SW_OK;
 }
 
-/* A capture a product's scratch did not fit fails with SW_ERR_NOMEM and
- * leaves the backend's workspace to grow at the next capture_begin
- * (backend.h): a step's products ask two sizes at most (d and 4d wide
- * rows), so the third try at most captures it. Nothing ran meanwhile. */
-#define CAPTURE_TRIES 4
+/* What a step's graph records: the pending reorder's gather (if any), the
+ * layers and the search (if any). */
+typedef struct {
+    sw_whisper_state *st;
+    int n_seq, gathers;
+    const sw_wh_search *search;
+} step_ops;
 
+static sw_status record_step(void *ctx, sw_error *err)
+{
+    const step_ops *o = ctx;
+    if (o->gathers && gather_reordered(o->st, err))
+        return err->code;
+    if (run_layers(o->st, o->n_seq, 1, err))
+        return err->code;
+    if (o->search && run_search(o->st, o->n_seq, 1, o->search, err))
+        return err->code;
+    return SW_OK;
+}
+
+/* Captured again while the workspace grows to the step's products
+ * (runtime/graph_capture.c): a step asks two sizes at most (d and 4d wide
+ * rows), so the first step captured on a backend takes three captures, and
+ * one where the encoder's window graph grew the workspace to its own
+ * products (1,500 rows a window) first. */
 static sw_status capture_step(sw_whisper_state *st, int n_seq, int gathers,
                               const sw_wh_search *search, sw_graph **out, sw_error *err)
 {
-    sw_backend *be = st->model->obj.be;
-    for (int tries = 1;; tries++) {
-        if (be->capture_begin(be, err))
-            return err->code;
-        sw_status op = SW_OK;
-        if (gathers)
-            op = gather_reordered(st, err);
-        if (op == SW_OK)
-            op = run_layers(st, n_seq, 1, err);
-        if (op == SW_OK && search)
-            op = run_search(st, n_seq, 1, search, err);
-        /* the capture ends either way; an op's refusal is the error to tell */
-        sw_error end_err = {SW_OK, {0}};
-        sw_graph *g = NULL;
-        be->capture_end(be, &g, op == SW_OK ? err : &end_err);
-        if (op == SW_OK && g) {
-            *out = g;
-            return SW_OK;
-        }
-        be->graph_free(be, g);
-        if (op != SW_ERR_NOMEM || tries == CAPTURE_TRIES)
-            return err->code;
-        sw_error_clear(err);
-    }
+    step_ops o = {st, n_seq, gathers, search};
+    return sw_capture_graph(st->model->obj.be, record_step, &o, out, err);
 }
 
 /* The one-token step as a graph: the pending reorder's gather (if any), the

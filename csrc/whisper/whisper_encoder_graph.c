@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph_capture.h"
 #include "whisper_internal.h"
 
 struct sw_wh_enc_rig {
@@ -25,16 +26,15 @@ struct sw_wh_enc_rig {
 };
 
 /* Read at each encode, so a process can compare both paths (the tests do).
- * Float32 only: the CUDA backend's half and int8 products take a scratch
- * block from the pool on each call, which a capture refuses (the decoder's
- * step keeps them eager for the same reason, whisper_decoder.c). The CPU's
- * head-major keys (an index uploaded per window) never meet a graph. */
+ * Every compute type: the half and int8 products take their scratch from
+ * the CUDA backend's workspace inside a capture (cuda/workspace.cu). The
+ * CPU's head-major keys (an index uploaded per window) never meet a graph. */
 static int graphs_wanted(const sw_whisper *m)
 {
     sw_backend *be = m->obj.be;
     const char *env = getenv("SAYWHO_CUDA_GRAPHS");
-    return be->capture_begin && be->conv1d_work && m->compute == SW_WHISPER_FLOAT32 &&
-           !sw_supports(be, SW_CAP_HEAD_MAJOR_KV, 0, 0) && !(env && strcmp(env, "0") == 0);
+    return be->capture_begin && be->conv1d_work && !sw_supports(be, SW_CAP_HEAD_MAJOR_KV, 0, 0) &&
+           !(env && strcmp(env, "0") == 0);
 }
 
 static void rig_free(sw_whisper *m, sw_wh_enc_rig *r)
@@ -49,11 +49,23 @@ static void rig_free(sw_whisper *m, sw_wh_enc_rig *r)
     free(r);
 }
 
+typedef struct {
+    sw_whisper *m;
+    sw_wh_enc_rig *r;
+} window_ops;
+
+static sw_status record_window(void *ctx, sw_error *err)
+{
+    const window_ops *o = ctx;
+    return sw_wh_enc_run(o->m, &o->r->buffers, o->r->out, err);
+}
+
 /* A rig for `batch`: its buffers and outputs, then its ops captured (not
- * run: the first replay runs them). */
+ * run: the first replay runs them). A half or int8 model's first capture
+ * is taken again while the workspace grows to its products' scratch
+ * (runtime/graph_capture.c): three captures at most, host work only. */
 static sw_wh_enc_rig *rig_new(sw_whisper *m, int batch, sw_error *err)
 {
-    sw_backend *be = m->obj.be;
     sw_wh_enc_rig *r = calloc(1, sizeof *r);
     if (r)
         r->out = sw_wh_audio_alloc(m, batch);
@@ -63,16 +75,10 @@ static sw_wh_enc_rig *rig_new(sw_whisper *m, int batch, sw_error *err)
         return NULL;
     }
     r->batch = batch;
+    window_ops o = {m, r};
     if (sw_wh_enc_buffers_new(m, batch, 1, &r->buffers, err) ||
-        sw_wh_enc_outputs_new(r->out, err) || be->capture_begin(be, err)) {
-        rig_free(m, r);
-        return NULL;
-    }
-    sw_status op = sw_wh_enc_run(m, &r->buffers, r->out, err);
-    /* the capture ends either way; an op's refusal is the error to tell */
-    sw_error end_err = {SW_OK, {0}};
-    be->capture_end(be, &r->graph, op == SW_OK ? err : &end_err);
-    if (op != SW_OK || !r->graph) {
+        sw_wh_enc_outputs_new(r->out, err) ||
+        sw_capture_graph(m->obj.be, record_window, &o, &r->graph, err)) {
         rig_free(m, r);
         return NULL;
     }

@@ -185,8 +185,8 @@ void sw_wh_enc_buffers_free(const sw_whisper *m, sw_wh_enc_buffers *b);
 sw_status sw_wh_enc_run(sw_whisper *m, sw_wh_enc_buffers *b, sw_whisper_audio *au, sw_error *err);
 
 /* The window on a backend with graphs: *done 0 when it cannot (no graphs,
- * SAYWHO_CUDA_GRAPHS=0, a compute type whose products allocate, both rigs
- * lent out), and the caller runs the ops itself. */
+ * SAYWHO_CUDA_GRAPHS=0, both rigs lent out), and the caller runs the ops
+ * itself. */
 sw_status sw_wh_enc_graph_encode(sw_whisper *m, const float *mel, int batch, sw_whisper_audio *au,
                                  int *done, sw_error *err);
 /* An audio gives its rig back (sw_whisper_audio_free). */
