@@ -186,40 +186,6 @@ sw_status sw_wh_enc_run(sw_whisper *m, sw_wh_enc_buffers *b, sw_whisper_audio *a
     return SW_OK;
 }
 
-/* Each op as it comes: the activations made for this window and freed
- * after it, the outputs the audio's own. */
-static sw_status encode_eager(sw_whisper *m, const float *mel, sw_whisper_audio *au, sw_error *err)
-{
-    sw_backend *be = m->obj.be;
-    sw_wh_enc_buffers b;
-    if (sw_wh_enc_buffers_new(m, au->batch, 0, &b, err) == SW_OK &&
-        be->upload(be, b.mel->data, mel, sw_tensor_nbytes(b.mel), err) == SW_OK &&
-        sw_wh_enc_outputs_new(au, err) == SW_OK && sw_wh_enc_run(m, &b, au, err) == SW_OK)
-        be->synchronize(be, err);
-    sw_wh_enc_buffers_free(m, &b);
-    return err->code;
-}
-
-sw_status sw_whisper_encode(sw_whisper *m, const float *mel, int batch, sw_whisper_audio **out,
-                            sw_error *err)
-{
-    *out = NULL;
-    if (!m || !mel || batch < 1)
-        return sw_fail(err, SW_ERR_ARG, "whisper encode: a model, a mel and batch >= 1 needed");
-    sw_whisper_audio *au = sw_wh_audio_alloc(m, batch);
-    if (!au)
-        return sw_fail(err, SW_ERR_NOMEM, "whisper encode: out of host memory");
-    int done = 0;
-    if (sw_wh_enc_graph_encode(m, mel, batch, au, &done, err) == SW_OK && !done)
-        encode_eager(m, mel, au, err);
-    if (err->code != SW_OK) {
-        sw_whisper_audio_free(au);
-        return err->code;
-    }
-    *out = au;
-    return SW_OK;
-}
-
 int sw_whisper_audio_batch(const sw_whisper_audio *au)
 {
     return au->batch;
@@ -311,15 +277,15 @@ void sw_whisper_audio_free(sw_whisper_audio *au)
         return;
     const sw_whisper *m = au->model;
     /* a view's tensors are another audio's, a rig's are lent to it */
-    int owns = !au->borrowed && !au->rig;
+    int owns = !au->borrowed && !au->lent;
     for (int i = 0; i < m->dims.n_text_layer && owns; i++) {
         sw_wh_free(m, &au->cross_k[i]);
         sw_wh_free(m, &au->cross_v[i]);
     }
     if (owns)
         sw_wh_free(m, &au->features);
-    if (au->rig)
-        sw_wh_enc_rig_return(au->rig);
+    if (au->lent)
+        *au->lent = 0; /* the rig's outputs are free for the next window */
     free(au->cross_k);
     free(au->cross_v);
     free(au);

@@ -9,7 +9,7 @@
  * its outputs live in a rig the model holds, and an audio borrows its rig's
  * outputs until it is freed. Two rigs, because the seek loop encodes the
  * next window while the last one's output is still alive; an encode that
- * finds both lent out runs its ops at once (whisper_encoder.c), as does
+ * finds both lent out runs its ops at once (whisper_encode.c), as does
  * every encode with SAYWHO_CUDA_GRAPHS=0. */
 #include <stdlib.h>
 #include <string.h>
@@ -129,15 +129,10 @@ sw_status sw_wh_enc_graph_encode(sw_whisper *m, const float *mel, int batch, sw_
         au->cross_k[i] = r->out->cross_k[i];
         au->cross_v[i] = r->out->cross_v[i];
     }
-    au->rig = r;
+    au->lent = &r->lent;
     r->lent = 1;
     *done = 1;
     return SW_OK;
-}
-
-void sw_wh_enc_rig_return(sw_wh_enc_rig *r)
-{
-    r->lent = 0;
 }
 
 void sw_wh_enc_rigs_free(sw_whisper *m)

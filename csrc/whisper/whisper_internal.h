@@ -58,8 +58,8 @@ struct sw_whisper_audio {
     /* per decoder layer, [batch, n_audio_ctx, n_text_state]; on the CPU head
      * by head, [batch, n_text_head, n_audio_ctx, d_head] (whisper_encoder.c) */
     sw_tensor *cross_k, *cross_v;
-    int borrowed;       /* an item's view (sw_whisper_audio_item): its tensors are not its own */
-    sw_wh_enc_rig *rig; /* its tensors are this rig's outputs, lent until it is freed */
+    int borrowed; /* an item's view (sw_whisper_audio_item): its tensors are not its own */
+    int *lent;    /* a rig's outputs are its tensors: the rig's flag, cleared when it is freed */
 };
 
 /* Scratch tensors of one call, freed together on every path. */
@@ -189,8 +189,6 @@ sw_status sw_wh_enc_run(sw_whisper *m, sw_wh_enc_buffers *b, sw_whisper_audio *a
  * itself. */
 sw_status sw_wh_enc_graph_encode(sw_whisper *m, const float *mel, int batch, sw_whisper_audio *au,
                                  int *done, sw_error *err);
-/* An audio gives its rig back (sw_whisper_audio_free). */
-void sw_wh_enc_rig_return(sw_wh_enc_rig *r);
 /* Frees the rigs, their graphs and buffers (the model's free_weights). */
 void sw_wh_enc_rigs_free(sw_whisper *m);
 
