@@ -658,9 +658,9 @@ static PyObject *ge2e_run_span(ModelObject *self, PyObject *args)
             ge2e_span_call c = {.model = self->model,
                                 .span = {PyArray_DATA(a[0]), PyArray_DIM(a[0], 0),
                                          PyArray_DATA(a[1]), PyArray_DIM(a[1], 0),
-                                         PyArray_DATA(a[2]), PyArray_DATA(a[3]),
-                                         PyArray_DATA(a[4]), PyArray_DATA(a[5]), (int)n,
-                                         (int)groups, (int)max_rows, NULL},
+                                         PyArray_DATA(a[2]), PyArray_DATA(a[3]), PyArray_DATA(a[4]),
+                                         PyArray_DATA(a[5]), (int)n, (int)groups, (int)max_rows,
+                                         NULL},
                                 .shared = shared,
                                 .dst = PyArray_DATA((PyArrayObject *)out)};
             if (swpy_model_run(self, ge2e_span_locked, &c) != 0)
