@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu_row_max.h"
 #include "elementwise_math.h"
 #include "cpu_dispatch.h"
 #include "narrow_gemm.h"
@@ -152,20 +153,24 @@ typedef struct lsm_job {
     size_t len;
 } lsm_job;
 
+/* log(sum(exp(x))) of a row, summed in double about its max */
+static float row_log_sum_exp(const float *x, size_t len)
+{
+    float mx = sw_cpu_row_max(x, len);
+    double sum = 0.0;
+    for (size_t i = 0; i < len; i++)
+        sum += exp((double)x[i] - (double)mx);
+    /* a row of -inf stays -inf rather than becoming NaN */
+    return mx == -INFINITY ? 0.0f : mx + (float)log(sum);
+}
+
 static void lsm_range(void *ctx, size_t begin, size_t end)
 {
     const lsm_job *j = ctx;
     for (size_t r = begin; r < end; r++) {
         const float *x = j->a + r * j->len;
         float *y = j->out + r * j->len;
-        float mx = -INFINITY;
-        for (size_t i = 0; i < j->len; i++)
-            mx = x[i] > mx ? x[i] : mx;
-        double sum = 0.0;
-        for (size_t i = 0; i < j->len; i++)
-            sum += exp((double)x[i] - (double)mx);
-        /* a row of -inf stays -inf rather than becoming NaN */
-        float lse = mx == -INFINITY ? 0.0f : mx + (float)log(sum);
+        float lse = row_log_sum_exp(x, j->len);
         for (size_t i = 0; i < j->len; i++)
             y[i] = x[i] - lse;
     }
