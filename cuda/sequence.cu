@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "cuda_internal.h"
+#include "lstm_input_views.h"
 
 __global__ void leaky_f32(const float *a, float *out, float alpha, int absolute, int64_t n)
 {
@@ -227,7 +228,7 @@ sw_status sw_cuda_lstm(sw_backend *be, const sw_tensor *x, const sw_tensor *w_ih
                        sw_tensor *out, sw_error *err)
 {
     sw_cuda *c = sw_cuda_of(be);
-    int64_t b = x->shape[0], t = x->shape[1], in = x->shape[2];
+    int64_t b = x->shape[0], t = x->shape[1];
     int64_t d = w_ih->shape[0], h = w_hh->shape[2];
     if (b == 0 || t == 0)
         return SW_OK;
@@ -239,17 +240,8 @@ sw_status sw_cuda_lstm(sw_backend *be, const sw_tensor *x, const sw_tensor *w_ih
     float *gx = (float *)be->alloc(be, (size_t)(b * t * d * 4 * h) * sizeof(float), err);
     if (!gx)
         return err->code;
-    sw_tensor xm = *x, wm = *w_ih, gm = *x;
-    xm.ndim = 2;
-    xm.shape[0] = b * t;
-    xm.shape[1] = in;
-    wm.ndim = 2;
-    wm.shape[0] = d * 4 * h;
-    wm.shape[1] = in;
-    gm.ndim = 2;
-    gm.shape[0] = b * t;
-    gm.shape[1] = d * 4 * h;
-    gm.data = gx;
+    sw_tensor xm, wm, gm;
+    sw_lstm_input_views(x, w_ih, h, gx, &xm, &wm, &gm);
     st = sw_cuda_matmul(be, &xm, &wm, &gm, 1, 1.0f, 0.0f, err);
     if (st == SW_OK) {
         size_t shared = (size_t)(5 * h) * sizeof(float);

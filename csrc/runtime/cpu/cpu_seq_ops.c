@@ -6,6 +6,7 @@
 
 #include "cpu_row_max.h"
 #include "elementwise_math.h"
+#include "lstm_input_views.h"
 #include "cpu_dispatch.h"
 #include "narrow_gemm.h"
 
@@ -348,7 +349,7 @@ sw_status sw_cpu_lstm(sw_backend *be, sw_threadpool *tp, const sw_tensor *x, con
                       const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *state,
                       sw_tensor *out, sw_error *err)
 {
-    int64_t b = x->shape[0], t = x->shape[1], in = x->shape[2];
+    int64_t b = x->shape[0], t = x->shape[1];
     int64_t d = w_ih->shape[0], h = w_hh->shape[2];
     if (b == 0 || t == 0)
         return SW_OK;
@@ -368,18 +369,8 @@ sw_status sw_cpu_lstm(sw_backend *be, sw_threadpool *tp, const sw_tensor *x, con
         for (int64_t row = 0; row < 4 * h; row++)
             for (int64_t k = 0; k < h; k++)
                 wt[(dir * h + k) * 4 * h + row] = whh[(dir * 4 * h + row) * h + k];
-    /* views of the same bytes as matrices: [B*T, in] x [D*4H, in]^T */
-    sw_tensor xm = *x, wm = *w_ih, gm = *x;
-    xm.ndim = 2;
-    xm.shape[0] = b * t;
-    xm.shape[1] = in;
-    wm.ndim = 2;
-    wm.shape[0] = d * 4 * h;
-    wm.shape[1] = in;
-    gm.ndim = 2;
-    gm.shape[0] = b * t;
-    gm.shape[1] = d * 4 * h;
-    gm.data = gx;
+    sw_tensor xm, wm, gm;
+    sw_lstm_input_views(x, w_ih, h, gx, &xm, &wm, &gm);
     sw_status st = be->matmul(be, &xm, &wm, &gm, 1, 1.0f, 0.0f, err);
     if (st == SW_OK) {
         /* as many rows per group as keeps every thread busy, up to 16 */
