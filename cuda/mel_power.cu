@@ -16,6 +16,7 @@
 #include <math.h>
 
 #include "cuda_internal.h"
+#include "mel_filter_sum.h"
 
 #define MEL_MAX_FFT 512
 #define MEL_PI      3.14159265358979323846
@@ -70,15 +71,8 @@ __global__ void mel_power_f64(const float *samples, int64_t n, int n_fft, int ho
             power[k] = re * re + im * im;
         }
         __syncthreads();
-        /* each filter over the bins in order, as audio/fft.c's sw_apply_filters */
-        for (int b = tid; b < mels; b += blockDim.x) {
-            const float *f = banks + (int64_t)b * bins;
-            double acc = 0.0;
-            for (int k = 0; k < bins; k++)
-                if (f[k] != 0.0f)
-                    acc = __dadd_rn(acc, __dmul_rn((double)f[k], power[k]));
-            out[t * mels + b] = (float)acc;
-        }
+        for (int b = tid; b < mels; b += blockDim.x)
+            out[t * mels + b] = (float)sw_mel_filter_sum(banks + (int64_t)b * bins, power, bins);
         __syncthreads(); /* the next frame overwrites frame and power */
     }
 }
