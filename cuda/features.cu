@@ -141,10 +141,8 @@ sw_status sw_cuda_fbank(sw_backend *be, const sw_tensor *samples, const sw_fbank
         return sw_fail(err, SW_ERR_ARG,
                        "cuda fbank: banks [mels, %lld] and out [%lld frames, mels] needed",
                        (long long)bins, (long long)frames);
-    if (frames == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, frames, &st, err))
         return st;
     unsigned grid = (unsigned)(frames < c->max_grid ? frames : c->max_grid);
     SW_LAUNCH(fbank_frames_f64, grid, p->n_fft / 2, 0, c->stream)

@@ -95,10 +95,8 @@ sw_status sw_cuda_mel_power(sw_backend *be, const sw_tensor *samples, int n_fft,
                        "cuda mel_power: samples, banks [mels, %lld] and out [%lld frames, mels] "
                        "needed",
                        (long long)bins, (long long)frames);
-    if (frames == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, frames, &st, err))
         return st;
     unsigned grid = (unsigned)(frames < c->max_grid ? frames : c->max_grid);
     int threads = (int)((bins + 31) / 32 * 32);
@@ -136,10 +134,8 @@ sw_status sw_cuda_gather_scaled(sw_backend *be, const sw_tensor *table, const sw
                        "cuda gather_scaled: table [rows, C] and out [items, frames, C] float32, "
                        "ids [items * frames] int32 and scales [items] float32 needed");
     int64_t n = sw_cuda_numel(out);
-    if (n == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, n, &st, err))
         return st;
     SW_LAUNCH(gather_scaled_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
     ((const float *)table->data, sw_cuda_numel(table) / cols, cols, (const int32_t *)ids->data,

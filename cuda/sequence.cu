@@ -20,10 +20,8 @@ static sw_status map(sw_backend *be, const sw_tensor *a, float alpha, int absolu
 {
     sw_cuda *c = sw_cuda_of(be);
     int64_t n = sw_cuda_numel(a);
-    if (n == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, n, &st, err))
         return st;
     SW_LAUNCH(leaky_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
     ((const float *)a->data, (float *)out->data, alpha, absolute, n);
@@ -64,10 +62,8 @@ sw_status sw_cuda_max_pool1d(sw_backend *be, const sw_tensor *x, int kernel, int
 {
     sw_cuda *c = sw_cuda_of(be);
     int64_t n = sw_cuda_numel(out);
-    if (n == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, n, &st, err))
         return st;
     SW_LAUNCH(max_pool_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
     ((const float *)x->data, (float *)out->data, x->shape[1], out->shape[1], x->shape[2], kernel,
@@ -158,10 +154,8 @@ sw_status sw_cuda_log_softmax(sw_backend *be, const sw_tensor *a, sw_tensor *out
     sw_cuda *c = sw_cuda_of(be);
     int64_t len = sw_cuda_last_dim(a);
     int64_t rows = len > 0 ? sw_cuda_numel(a) / len : 0;
-    if (rows == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, rows, &st, err))
         return st;
     SW_LAUNCH(log_softmax_f32, sw_cuda_grid(c, rows, SW_CUDA_THREADS), SW_CUDA_THREADS, 0,
               c->stream)
