@@ -138,10 +138,8 @@ static sw_status download_waiting(sw_backend *b, void *dst, const void *src, siz
                                   sw_error *err)
 {
     sw_cuda *c = sw_cuda_of(b);
-    if (bytes == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, bytes, &st, err))
         return st;
     cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->stream);
     if (e == cudaSuccess)
@@ -191,10 +189,8 @@ static sw_status cuda_upload(sw_backend *b, void *dst, const void *host_src, siz
                              sw_error *err)
 {
     sw_cuda *c = sw_cuda_of(b);
-    if (bytes == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, bytes, &st, err))
         return st;
     cudaError_t e = cudaSuccess;
     unsigned char *slot = staging_slot(c, bytes, &e);

@@ -70,6 +70,15 @@ sw_status sw_cuda_fail(sw_error *err, cudaError_t e, const char *what);
  * thread's current device defaults to 0 whatever device this backend uses. */
 sw_status sw_cuda_enter(sw_cuda *c, sw_error *err);
 
+/* The start of an op over `count` elements (or bytes): 1 when there is work
+ * and the device is entered; else 0 with *st what the op returns, SW_OK for
+ * no work (nothing is launched, not even sw_cuda_enter) or enter's failure. */
+static inline int sw_cuda_enter_work(sw_cuda *c, int64_t count, sw_status *st, sw_error *err)
+{
+    *st = count == 0 ? SW_OK : sw_cuda_enter(c, err);
+    return count != 0 && *st == SW_OK;
+}
+
 /* Checks the launch just made; a bad launch is reported now, not at the next
  * unrelated call that happens to see the sticky error. With sync_launches it
  * also waits for the kernel, so a fault inside it names this kernel. */

@@ -88,10 +88,8 @@ static sw_status binary(sw_backend *be, const sw_tensor *a, const sw_tensor *b, 
         return SW_ERR_ARG;
     if (sw_cuda_numel(out) != n || !(bn == n || (bn > 0 && n % bn == 0)))
         return sw_fail(err, SW_ERR_ARG, "cuda %s: b must match a or repeat along it", name);
-    if (n == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, n, &st, err))
         return st;
     SW_LAUNCH(binary_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
     ((const float *)a->data, (const float *)b->data, (float *)out->data, n, bn, op);
@@ -118,10 +116,8 @@ sw_status sw_cuda_scale(sw_backend *be, const sw_tensor *a, float s, sw_tensor *
         return SW_ERR_ARG;
     if (sw_cuda_numel(out) != n)
         return sw_fail(err, SW_ERR_ARG, "cuda scale: out must have a's size");
-    if (n == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, n, &st, err))
         return st;
     SW_LAUNCH(scale_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
     ((const float *)a->data, s, (float *)out->data, n);
@@ -136,10 +132,8 @@ sw_status sw_cuda_gelu(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw_er
         return SW_ERR_ARG;
     if (sw_cuda_numel(out) != n)
         return sw_fail(err, SW_ERR_ARG, "cuda gelu: out must have a's size");
-    if (n == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, n, &st, err))
         return st;
     SW_LAUNCH(gelu_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
     ((const float *)a->data, (float *)out->data, n);
@@ -164,10 +158,8 @@ sw_status sw_cuda_convert(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw
         return sw_fail(err, SW_ERR_ARG, "cuda convert: only f32, f16 and bf16");
     if (sw_cuda_numel(out) != n)
         return sw_fail(err, SW_ERR_ARG, "cuda convert: out must have a's size");
-    if (n == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, n, &st, err))
         return st;
     if (a->dtype == out->dtype) {
         cudaError_t e = cudaMemcpyAsync(out->data, a->data, (size_t)n * float_dtype_size(a->dtype),
@@ -243,10 +235,8 @@ sw_status sw_cuda_transpose(sw_backend *be, const sw_tensor *a, sw_tensor *out, 
         return SW_ERR_ARG;
     if (a->ndim < 2 || sw_cuda_numel(out) != n)
         return sw_fail(err, SW_ERR_ARG, "cuda transpose: out must have a's size");
-    if (n == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, n, &st, err))
         return st;
     SW_LAUNCH(transpose_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
     ((const float *)a->data, (float *)out->data, a->shape[a->ndim - 2], a->shape[a->ndim - 1], n);
@@ -274,10 +264,8 @@ sw_status sw_cuda_gather_rows(sw_backend *be, const sw_tensor *table, const sw_t
     if (rows_check(table, ids, out, 1, "gather_rows", err) != SW_OK)
         return err->code;
     int64_t len = sw_cuda_last_dim(table), n = sw_cuda_numel(out);
-    if (n == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, n, &st, err))
         return st;
     unsigned grid = sw_cuda_grid(c, n, SW_CUDA_THREADS);
     int64_t rows = sw_cuda_numel(table) / len;
@@ -300,10 +288,8 @@ sw_status sw_cuda_scatter_rows(sw_backend *be, const sw_tensor *src, const sw_te
     if (rows_check(dst, ids, src, 0, "scatter_rows", err) != SW_OK)
         return err->code;
     int64_t len = sw_cuda_last_dim(dst), n = sw_cuda_numel(src);
-    if (n == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, n, &st, err))
         return st;
     SW_LAUNCH(scatter_rows_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
     ((const float *)src->data, (const int32_t *)ids->data, (float *)dst->data,

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
+#include "mel_filter_sum.h"
 
 /* n_fft up to 1024 (64 ms at 16 kHz): the frame, its transform, the window
  * and the twiddles in double fit a block's 48 KiB of shared memory. */
@@ -104,14 +105,8 @@ __global__ void fbank_frames_f64(const float *samples, sw_fbank_params p, int lo
         for (int k = tid; k < bins; k += blockDim.x)
             power[k] = re[k] * re[k] + im[k] * im[k];
         __syncthreads();
-        /* each filter over the bins in order; the zeros outside its range
-         * add nothing, so the sum is the CPU's over its range */
         for (int b = tid; b < mels; b += blockDim.x) {
-            const float *f = banks + (int64_t)b * bins;
-            double acc = 0.0;
-            for (int k = 0; k < bins; k++)
-                if (f[k] != 0.0f)
-                    acc = __dadd_rn(acc, __dmul_rn((double)f[k], power[k]));
+            double acc = sw_mel_filter_sum(banks + (int64_t)b * bins, power, bins);
             out[t * mels + b] = (float)log(acc > (double)FLT_EPSILON ? acc : (double)FLT_EPSILON);
         }
         __syncthreads(); /* the next frame overwrites re, im and power */
@@ -146,10 +141,8 @@ sw_status sw_cuda_fbank(sw_backend *be, const sw_tensor *samples, const sw_fbank
         return sw_fail(err, SW_ERR_ARG,
                        "cuda fbank: banks [mels, %lld] and out [%lld frames, mels] needed",
                        (long long)bins, (long long)frames);
-    if (frames == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, frames, &st, err))
         return st;
     unsigned grid = (unsigned)(frames < c->max_grid ? frames : c->max_grid);
     SW_LAUNCH(fbank_frames_f64, grid, p->n_fft / 2, 0, c->stream)

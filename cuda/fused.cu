@@ -458,10 +458,8 @@ sw_status sw_cuda_span_abs_pool(sw_backend *be, const sw_tensor *span, const int
         if (first[b] < 0 || first[b] + t_out * pool > rows)
             return sw_fail(err, SW_ERR_ARG, "cuda span_abs_pool: window %lld leaves the span",
                            (long long)b);
-    if (n == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, n, &st, err))
         return st;
     /* [first: B int64][scale: B floats, padded to 8 bytes][shift: B * C floats] */
     size_t at_scale = (size_t)batch * sizeof(int64_t);

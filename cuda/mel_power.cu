@@ -16,6 +16,7 @@
 #include <math.h>
 
 #include "cuda_internal.h"
+#include "mel_filter_sum.h"
 
 #define MEL_MAX_FFT 512
 #define MEL_PI      3.14159265358979323846
@@ -70,15 +71,8 @@ __global__ void mel_power_f64(const float *samples, int64_t n, int n_fft, int ho
             power[k] = re * re + im * im;
         }
         __syncthreads();
-        /* each filter over the bins in order, as audio/fft.c's sw_apply_filters */
-        for (int b = tid; b < mels; b += blockDim.x) {
-            const float *f = banks + (int64_t)b * bins;
-            double acc = 0.0;
-            for (int k = 0; k < bins; k++)
-                if (f[k] != 0.0f)
-                    acc = __dadd_rn(acc, __dmul_rn((double)f[k], power[k]));
-            out[t * mels + b] = (float)acc;
-        }
+        for (int b = tid; b < mels; b += blockDim.x)
+            out[t * mels + b] = (float)sw_mel_filter_sum(banks + (int64_t)b * bins, power, bins);
         __syncthreads(); /* the next frame overwrites frame and power */
     }
 }
@@ -101,10 +95,8 @@ sw_status sw_cuda_mel_power(sw_backend *be, const sw_tensor *samples, int n_fft,
                        "cuda mel_power: samples, banks [mels, %lld] and out [%lld frames, mels] "
                        "needed",
                        (long long)bins, (long long)frames);
-    if (frames == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, frames, &st, err))
         return st;
     unsigned grid = (unsigned)(frames < c->max_grid ? frames : c->max_grid);
     int threads = (int)((bins + 31) / 32 * 32);
@@ -142,10 +134,8 @@ sw_status sw_cuda_gather_scaled(sw_backend *be, const sw_tensor *table, const sw
                        "cuda gather_scaled: table [rows, C] and out [items, frames, C] float32, "
                        "ids [items * frames] int32 and scales [items] float32 needed");
     int64_t n = sw_cuda_numel(out);
-    if (n == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, n, &st, err))
         return st;
     SW_LAUNCH(gather_scaled_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
     ((const float *)table->data, sw_cuda_numel(table) / cols, cols, (const int32_t *)ids->data,

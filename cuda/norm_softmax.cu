@@ -87,10 +87,8 @@ sw_status sw_cuda_softmax(sw_backend *be, const sw_tensor *a, sw_tensor *out, sw
     int64_t n = sw_cuda_last_dim(a), total = sw_cuda_numel(a);
     if (a->dtype != SW_F32 || out->dtype != SW_F32 || sw_cuda_numel(out) != total)
         return sw_fail(err, SW_ERR_ARG, "cuda softmax: a and out must be f32 of one size");
-    if (total == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, total, &st, err))
         return st;
     int64_t rows = total / n;
     SW_LAUNCH(softmax_rows, row_grid(rows), SW_CUDA_THREADS, 0, c->stream)
@@ -108,10 +106,8 @@ sw_status sw_cuda_layernorm(sw_backend *be, const sw_tensor *a, const sw_tensor 
         sw_cuda_numel(beta) != n)
         return sw_fail(err, SW_ERR_ARG,
                        "cuda layernorm: f32 operands, gamma and beta of the last dimension");
-    if (total == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, total, &st, err))
         return st;
     int64_t rows = total / n;
     SW_LAUNCH(layernorm_rows, row_grid(rows), SW_CUDA_THREADS, 0, c->stream)
@@ -207,10 +203,8 @@ sw_status sw_cuda_attention(sw_backend *be, const sw_tensor *q, const sw_tensor 
     if (shared + WARP * sizeof(float) > 48 * 1024)
         return sw_fail(err, SW_ERR_ARG, "cuda attention: %lld keys do not fit the kernel's 48 KiB",
                        (long long)room);
-    if (items == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, items, &st, err))
         return st;
     SW_LAUNCH(attention_rows, row_grid(items), 128, shared, c->stream)
     ((const float *)q->data, (const float *)k->data, (const float *)v->data, (float *)out->data,

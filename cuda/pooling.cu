@@ -41,10 +41,8 @@ sw_status sw_cuda_stats_pool(sw_backend *be, const sw_tensor *x, const sw_tensor
 {
     sw_cuda *c = sw_cuda_of(be);
     int64_t n = sw_cuda_numel(out) / 2;
-    if (n == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, n, &st, err))
         return st;
     int four = x->ndim == 4;
     SW_LAUNCH(stats_pool_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
@@ -70,10 +68,8 @@ sw_status sw_cuda_magnitude(sw_backend *be, const sw_tensor *a, sw_tensor *out, 
 {
     sw_cuda *c = sw_cuda_of(be);
     int64_t n = sw_cuda_numel(out), k = sw_cuda_last_dim(out);
-    if (n == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, n, &st, err))
         return st;
     SW_LAUNCH(magnitude_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
     ((const float *)a->data, (float *)out->data, k, n);
@@ -103,10 +99,8 @@ sw_status sw_cuda_l2_normalize(sw_backend *be, const sw_tensor *a, float eps, sw
 {
     sw_cuda *c = sw_cuda_of(be);
     int64_t len = sw_cuda_last_dim(a), rows = len ? sw_cuda_numel(a) / len : 0;
-    if (rows == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, rows, &st, err))
         return st;
     SW_LAUNCH(l2_normalize_f32, sw_cuda_grid(c, rows, SW_CUDA_THREADS), SW_CUDA_THREADS, 0,
               c->stream)

@@ -148,10 +148,8 @@ sw_status sw_cuda_search_step(sw_backend *be, const sw_tensor *logits, const sw_
     if (p->temperature > 0.0f && k != 1)
         return sw_fail(err, SW_ERR_ARG, "search_step: a draw brings one token a row, not %d",
                        (int)k);
-    if (n_rows == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, n_rows, &st, err))
         return st;
     /* the masked rows, then ids, scores and the no-speech probabilities
      * side by side (SW_SEARCH_FOUND_AT), all in the caller's work: nothing

@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "cuda_internal.h"
+#include "lstm_input_views.h"
 
 __global__ void leaky_f32(const float *a, float *out, float alpha, int absolute, int64_t n)
 {
@@ -19,10 +20,8 @@ static sw_status map(sw_backend *be, const sw_tensor *a, float alpha, int absolu
 {
     sw_cuda *c = sw_cuda_of(be);
     int64_t n = sw_cuda_numel(a);
-    if (n == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, n, &st, err))
         return st;
     SW_LAUNCH(leaky_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
     ((const float *)a->data, (float *)out->data, alpha, absolute, n);
@@ -63,10 +62,8 @@ sw_status sw_cuda_max_pool1d(sw_backend *be, const sw_tensor *x, int kernel, int
 {
     sw_cuda *c = sw_cuda_of(be);
     int64_t n = sw_cuda_numel(out);
-    if (n == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, n, &st, err))
         return st;
     SW_LAUNCH(max_pool_f32, sw_cuda_grid(c, n, SW_CUDA_THREADS), SW_CUDA_THREADS, 0, c->stream)
     ((const float *)x->data, (float *)out->data, x->shape[1], out->shape[1], x->shape[2], kernel,
@@ -157,10 +154,8 @@ sw_status sw_cuda_log_softmax(sw_backend *be, const sw_tensor *a, sw_tensor *out
     sw_cuda *c = sw_cuda_of(be);
     int64_t len = sw_cuda_last_dim(a);
     int64_t rows = len > 0 ? sw_cuda_numel(a) / len : 0;
-    if (rows == 0)
-        return SW_OK;
-    sw_status st = sw_cuda_enter(c, err);
-    if (st != SW_OK)
+    sw_status st;
+    if (!sw_cuda_enter_work(c, rows, &st, err))
         return st;
     SW_LAUNCH(log_softmax_f32, sw_cuda_grid(c, rows, SW_CUDA_THREADS), SW_CUDA_THREADS, 0,
               c->stream)
@@ -227,7 +222,7 @@ sw_status sw_cuda_lstm(sw_backend *be, const sw_tensor *x, const sw_tensor *w_ih
                        sw_tensor *out, sw_error *err)
 {
     sw_cuda *c = sw_cuda_of(be);
-    int64_t b = x->shape[0], t = x->shape[1], in = x->shape[2];
+    int64_t b = x->shape[0], t = x->shape[1];
     int64_t d = w_ih->shape[0], h = w_hh->shape[2];
     if (b == 0 || t == 0)
         return SW_OK;
@@ -239,17 +234,8 @@ sw_status sw_cuda_lstm(sw_backend *be, const sw_tensor *x, const sw_tensor *w_ih
     float *gx = (float *)be->alloc(be, (size_t)(b * t * d * 4 * h) * sizeof(float), err);
     if (!gx)
         return err->code;
-    sw_tensor xm = *x, wm = *w_ih, gm = *x;
-    xm.ndim = 2;
-    xm.shape[0] = b * t;
-    xm.shape[1] = in;
-    wm.ndim = 2;
-    wm.shape[0] = d * 4 * h;
-    wm.shape[1] = in;
-    gm.ndim = 2;
-    gm.shape[0] = b * t;
-    gm.shape[1] = d * 4 * h;
-    gm.data = gx;
+    sw_tensor xm, wm, gm;
+    sw_lstm_input_views(x, w_ih, h, gx, &xm, &wm, &gm);
     st = sw_cuda_matmul(be, &xm, &wm, &gm, 1, 1.0f, 0.0f, err);
     if (st == SW_OK) {
         size_t shared = (size_t)(5 * h) * sizeof(float);

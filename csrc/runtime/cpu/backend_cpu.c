@@ -8,6 +8,7 @@
 
 #include "cpu_attention.h"
 #include "cpu_pool_ops.h"
+#include "cpu_row_max.h"
 #include "cpu_seq_ops.h"
 #include "elementwise_math.h"
 #include "bf16_gemm.h"
@@ -513,9 +514,7 @@ static void softmax_rows(void *ctx, size_t begin, size_t end)
     for (size_t r = begin; r < end; r++) {
         const float *x = j->a + r * j->len;
         float *y = j->out + r * j->len;
-        float mx = -INFINITY;
-        for (size_t i = 0; i < j->len; i++)
-            mx = x[i] > mx ? x[i] : mx;
+        float mx = sw_cpu_row_max(x, j->len);
         double sum = 0.0;
         for (size_t i = 0; i < j->len; i++) {
             /* a row of -inf (fully masked) gives zeros, not NaN */

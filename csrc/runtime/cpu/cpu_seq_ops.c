@@ -4,7 +4,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu_row_max.h"
 #include "elementwise_math.h"
+#include "lstm_input_views.h"
 #include "cpu_dispatch.h"
 #include "narrow_gemm.h"
 
@@ -152,20 +154,24 @@ typedef struct lsm_job {
     size_t len;
 } lsm_job;
 
+/* log(sum(exp(x))) of a row, summed in double about its max */
+static float row_log_sum_exp(const float *x, size_t len)
+{
+    float mx = sw_cpu_row_max(x, len);
+    double sum = 0.0;
+    for (size_t i = 0; i < len; i++)
+        sum += exp((double)x[i] - (double)mx);
+    /* a row of -inf stays -inf rather than becoming NaN */
+    return mx == -INFINITY ? 0.0f : mx + (float)log(sum);
+}
+
 static void lsm_range(void *ctx, size_t begin, size_t end)
 {
     const lsm_job *j = ctx;
     for (size_t r = begin; r < end; r++) {
         const float *x = j->a + r * j->len;
         float *y = j->out + r * j->len;
-        float mx = -INFINITY;
-        for (size_t i = 0; i < j->len; i++)
-            mx = x[i] > mx ? x[i] : mx;
-        double sum = 0.0;
-        for (size_t i = 0; i < j->len; i++)
-            sum += exp((double)x[i] - (double)mx);
-        /* a row of -inf stays -inf rather than becoming NaN */
-        float lse = mx == -INFINITY ? 0.0f : mx + (float)log(sum);
+        float lse = row_log_sum_exp(x, j->len);
         for (size_t i = 0; i < j->len; i++)
             y[i] = x[i] - lse;
     }
@@ -343,7 +349,7 @@ sw_status sw_cpu_lstm(sw_backend *be, sw_threadpool *tp, const sw_tensor *x, con
                       const sw_tensor *w_hh, const sw_tensor *bias, sw_tensor *state,
                       sw_tensor *out, sw_error *err)
 {
-    int64_t b = x->shape[0], t = x->shape[1], in = x->shape[2];
+    int64_t b = x->shape[0], t = x->shape[1];
     int64_t d = w_ih->shape[0], h = w_hh->shape[2];
     if (b == 0 || t == 0)
         return SW_OK;
@@ -363,18 +369,8 @@ sw_status sw_cpu_lstm(sw_backend *be, sw_threadpool *tp, const sw_tensor *x, con
         for (int64_t row = 0; row < 4 * h; row++)
             for (int64_t k = 0; k < h; k++)
                 wt[(dir * h + k) * 4 * h + row] = whh[(dir * 4 * h + row) * h + k];
-    /* views of the same bytes as matrices: [B*T, in] x [D*4H, in]^T */
-    sw_tensor xm = *x, wm = *w_ih, gm = *x;
-    xm.ndim = 2;
-    xm.shape[0] = b * t;
-    xm.shape[1] = in;
-    wm.ndim = 2;
-    wm.shape[0] = d * 4 * h;
-    wm.shape[1] = in;
-    gm.ndim = 2;
-    gm.shape[0] = b * t;
-    gm.shape[1] = d * 4 * h;
-    gm.data = gx;
+    sw_tensor xm, wm, gm;
+    sw_lstm_input_views(x, w_ih, h, gx, &xm, &wm, &gm);
     sw_status st = be->matmul(be, &xm, &wm, &gm, 1, 1.0f, 0.0f, err);
     if (st == SW_OK) {
         /* as many rows per group as keeps every thread busy, up to 16 */
