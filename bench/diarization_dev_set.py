@@ -149,10 +149,12 @@ class SavingDiarizer(Diarizer):
         return active, embeddings, trainable, seconds
 
 
-def evaluate(diarizer, x, num=None):
+def cluster_chunks(diarizer, x, starts, chunks, num=None):
+    """The clustering and reconstruction alone, on the networks' output for
+    x (chunks: _segment_and_embed's active, embeddings, trainable, seconds);
+    num given bounds the count both ways, as process() does."""
+    active, embeddings, trainable, seconds = chunks
     lo, hi = (num, num) if num else (1, float("inf"))
-    starts = diarizer._chunk_starts(len(x))
-    active, embeddings, trainable, seconds = diarizer._segment_and_embed(x, starts, None)
     return diarizer.from_chunks(
         active=active,
         embeddings=embeddings,
@@ -165,6 +167,11 @@ def evaluate(diarizer, x, num=None):
         seconds=dict(seconds),
         perf=Performance(len(x) / SR, time.perf_counter()),
     )
+
+
+def evaluate(diarizer, x, num=None):
+    starts = diarizer._chunk_starts(len(x))
+    return cluster_chunks(diarizer, x, starts, diarizer._segment_and_embed(x, starts, None), num)
 
 
 def parse(value: str):

@@ -33,7 +33,6 @@ import argparse
 import hashlib
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -41,10 +40,17 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from diarization_dev_set import CHUNKS, SavingDiarizer, counts, describe, dev_set, parse  # noqa: E402
+from diarization_dev_set import (  # noqa: E402
+    CHUNKS,
+    SavingDiarizer,
+    cluster_chunks,
+    counts,
+    describe,
+    dev_set,
+    parse,
+)
 
 import saywho  # noqa: E402
-from saywho._internal.performance import Performance  # noqa: E402
 from saywho.diarization.assignment import assign_distinct  # noqa: E402
 from saywho.diarization.clustering import cluster_embeddings  # noqa: E402
 from saywho.diarization.count_bound import speakers_vouched_for  # noqa: E402
@@ -192,22 +198,10 @@ def main() -> None:
                 rs.trainable, rs.ge2e = trainable, ge2e
             d.clustering = rs
             for num in (None, len({t.speaker for t in ref})) if args.given else (None,):
-                lo, hi = (num, num) if num else (1, float("inf"))
                 if rs is not None:  # a call the clustering is not asked for leaves these at 0
                     rs.splits = rs.looked = rs.total = 0
                     rs.seen = []
-                r = d.from_chunks(
-                    active=active,
-                    embeddings=embeddings,
-                    trainable=trainable,
-                    starts=starts,
-                    duration=len(x) / SR,
-                    num=num,
-                    lo=lo,
-                    hi=hi,
-                    seconds=dict(seconds),
-                    perf=Performance(len(x) / SR, time.perf_counter()),
-                )
+                r = cluster_chunks(d, x, starts, (active, embeddings, trainable, seconds), num)
                 e0 = diarization_error_rate(ref, r.turns)
                 e5 = diarization_error_rate(ref, r.turns, collar=0.5)
                 right = lo_ref <= len(r.speakers) <= hi_ref

@@ -51,10 +51,17 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from diarization_dev_set import CHUNKS, SavingDiarizer, counts, describe, dev_set, parse  # noqa: E402
+from diarization_dev_set import (  # noqa: E402
+    CHUNKS,
+    SavingDiarizer,
+    cluster_chunks,
+    counts,
+    describe,
+    dev_set,
+    parse,
+)
 
 import saywho  # noqa: E402
-from saywho._internal.performance import Performance  # noqa: E402
 from saywho.diarization import reconstruct  # noqa: E402
 from saywho.diarization.assignment import assign_distinct  # noqa: E402
 from saywho.diarization.clustering import cluster_embeddings  # noqa: E402
@@ -239,7 +246,6 @@ def within_check(d, x, ref, vb):
 
 
 def evaluate(d, x, num, vb):
-    lo, hi = (num, num) if num else (1, float("inf"))
     starts = d._chunk_starts(len(x))
     active, embeddings, trainable, seconds = d._segment_and_embed(x, starts, None)
     if vb is not None:
@@ -247,18 +253,7 @@ def evaluate(d, x, num, vb):
         vb.offsets = reconstruct.chunk_frame_offsets(starts / SR, d.timing)
         vb.frame_step = d.timing.step
     t0 = time.perf_counter()
-    r = d.from_chunks(
-        active=active,
-        embeddings=embeddings,
-        trainable=trainable,
-        starts=starts,
-        duration=len(x) / SR,
-        num=num,
-        lo=lo,
-        hi=hi,
-        seconds=dict(seconds),
-        perf=Performance(len(x) / SR, time.perf_counter()),
-    )
+    r = cluster_chunks(d, x, starts, (active, embeddings, trainable, seconds), num)
     return r, time.perf_counter() - t0
 
 
