@@ -11,27 +11,10 @@
 #include <string.h>
 
 #include "check.h"
+#include "device_tensors.h"
 #include "decode.h"
 #include "fbank.h"
 #include "fused_ops.h"
-
-static sw_tensor upload(sw_backend *b, sw_dtype dtype, int ndim, const int64_t *shape,
-                        const void *host)
-{
-    sw_error err = {SW_OK, ""};
-    sw_tensor t = {0};
-    CHECK(sw_tensor_new(b, dtype, ndim, shape, &t, &err) == SW_OK);
-    CHECK(b->upload(b, t.data, host, sw_tensor_nbytes(&t), &err) == SW_OK);
-    return t;
-}
-
-static float *download(sw_backend *b, const sw_tensor *t)
-{
-    sw_error err = {SW_OK, ""};
-    float *h = malloc(sw_tensor_nbytes(t));
-    CHECK(h && b->download(b, h, t->data, sw_tensor_nbytes(t), &err) == SW_OK);
-    return h;
-}
 
 static void declined(sw_backend *b)
 {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "device_tensors.h"
 #include "fused_ops.h"
 #include "ops.h"
 #include "q8_gemm.h"
@@ -34,15 +35,6 @@ static sw_tensor make(sw_backend *b, int ndim, const int64_t *shape, const float
     CHECK(b->upload(b, t.data, host ? host : zeros, bytes, &err) == SW_OK);
     free(zeros);
     return t;
-}
-
-static float *download(sw_backend *b, const sw_tensor *t)
-{
-    sw_error err = {SW_OK, ""};
-    size_t bytes = sw_tensor_nbytes(t);
-    float *h = malloc(bytes ? bytes : 1);
-    CHECK(h && b->download(b, h, t->data, bytes, &err) == SW_OK);
-    return h;
 }
 
 static float *random_floats(size_t n)
